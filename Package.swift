@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+// crashwatch: an out-of-process crash reporter for Linux.
+// Layers (dependencies point down): CLI → Capture → Model/System → CCrashwatch (C shim).
+import PackageDescription
+
+let package = Package(
+    name: "crashwatch",
+    products: [
+        .executable(name: "crashwatch", targets: ["crashwatch"]),
+    ],
+    targets: [
+        // C shim: ptrace (variadic in glibc), fork+exec, wait macros, siginfo flattening.
+        .target(
+            name: "CCrashwatch",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror=implicit-function-declaration"])]
+        ),
+        // The only Swift layer that calls Glibc and the shim: typed errors, EINTR, fds, /proc.
+        .target(name: "CrashwatchSystem", dependencies: ["CCrashwatch", "CrashwatchModel"]),
+        // Signal vocabulary and (later) the report types. Pure values.
+        .target(name: "CrashwatchModel"),
+        // Supervisor event loop and crash detection.
+        .target(name: "CrashwatchCapture", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
+        // Commands: parse, validate, run; exit codes.
+        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSystem", "CrashwatchModel"]),
+        .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"]),
+
+        .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),
+        
+        
+        
+        
+    ],
+    swiftLanguageModes: [.v6]
+)

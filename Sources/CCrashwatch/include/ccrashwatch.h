@@ -1,0 +1,122 @@
+/*
+ * ccrashwatch.h — the C shim under crashwatch.
+ *
+ * Everything Swift cannot call directly lives here: glibc's variadic ptrace(), prctl() and the
+ * fork+exec sequence that must run async-signal-safe code only. Every symbol is prefixed `cw_`.
+ * Functions return -1 and leave errno set on failure, like the system calls they wrap.
+ */
+#ifndef CCRASHWATCH_H
+#define CCRASHWATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <signal.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ptrace requests and options used by crashwatch (values from <linux/ptrace.h>). */
+#define CW_PTRACE_CONT 7
+#define CW_PTRACE_DETACH 17
+#define CW_PTRACE_GETEVENTMSG 0x4201
+#define CW_PTRACE_GETSIGINFO 0x4202
+#define CW_PTRACE_GETREGSET 0x4204
+#define CW_PTRACE_SEIZE 0x4206
+#define CW_PTRACE_INTERRUPT 0x4207
+#define CW_PTRACE_LISTEN 0x4208
+
+#define CW_PTRACE_O_TRACEFORK 2
+#define CW_PTRACE_O_TRACEVFORK 4
+#define CW_PTRACE_O_TRACECLONE 8
+#define CW_PTRACE_O_TRACEEXEC 0x10
+#define CW_PTRACE_O_TRACEEXIT 0x40
+
+#define CW_PTRACE_EVENT_FORK 1
+#define CW_PTRACE_EVENT_VFORK 2
+#define CW_PTRACE_EVENT_CLONE 3
+#define CW_PTRACE_EVENT_EXEC 4
+#define CW_PTRACE_EVENT_VFORK_DONE 5
+#define CW_PTRACE_EVENT_EXIT 6
+#define CW_PTRACE_EVENT_STOP 128
+
+/* waitpid flags (the __W* ones are not exported to Swift by glibc's headers). */
+#define CW_WNOHANG 1
+#define CW_WUNTRACED 2
+#define CW_WALL 0x40000000
+
+/* ELF note types for PTRACE_GETREGSET. */
+#define CW_NT_PRSTATUS 1
+#define CW_NT_ARM_PAC_MASK 0x406
+
+/** Calls ptrace(2) with a fixed signature. Returns the kernel's result; -1 with errno on failure. */
+long cw_ptrace(int request, pid_t pid, uintptr_t addr, uintptr_t data);
+
+/** A siginfo_t flattened into plain fields; which ones mean something depends on signo and code. */
+typedef struct {
+    int32_t signo;
+    int32_t code;
+    int32_t error;
+    int32_t pid;      /* si_pid: sender (SI_USER, SI_TKILL, SI_QUEUE) or child (SIGCHLD) */
+    uint32_t uid;     /* si_uid */
+    int32_t status;   /* si_status (SIGCHLD) */
+    uint64_t addr;    /* si_addr: fault address (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP); call address (SIGSYS) */
+    int32_t syscall;  /* si_syscall (SIGSYS with SYS_SECCOMP) */
+    uint32_t arch;    /* si_arch (SIGSYS with SYS_SECCOMP) */
+} cw_siginfo;
+
+/** PTRACE_GETSIGINFO for a tracee in a signal-delivery-stop, flattened. */
+int cw_ptrace_getsiginfo(pid_t tid, cw_siginfo *out);
+
+/** PTRACE_GETREGSET with an iovec; on success `*len` is the number of bytes the kernel filled. */
+int cw_ptrace_getregset(pid_t tid, int note_type, void *buf, size_t *len);
+
+/**
+ * Forks a child that restores `child_mask`, stops itself with SIGSTOP and then execs the first of
+ * `paths` that the kernel accepts, with `argv` and the inherited environment (ENOEXEC files run through
+ * /bin/sh, like execvp). The parent waits for the stop, seizes the child with `ptrace_options`
+ * and continues it; the exec itself then happens under trace.
+ *
+ * On success returns 0 and sets `*pid_out` and `*error_fd_out`: the read end of a close-on-exec pipe
+ * that yields EOF once the exec succeeded, or an `int` errno when every path failed (the child then
+ * exits with status 127).
+ */
+int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv,
+                    const sigset_t *child_mask, unsigned long ptrace_options,
+                    pid_t *pid_out, int *error_fd_out);
+
+/** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
+int cw_set_child_subreaper(void);
+
+/** Blocks `signals` in the calling thread (returning the previous mask) and opens a signalfd for them. */
+int cw_block_and_open_signalfd(const int *signals, size_t count, sigset_t *previous_mask);
+
+/** One signal read from a signalfd. */
+typedef struct {
+    int32_t signo;
+    int32_t code;
+    int32_t pid;
+    uint32_t uid;
+} cw_signal_event;
+
+/** Reads one signal from a non-blocking signalfd. Returns 1 when one was read, 0 when none is pending, -1 on error. */
+int cw_signalfd_read(int fd, cw_signal_event *out);
+
+/**
+ * Stops the calling process with `signo` (SIGSTOP, SIGTSTP, SIGTTIN or SIGTTOU) even though the supervisor
+ * keeps those signals blocked, and returns once the process has been continued.
+ */
+void cw_stop_self(int signo);
+
+/**
+ * Terminates the calling process by `signo` with its default action and without a core dump of its own.
+ * Returns only when the signal could not kill the process (PID 1 of a PID namespace ignores it).
+ */
+void cw_die_by_signal(int signo);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CCRASHWATCH_H */

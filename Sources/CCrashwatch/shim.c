@@ -1,0 +1,207 @@
+/*
+ * shim.c — ptrace, fork+exec and signal plumbing for crashwatch, in C because Swift cannot call
+ * variadic functions and must not run between fork and exec.
+ */
+#define _GNU_SOURCE
+#include "ccrashwatch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+extern char **environ;
+
+_Static_assert(CW_PTRACE_SEIZE == PTRACE_SEIZE, "PTRACE_SEIZE");
+_Static_assert(CW_PTRACE_LISTEN == PTRACE_LISTEN, "PTRACE_LISTEN");
+_Static_assert(CW_PTRACE_INTERRUPT == PTRACE_INTERRUPT, "PTRACE_INTERRUPT");
+_Static_assert(CW_PTRACE_GETREGSET == PTRACE_GETREGSET, "PTRACE_GETREGSET");
+_Static_assert(CW_PTRACE_O_TRACEEXIT == PTRACE_O_TRACEEXIT, "PTRACE_O_TRACEEXIT");
+_Static_assert(CW_PTRACE_EVENT_STOP == PTRACE_EVENT_STOP, "PTRACE_EVENT_STOP");
+_Static_assert(CW_WALL == __WALL, "__WALL");
+_Static_assert(sizeof(struct signalfd_siginfo) == 128, "signalfd_siginfo");
+
+long cw_ptrace(int request, pid_t pid, uintptr_t addr, uintptr_t data) {
+    return ptrace((enum __ptrace_request)request, pid, (void *)addr, (void *)data);
+}
+
+int cw_ptrace_getsiginfo(pid_t tid, cw_siginfo *out) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == -1) return -1;
+    memset(out, 0, sizeof *out);
+    out->signo = si.si_signo;
+    out->code = si.si_code;
+    out->error = si.si_errno;
+    out->pid = si.si_pid;
+    out->uid = si.si_uid;
+    out->status = si.si_status;
+    out->addr = (uint64_t)(uintptr_t)si.si_addr;
+#ifdef si_syscall
+    out->syscall = si.si_syscall;
+    out->arch = si.si_arch;
+    if (si.si_signo == SIGSYS) out->addr = (uint64_t)(uintptr_t)si.si_call_addr;
+#endif
+    return 0;
+}
+
+int cw_ptrace_getregset(pid_t tid, int note_type, void *buf, size_t *len) {
+    struct iovec iov = {.iov_base = buf, .iov_len = *len};
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)note_type, &iov) == -1) return -1;
+    *len = iov.iov_len;
+    return 0;
+}
+
+/* The child's side of cw_spawn_traced: async-signal-safe calls only. Never returns. */
+static void spawn_child(char *const *paths, size_t path_count, char *const *argv,
+                        const sigset_t *child_mask, int error_fd) {
+    sigprocmask(SIG_SETMASK, child_mask, NULL);
+    raise(SIGSTOP); /* the parent seizes us while we are stopped here */
+
+    size_t argc = 0;
+    while (argv[argc] != NULL) argc++;
+
+    int error = ENOENT;
+    for (size_t i = 0; i < path_count; i++) {
+        execve(paths[i], argv, environ);
+        int e = errno;
+        if (e == ENOEXEC) {
+            /* Like execvp: a file without a recognised format is a shell script. */
+            const char *script_argv[argc + 2];
+            script_argv[0] = "/bin/sh";
+            script_argv[1] = paths[i];
+            for (size_t a = 1; a <= argc; a++) script_argv[a + 1] = argv[a];
+            execve("/bin/sh", (char *const *)script_argv, environ);
+            error = ENOEXEC;
+            break;
+        }
+        if (e == EACCES) {
+            error = EACCES; /* remember, but a later PATH entry may still work */
+            continue;
+        }
+        if (e == ENOENT || e == ENOTDIR || e == ENAMETOOLONG || e == ELOOP) {
+            continue;
+        }
+        error = e;
+        break;
+    }
+    ssize_t ignored = write(error_fd, &error, sizeof error);
+    (void)ignored;
+    _exit(127);
+}
+
+int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv,
+                    const sigset_t *child_mask, unsigned long ptrace_options,
+                    pid_t *pid_out, int *error_fd_out) {
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) == -1) return -1;
+
+    pid_t pid = fork();
+    if (pid == -1) {
+        int e = errno;
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
+        errno = e;
+        return -1;
+    }
+    if (pid == 0) {
+        close(pipe_fds[0]);
+        spawn_child(paths, path_count, argv, child_mask, pipe_fds[1]);
+    }
+    close(pipe_fds[1]);
+
+    int status = 0;
+    pid_t waited;
+    do {
+        waited = waitpid(pid, &status, WUNTRACED | __WALL);
+    } while (waited == -1 && errno == EINTR);
+    if (waited == -1 || !WIFSTOPPED(status)) {
+        int e = waited == -1 ? errno : ECHILD;
+        if (waited != -1 && !WIFEXITED(status) && !WIFSIGNALED(status)) kill(pid, SIGKILL);
+        close(pipe_fds[0]);
+        errno = e;
+        return -1;
+    }
+    if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(uintptr_t)ptrace_options) == -1) {
+        int e = errno;
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, __WALL);
+        close(pipe_fds[0]);
+        errno = e;
+        return -1;
+    }
+    kill(pid, SIGCONT);
+    *pid_out = pid;
+    *error_fd_out = pipe_fds[0];
+    return 0;
+}
+
+int cw_set_child_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+int cw_block_and_open_signalfd(const int *signals, size_t count, sigset_t *previous_mask) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < count; i++) sigaddset(&set, signals[i]);
+    if (sigprocmask(SIG_BLOCK, &set, previous_mask) == -1) return -1;
+    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+int cw_signalfd_read(int fd, cw_signal_event *out) {
+    struct signalfd_siginfo info;
+    ssize_t n;
+    do {
+        n = read(fd, &info, sizeof info);
+    } while (n == -1 && errno == EINTR);
+    if (n == -1) return (errno == EAGAIN) ? 0 : -1;
+    if (n != (ssize_t)sizeof info) {
+        errno = EIO;
+        return -1;
+    }
+    out->signo = (int32_t)info.ssi_signo;
+    out->code = info.ssi_code;
+    out->pid = (int32_t)info.ssi_pid;
+    out->uid = info.ssi_uid;
+    return 1;
+}
+
+void cw_stop_self(int signo) {
+    if (signo == SIGSTOP) {
+        kill(getpid(), SIGSTOP);
+        return;
+    }
+    /* The signal is blocked and read through a signalfd by this very thread, so nobody else can take
+     * it: make it pending, then open the mask just long enough for the default action to stop us. */
+    sigset_t one, previous;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    kill(getpid(), signo);
+    sigprocmask(SIG_UNBLOCK, &one, &previous);
+    sigprocmask(SIG_SETMASK, &previous, NULL);
+}
+
+void cw_die_by_signal(int signo) {
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(signo, &dfl, NULL);
+
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    kill(getpid(), signo);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    /* Still here: the signal did not kill us (PID 1 of a PID namespace, or a stop-class signal). */
+}

@@ -1,0 +1,72 @@
+// CLI.swift — crashwatch's entry point: dispatches to a command, prints help, usage errors and versions.
+// Only this layer prints and chooses exit codes.
+import CrashwatchSystem
+import Glibc
+
+/// The crashwatch command line.
+public enum CLI {
+    /// The version printed by `--version` and recorded in reports.
+    public static let version = "0.1.0"
+
+    static let specs: [OptionSpec] = [
+        OptionSpec("help", short: "h", help: "show this help"),
+        OptionSpec("version", help: "print the version"),
+    ]
+
+    static let help = """
+        Usage: crashwatch [--help] [--version] COMMAND [ARGS...]
+
+        An out-of-process crash reporter for Linux: runs a program as a traced child and, when it crashes,
+        inspects it from a separate, healthy process.
+
+        Commands:
+          run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and report its crashes
+
+        Options:
+        \(renderOptions(specs))
+
+        Run 'crashwatch COMMAND --help' for a command's options and exit statuses.
+        Exit status: 0 success, 64 usage error; 'run' exits as its command did.
+
+        """
+
+    /// Runs the command line `arguments` (without the program name) and exits.
+    public static func main(_ arguments: [String]) -> Never {
+        exit(run(arguments))
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let parsed: ParsedArguments
+        do {
+            parsed = try parseArguments(arguments, specs: specs, operandsEndOptions: true)
+        } catch {
+            return usageFailure(error, usage: "crashwatch [--help] [--version] COMMAND [ARGS...]", helpCommand: "crashwatch --help")
+        }
+        if parsed.has("help") {
+            StandardStream.out(help)
+            return ExitCode.success
+        }
+        if parsed.has("version") {
+            StandardStream.out("crashwatch \(version)\n")
+            return ExitCode.success
+        }
+        guard let command = parsed.operands.first else {
+            return usageFailure(UsageError("no command given"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",
+                                helpCommand: "crashwatch --help")
+        }
+        let rest = Array(parsed.operands.dropFirst())
+        switch command {
+        case "run": return RunCommand.main(rest)
+        case "help": StandardStream.out(help); return ExitCode.success
+        default:
+            return usageFailure(UsageError("unknown command '\(command)'"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",
+                                helpCommand: "crashwatch --help")
+        }
+    }
+
+    /// Prints `crashwatch: MESSAGE`, the usage line and where to find help; returns the usage status.
+    static func usageFailure(_ error: UsageError, usage: String, helpCommand: String) -> Int32 {
+        StandardStream.err("crashwatch: \(error.message)\nUsage: \(usage)\nTry '\(helpCommand)' for more information.\n")
+        return ExitCode.usage
+    }
+}

@@ -1,0 +1,102 @@
+// SignalInbox.swift — the supervisor's own signals, blocked and read through a signalfd so that they
+// never land on a random thread and never interrupt the tracer in the middle of a ptrace sequence.
+import CCrashwatch
+import CrashwatchModel
+import Glibc
+
+/// A signal the supervisor received: which one, its `si_code`, and who sent it.
+public struct ReceivedSignal: Equatable, Sendable {
+    public let signal: Signal
+    public let code: Int32
+    public let senderPID: Int32
+
+    /// Whether the terminal driver generated it (`SI_KERNEL`): Ctrl-C, Ctrl-Z, Ctrl-\, window resize, hangup.
+    public var isFromTerminal: Bool { code == 0x80 }
+}
+
+/// Blocks a set of signals in the calling thread and reads them from a signalfd.
+///
+/// Create it on the main thread before any other thread starts, so every later thread inherits the mask.
+public struct SignalInbox: ~Copyable {
+    /// The signalfd; readable whenever one of the signals is pending.
+    public let fd: Int32
+    /// The signal mask the process had before: what a spawned child must get back.
+    public let previousMask: sigset_t
+
+    /// Blocks `signals` and opens the signalfd.
+    public init(signals: [Signal]) throws(SystemError) {
+        var previous = sigset_t()
+        let numbers = signals.map(\.number)
+        let fd = numbers.withUnsafeBufferPointer { cw_block_and_open_signalfd($0.baseAddress, $0.count, &previous) }
+        guard fd >= 0 else { throw SystemError("signalfd", errno: lastErrno()) }
+        self.fd = fd
+        self.previousMask = previous
+    }
+
+    deinit { close(fd) }
+
+    /// Takes every pending signal without blocking.
+    public func drain() throws(SystemError) -> [ReceivedSignal] {
+        var received: [ReceivedSignal] = []
+        var event = cw_signal_event()
+        while true {
+            let result = cw_signalfd_read(fd, &event)
+            if result == 0 { return received }
+            guard result == 1 else { throw SystemError("read signalfd", errno: lastErrno()) }
+            received.append(ReceivedSignal(signal: Signal(event.signo), code: event.code, senderPID: event.pid))
+        }
+    }
+
+    /// Blocks until a signal is pending.
+    public func waitUntilPending() throws(SystemError) {
+        var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let result = retryingOnEINTR { poll(&pollfd, 1, -1) }
+        guard result >= 0 else { throw SystemError("poll signalfd", errno: lastErrno()) }
+    }
+}
+
+/// Process-wide actions on the supervisor itself.
+public enum SelfProcess {
+    /// The supervisor's pid.
+    public static var pid: Int32 { getpid() }
+
+    /// The supervisor's process group.
+    public static var processGroup: Int32 { getpgrp() }
+
+    /// Becomes the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER).
+    public static func becomeSubreaper() throws(SystemError) {
+        guard cw_set_child_subreaper() == 0 else { throw SystemError("prctl(PR_SET_CHILD_SUBREAPER)", errno: lastErrno()) }
+    }
+
+    /// Stops the supervisor with a job-control stop signal until it is continued.
+    public static func stop(with signal: Signal) { cw_stop_self(signal.number) }
+
+    /// Ends the supervisor exactly as a child ended: the same exit code, or death by the same signal
+    /// (without a core dump of its own). As PID 1 of a PID namespace, where a process cannot kill itself,
+    /// exits with 128+signal instead.
+    public static func terminate(like status: WaitStatus) -> Never {
+        switch status {
+        case .exited(let code):
+            exit(code)
+        case .signaled(let signal, _):
+            cw_die_by_signal(signal)
+            exit(128 + signal)
+        case .stopped, .continued:
+            exit(70)  // not a termination: a supervisor bug; EX_SOFTWARE
+        }
+    }
+}
+
+/// Sends `signal` to a process; a process that is already gone is not an error.
+public func sendSignal(_ signal: Signal, to pid: Int32) throws(SystemError) {
+    if kill(pid, signal.number) == -1 {
+        let saved = lastErrno()
+        if saved != ESRCH { throw SystemError("kill \(signal.name)", pid: pid, errno: saved) }
+    }
+}
+
+/// The process group of `pid`, or nil when the process is gone.
+public func processGroup(of pid: Int32) -> Int32? {
+    let group = getpgid(pid)
+    return group == -1 ? nil : group
+}

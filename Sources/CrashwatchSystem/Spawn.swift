@@ -1,0 +1,83 @@
+// Spawn.swift — starting the traced child: PATH lookup (pure), and the C shim's fork+stop+seize+exec.
+import CCrashwatch
+import Glibc
+
+/// Where a command name may live, in the order `execvp` tries them.
+public enum ExecutableSearch {
+    /// glibc's search path when PATH is unset.
+    public static let defaultPath = "/bin:/usr/bin"
+
+    /// The paths to try for `command`: the name itself when it contains a slash, otherwise each PATH
+    /// entry joined with it (an empty entry means the current directory, as in a shell).
+    public static func candidates(for command: String, path: String?) -> [String] {
+        if command.contains("/") { return [command] }
+        let entries = (path ?? defaultPath).split(separator: ":", omittingEmptySubsequences: false)
+        return entries.map { entry in entry.isEmpty ? command : (entry.hasSuffix("/") ? "\(entry)\(command)" : "\(entry)/\(command)") }
+    }
+}
+
+/// A child that was spawned stopped, seized, and let go towards its exec.
+public struct SpawnedChild: ~Copyable {
+    /// The child's pid: also its thread-group id and the first tracee.
+    public let pid: Int32
+    private let errorFD: Int32
+
+    fileprivate init(pid: Int32, errorFD: Int32) {
+        self.pid = pid
+        self.errorFD = errorFD
+    }
+
+    /// After the child's first exec event (EOF: nil) or its exit (the errno every exec attempt ended with).
+    /// Closes the pipe; call it once.
+    public consuming func execFailure() -> ExecFailure? {
+        var value: Int32 = 0
+        let count = withUnsafeMutableBytes(of: &value) { buffer in retryingOnEINTR { read(errorFD, buffer.baseAddress, buffer.count) } }
+        close(errorFD)
+        discard self
+        return count == MemoryLayout<Int32>.size ? ExecFailure(errno: value) : nil
+    }
+
+    deinit { close(errorFD) }
+}
+
+/// Forks, stops the child before exec, seizes it with `ptraceOptions`, and lets it exec the first
+/// acceptable candidate with `argv` and the inherited environment, restoring `childMask` first.
+public func spawnTraced(argv: [String], candidates: [String], childMask: sigset_t, ptraceOptions: UInt)
+    throws(SystemError) -> SpawnedChild
+{
+    var mask = childMask
+    var pid: pid_t = 0
+    var errorFD: Int32 = -1
+    let result = withCStringArray(candidates) { paths in
+        withCStringArray(argv) { args in
+            cw_spawn_traced(paths, candidates.count, args, &mask, ptraceOptions, &pid, &errorFD)
+        }
+    }
+    guard result == 0 else { throw SystemError("spawn \(argv.first ?? "")", errno: lastErrno()) }
+    return SpawnedChild(pid: pid, errorFD: errorFD)
+}
+
+/// Calls `body` with a NULL-terminated C array of copies of `strings`, freed afterwards.
+func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+    pointers.append(nil)
+    defer { for pointer in pointers { free(pointer) } }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// The PATH of the supervisor's environment, which the child inherits.
+public func environmentPath() -> String? {
+    getenv("PATH").map { String(cString: $0) }
+}
+
+/// Why every attempt to exec the command failed.
+public struct ExecFailure: Equatable, Sendable {
+    /// The errno of the decisive attempt.
+    public let errno: Int32
+
+    /// Whether no candidate file existed (a shell's "command not found", status 127).
+    public var isNotFound: Bool { errno == ENOENT || errno == ENOTDIR }
+
+    /// The system's words for the errno.
+    public var reason: String { String(cString: strerror(errno)) }
+}
