@@ -25,10 +25,10 @@ let package = Package(
         .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"]),
 
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),
-        
-        
-        
-        
+        .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel"]),
+        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture"]),
+        .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),
+        .testTarget(name: "IntegrationTests", exclude: ["transparency.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

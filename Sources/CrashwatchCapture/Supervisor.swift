@@ -108,9 +108,15 @@ public final class Supervisor {
                 idlePolls += 1
                 continue
             }
+            // Read the inbox before sleeping on it. Draining consumes a pending SIGCHLD, so look for
+            // stops once more afterwards: a stop that came in between would otherwise wait forever.
             try forward(try inbox.drain())
+            if let event = try waitForAnyTask(block: false) {
+                idlePolls = 0
+                if let end = try handle(event) { return end }
+                continue
+            }
             try inbox.waitUntilPending()
-            try forward(try inbox.drain())
             idlePolls = 0
         }
     }

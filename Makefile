@@ -1,0 +1,54 @@
+# crashwatch — build, test, demo and benchmark entry points.
+#
+#   make demo    install what is missing, build, crash a bundled fixture under crashwatch
+#   make test    install what is missing, build, run the whole test suite
+#   make build   release binary at .build/release/crashwatch
+#   make bench   benchmarks (see BENCHMARKS.md)
+
+SHELL := /bin/bash
+SWIFT ?= swift
+FIXTURES := .build/fixtures
+BIN := .build/release/crashwatch
+
+# Debian packages the build and the tests need (dpkg names).
+DEBS := gcc make python3 libunwind-dev liblzma-dev libdw-dev libelf-dev elfutils gdb
+
+.PHONY: all deps build debug fixtures test demo bench clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else \
+	    echo "crashwatch needs these Debian packages: sudo apt-get install$$missing" >&2; exit 1; \
+	  fi; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "swift not found: install the Swift 6.3 toolchain" >&2; exit 1; }
+
+build: deps
+	$(SWIFT) build -c release
+
+debug: deps
+	$(SWIFT) build
+
+fixtures: deps
+	@Fixtures/build.sh $(FIXTURES)
+
+test: deps fixtures
+	$(SWIFT) build
+	$(SWIFT) test 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+
+demo: build fixtures
+	@echo "--- running the null_deref fixture under crashwatch ---"
+	@$(BIN) run -- $(FIXTURES)/null_deref; status=$$?; \
+	echo "--- crashwatch exited with status $$status, exactly as the fixture would (128+SIGSEGV) ---"
+
+bench: build fixtures
+	@bench/run.sh
+
+clean:
+	rm -rf .build
