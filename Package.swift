@@ -12,7 +12,12 @@ let package = Package(
         // C shim: ptrace (variadic in glibc), fork+exec, wait macros, siginfo flattening.
         .target(
             name: "CCrashwatch",
-            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror=implicit-function-declaration"])]
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror=implicit-function-declaration"])],
+            linkerSettings: [
+                // libunwind-ptrace's remote unwinding (lzma: its symbols are otherwise undefined), libdw/libelf.
+                .linkedLibrary("unwind-ptrace"), .linkedLibrary("unwind-generic"), .linkedLibrary("unwind"),
+                .linkedLibrary("lzma"), .linkedLibrary("dw"), .linkedLibrary("elf"),
+            ]
         ),
         // The only Swift layer that calls Glibc and the shim: typed errors, EINTR, fds, /proc.
         .target(name: "CrashwatchSystem", dependencies: ["CCrashwatch", "CrashwatchModel"]),

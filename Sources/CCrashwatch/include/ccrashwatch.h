@@ -115,6 +115,77 @@ void cw_stop_self(int signo);
  */
 void cw_die_by_signal(int signo);
 
+
+/* ---- remote unwinding (unwind.c) ---- */
+
+/** Reads `length` bytes of another process's memory with process_vm_readv (uncached). */
+ssize_t cw_process_read(pid_t pid, uint64_t address, void *buffer, size_t length);
+
+/** Per-process unwinding state: libunwind address space, ELF lookup and a page cache of memory. */
+typedef struct cw_unwinder cw_unwinder;
+
+/** Creates the unwinding state for process `pid`; NULL with errno on failure. */
+cw_unwinder *cw_unwinder_create(pid_t pid);
+
+/** Frees everything `cw_unwinder_create` allocated. */
+void cw_unwinder_destroy(cw_unwinder *unwinder);
+
+/** Reads target memory through the unwinder's page cache; returns the bytes read (short at an unmapped page) or -1. */
+ssize_t cw_unwinder_read(cw_unwinder *unwinder, uint64_t address, void *buffer, size_t length);
+
+/** Drops every cached page (after the target ran again). */
+void cw_unwinder_forget_memory(cw_unwinder *unwinder);
+
+/** Cache counters, for benchmarks. */
+void cw_unwinder_cache_stats(const cw_unwinder *unwinder, uint64_t *hits, uint64_t *misses);
+
+/** One unwound frame. */
+typedef struct {
+    uint64_t pc;
+    uint64_t sp;
+    int32_t signal_frame;    /* the frame was interrupted by a signal: its pc is exact */
+    int32_t has_unwind_info; /* CFI exists for pc, so the next frame was found through it */
+} cw_frame;
+
+/* Why an unwind stopped, besides a negative UNW_E* code from unw_step. */
+#define CW_UNWIND_STOP_END 0         /* the outermost frame was reached */
+#define CW_UNWIND_STOP_LIMIT 1       /* max_frames were collected */
+#define CW_UNWIND_STOP_NO_PROGRESS 2 /* the stack pointer went backwards or repeated: a loop or a corrupt stack */
+
+/**
+ * Unwinds one thread from `registers` (the host's NT_PRSTATUS layout as 64-bit words) into `frames`.
+ * Returns the number of frames; `*stop` says why it ended (CW_UNWIND_STOP_* or a negative UNW_E* code).
+ */
+int cw_unwind(cw_unwinder *unwinder, const uint64_t *registers, size_t register_count,
+              cw_frame *frames, int max_frames, int *stop);
+
+/** libunwind's text for a negative UNW_E* code. */
+const char *cw_unwind_error_name(int code);
+
+
+/* ---- symbols (symbols.c) ---- */
+
+/** A libdw session over one live process's modules. */
+typedef struct cw_symbolizer cw_symbolizer;
+
+/** Reports `pid`'s modules from /proc/PID/maps to libdw; NULL with errno on failure. */
+cw_symbolizer *cw_symbolizer_create(pid_t pid);
+
+/** Ends the libdw session. */
+void cw_symbolizer_destroy(cw_symbolizer *symbolizer);
+
+/** What libdw knows about one address. Strings belong to the symbolizer. */
+typedef struct {
+    const char *module_name; /* the module's name (its path as mapped) */
+    uint64_t module_start;
+    const char *name;        /* the raw (mangled) symbol name, or NULL */
+    uint64_t offset;         /* address - symbol value */
+    uint64_t size;           /* the symbol's size */
+} cw_symbol;
+
+/** Looks up `address`: 0 with a symbol, 1 when only the module is known, -1 when no module contains it. */
+int cw_symbolize(cw_symbolizer *symbolizer, uint64_t address, cw_symbol *out);
+
 #ifdef __cplusplus
 }
 #endif
