@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "CrashwatchModel"),
         // Supervisor event loop and crash detection.
         .target(name: "CrashwatchCapture", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
+        // Spool: atomic report files, listing, retention.
+        .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem"]),
         // Commands: parse, validate, run; exit codes.
         .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSystem", "CrashwatchModel"]),
         .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"]),
@@ -32,6 +34,7 @@ let package = Package(
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),
         .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel"]),
         .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture"]),
+        .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool"]),
         .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),
         .testTarget(name: "IntegrationTests", exclude: ["transparency.py"]),
     ],

@@ -78,7 +78,7 @@ enum RunCommand {
 
 /// Prints one line per crash and per abnormal exit to stderr.
 final class CrashLinePrinter: SupervisorObserver {
-    func supervisorDetected(_ crash: DetectedCrash) {
+    func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) {
         StandardStream.err(CrashLine.crashed(crash) + "\n")
     }
 

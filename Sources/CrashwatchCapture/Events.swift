@@ -43,8 +43,35 @@ public struct AbnormalExit: Equatable, Sendable {
 ///
 /// Implementations must return promptly: the crashed process waits for them.
 public protocol SupervisorObserver: AnyObject {
-    /// A traced process is about to die of a crash signal; it is stopped until this returns.
-    func supervisorDetected(_ crash: DetectedCrash)
+    /// A traced process is about to die of a crash signal; every thread in `stopped` stays stopped
+    /// until this returns, so registers and memory can be read.
+    func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess)
     /// A traced process was killed by SIGKILL.
     func supervisorSawAbnormalExit(_ exit: AbnormalExit)
+}
+
+/// How a thread stopped by a capture is stopped, which decides how it is let go.
+public enum ThreadStop: Equatable, Sendable {
+    /// A signal is about to be delivered to it; it is delivered on release.
+    case signalDelivery(Int32)
+    /// Stopped by the capture's interrupt or at a ptrace event; resumed on release.
+    case event
+    /// In a job-control group-stop; it stays stopped on release.
+    case groupStop
+}
+
+/// A crashed process with its threads held stopped for inspection.
+public struct StoppedProcess: Equatable, Sendable {
+    /// The process (thread-group id).
+    public let pid: Int32
+    /// The thread the fatal signal is pending for.
+    public let crashedTID: Int32
+    /// Every stopped thread, the crashed one first, then by tid.
+    public let threads: [Int32]
+    /// Threads that did not stop before the deadline: they cannot be inspected.
+    public let unstopped: [Int32]
+    /// The capture's deadline (CLOCK_MONOTONIC nanoseconds): past it, write what exists.
+    public let deadlineNanoseconds: Int64
+    /// How each stopped thread is stopped.
+    public let stops: [Int32: ThreadStop]
 }

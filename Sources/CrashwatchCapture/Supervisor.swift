@@ -16,6 +16,8 @@ public struct SupervisorOptions: Sendable {
     /// How many times the loop polls `waitpid` without blocking before it sleeps: a tracee stopping in
     /// quick succession is then answered without a cross-CPU wakeup.
     public var busyPolls: Int = 200
+    /// How long a capture may keep a crashed process stopped before it writes what it has.
+    public var captureTimeoutNanoseconds: Int64 = 10_000_000_000
 
     public init(command: [String], followForks: Bool = true) {
         self.command = command
@@ -49,6 +51,10 @@ public final class Supervisor {
     private var handledFaults: [Int32: HandledFault] = [:]
     /// Processes already reported (crashed or killed), so one death yields one record.
     private var reportedProcesses: Set<Int32> = []
+    /// Stops of other processes that arrived while a capture waited for its own threads.
+    private var deferredEvents: [WaitEvent] = []
+    /// Signals sent to the supervisor during a capture, forwarded after it.
+    private var deferredSignals: [ReceivedSignal] = []
 
     /// Blocks the supervisor's signals on the calling thread. Call before any other thread starts.
     public init(options: SupervisorOptions, observer: any SupervisorObserver) throws(SupervisorError) {
@@ -99,7 +105,7 @@ public final class Supervisor {
     private func loop() throws(SystemError) -> WaitStatus {
         var idlePolls = 0
         while true {
-            if let event = try waitForAnyTask(block: false) {
+            if let event = try nextEvent() {
                 idlePolls = 0
                 if let end = try handle(event) { return end }
                 continue
@@ -110,8 +116,9 @@ public final class Supervisor {
             }
             // Read the inbox before sleeping on it. Draining consumes a pending SIGCHLD, so look for
             // stops once more afterwards: a stop that came in between would otherwise wait forever.
-            try forward(try inbox.drain())
-            if let event = try waitForAnyTask(block: false) {
+            try forward(deferredSignals + (try inbox.drain()))
+            deferredSignals.removeAll()
+            if let event = try nextEvent() {
                 idlePolls = 0
                 if let end = try handle(event) { return end }
                 continue
@@ -119,6 +126,12 @@ public final class Supervisor {
             try inbox.waitUntilPending()
             idlePolls = 0
         }
+    }
+
+    /// The next stop or exit: first those a capture set aside, then the kernel's.
+    private func nextEvent() throws(SystemError) -> WaitEvent? {
+        if !deferredEvents.isEmpty { return deferredEvents.removeFirst() }
+        return try waitForAnyTask(block: false)
     }
 
     /// Handles one waitpid report; returns the main child's final status when it has ended.
@@ -182,10 +195,104 @@ public final class Supervisor {
                     originalFault: handledFaults[tid],
                     timeNanoseconds: Clock.realtimeNanoseconds(),
                     isMainProcess: pid == mainPID)
-                observer?.supervisorDetected(crash)
+                let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
+                let stopped = try stopAllThreads(of: pid, crashedTID: tid, fatalSignal: signal, deadline: deadline)
+                observer?.supervisorDetected(crash, stopped: stopped)
+                // The fatal signal first: the kernel then takes the whole process down, waking the rest.
+                try resume(tid, signal: signal.number)
+                try release(stopped)
+                return
             }
         }
         try resume(tid, signal: signal.number)
+    }
+
+    // MARK: - Stopping every thread of a crashed process
+
+    /// Stops every thread of `pid` (the crashed one is already stopped at its fatal signal), tolerating
+    /// threads that exit or appear meanwhile. Gives up on threads that have not stopped by `deadline`.
+    private func stopAllThreads(of pid: Int32, crashedTID: Int32, fatalSignal: Signal, deadline: Int64)
+        throws(SystemError) -> StoppedProcess
+    {
+        var states: [Int32: ThreadStop] = [crashedTID: .signalDelivery(fatalSignal.number)]
+        var interrupted: Set<Int32> = []
+        var gone: Set<Int32> = []
+
+        func interruptNewThreads() throws(SystemError) {
+            for tid in ProcFS.threadIDs(of: pid) where states[tid] == nil && !interrupted.contains(tid) && !gone.contains(tid) {
+                do {
+                    try Ptrace.interrupt(tid)
+                    interrupted.insert(tid)
+                } catch where error.isNoSuchProcess {
+                    gone.insert(tid)
+                }
+            }
+        }
+
+        try interruptNewThreads()
+        while true {
+            while !interrupted.isEmpty {
+                guard let event = try waitForAnyTask(block: false) else {
+                    let remaining = deadline - Clock.monotonicNanoseconds()
+                    if remaining <= 0 { break }
+                    // Forwarded signals wait until the capture is over; SIGCHLD just wakes us.
+                    deferredSignals += try inbox.drain().filter { $0.signal != .chld }
+                    if let event = try waitForAnyTask(block: false) {
+                        try absorb(event)
+                    } else {
+                        try inbox.waitUntilPending(timeoutMilliseconds: Int32(min(remaining / 1_000_000 + 1, 1000)))
+                    }
+                    continue
+                }
+                try absorb(event)
+            }
+            // Threads created meanwhile start stopped (PTRACE_O_TRACECLONE) and were absorbed above or
+            // are interrupted now; a rescan that finds nobody new ends the loop.
+            if Clock.monotonicNanoseconds() >= deadline { break }
+            let before = interrupted.count
+            try interruptNewThreads()
+            if interrupted.count == before { break }
+        }
+
+        func absorb(_ event: WaitEvent) throws(SystemError) {
+            let tid = event.pid
+            let belongs = interrupted.contains(tid) || states[tid] != nil || ((try? ProcFS.threadStatus(tid))?.tgid == pid)
+            guard belongs else {
+                deferredEvents.append(event)
+                return
+            }
+            interrupted.remove(tid)
+            switch event.status {
+            case .exited, .signaled:
+                states[tid] = nil
+                gone.insert(tid)
+                handledFaults[tid] = nil
+            case .continued:
+                interrupted.insert(tid)
+            case .stopped(let signal, let ptraceEvent):
+                switch ptraceEvent {
+                case 0: states[tid] = .signalDelivery(signal)
+                case Event.stop: states[tid] = Signal(signal).isStop ? .groupStop : .event
+                default: states[tid] = .event
+                }
+            }
+        }
+
+        let stoppedTIDs = states.keys.sorted { lhs, rhs in lhs == crashedTID ? true : rhs == crashedTID ? false : lhs < rhs }
+        return StoppedProcess(pid: pid, crashedTID: crashedTID, threads: stoppedTIDs, unstopped: interrupted.sorted(),
+                              deadlineNanoseconds: deadline, stops: states)
+    }
+
+    /// Lets every thread a capture stopped go on as it would have: pending signals delivered, group-stops kept.
+    private func release(_ stopped: StoppedProcess) throws(SystemError) {
+        for (tid, stop) in stopped.stops where tid != stopped.crashedTID {
+            switch stop {
+            case .signalDelivery(let signal): try resume(tid, signal: signal)
+            case .event: try resume(tid)
+            case .groupStop:
+                do { try Ptrace.listen(tid) } catch where error.isNoSuchProcess {}
+            }
+        }
     }
 
     /// A PTRACE_EVENT_STOP: a group-stop (stop signal) or a new task's first stop / an interrupt (SIGTRAP).

@@ -36,6 +36,18 @@ public enum ProcFS {
         return name
     }
 
+    /// The thread ids of process `pid` (`/proc/PID/task`), ascending; empty when the process is gone.
+    public static func threadIDs(of pid: Int32) -> [Int32] {
+        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
+        defer { closedir(directory) }
+        var tids: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if let tid = Int32(name) { tids.append(tid) }
+        }
+        return tids.sorted()
+    }
+
     /// A process's command line as argv; empty for kernel threads and zombies.
     public static func commandLine(_ pid: Int32) -> [String] {
         guard let bytes = try? readBytes("/proc/\(pid)/cmdline") else { return [] }

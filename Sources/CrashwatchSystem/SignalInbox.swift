@@ -47,10 +47,10 @@ public struct SignalInbox: ~Copyable {
         }
     }
 
-    /// Blocks until a signal is pending.
-    public func waitUntilPending() throws(SystemError) {
+    /// Blocks until a signal is pending, or at most `timeoutMilliseconds` (-1: no limit).
+    public func waitUntilPending(timeoutMilliseconds: Int32 = -1) throws(SystemError) {
         var pollfd = Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let result = retryingOnEINTR { poll(&pollfd, 1, -1) }
+        let result = retryingOnEINTR { poll(&pollfd, 1, timeoutMilliseconds) }
         guard result >= 0 else { throw SystemError("poll signalfd", errno: lastErrno()) }
     }
 }

@@ -1,0 +1,951 @@
+// Report.swift — the crash report, schema version 1: the value every source (live crash, and later core
+// files, snapshots, hangs) fills in and the spool, text renderer and shipper read. JSON shape notes:
+// - keys appear in declaration order (see `ReportJSONEncoder` at the end of this file), so reports diff well;
+// - every key is always present: a missing value is written as `null`, an empty list as `[]`;
+// - addresses, offsets and register values are `Address` values, written as lower-case hex strings (`"0x7f…"`),
+//   never as JSON numbers; sizes and counts are JSON integers;
+// - times are RFC 3339 UTC strings with milliseconds (`RFC3339.format`).
+// `schema/crashwatch-report-v1.schema.json` describes this exact shape; change both together, additively.
+import FoundationEssentials
+
+// MARK: - Report
+
+/// One crash (or abnormal exit) of one process: the document crashwatch writes to the spool.
+public struct CrashReport: Codable, Sendable, Equatable {
+    /// The schema version this code writes; readers refuse reports with a higher one.
+    public static let currentSchemaVersion = 1
+    /// The value of `format` that marks a JSON document as a crashwatch report.
+    public static let formatName = "crashwatch.report"
+
+    /// The schema version of this report (1).
+    public var schemaVersion: Int
+    /// Always `crashwatch.report`: tells a report from other JSON.
+    public var format: String
+    /// The report id: a lower-case UUID, the same on every attempt to ship this crash.
+    public var id: String
+    /// What ended the process: a crash signal, or an abnormal exit such as SIGKILL.
+    public var kind: ReportKind
+    /// When the fatal signal arrived, RFC 3339 UTC with milliseconds.
+    public var captureTime: String
+    /// How long the capture took, in milliseconds.
+    public var captureDurationMs: Double
+    /// The crashwatch version that wrote the report.
+    public var crashwatchVersion: String
+    /// The fatal signal (and the original fault, for a handled-then-re-raised crash).
+    public var signal: SignalRecord
+    /// The process that died.
+    public var process: ProcessRecord
+    /// The machine it died on.
+    public var host: HostRecord
+    /// Every thread of the process; exactly one has `crashed` set for a crash.
+    public var threads: [ThreadRecord]
+    /// The images the frames refer to, plus the main executable; `FrameRecord.imageIndex` indexes this list.
+    public var images: [ImageRecord]
+    /// crashwatch's view of its own capture conditions.
+    public var diagnostics: Diagnostics
+    /// Parts of the capture that failed without losing the report.
+    public var softErrors: [SoftError]
+
+    /// Creates a report; `schemaVersion` and `format` take the current values.
+    public init(id: String, kind: ReportKind, captureTime: String, captureDurationMs: Double, crashwatchVersion: String,
+                signal: SignalRecord, process: ProcessRecord, host: HostRecord, threads: [ThreadRecord],
+                images: [ImageRecord], diagnostics: Diagnostics, softErrors: [SoftError] = []) {
+        self.schemaVersion = CrashReport.currentSchemaVersion
+        self.format = CrashReport.formatName
+        self.id = id
+        self.kind = kind
+        self.captureTime = captureTime
+        self.captureDurationMs = captureDurationMs
+        self.crashwatchVersion = crashwatchVersion
+        self.signal = signal
+        self.process = process
+        self.host = host
+        self.threads = threads
+        self.images = images
+        self.diagnostics = diagnostics
+        self.softErrors = softErrors
+    }
+
+    /// A fresh report id: a random UUID in lower case.
+    public static func newID() -> String { UUID().uuidString.lowercased() }
+
+    /// The thread that took the fatal signal, if the report has one.
+    public var crashedThread: ThreadRecord? { threads.first { $0.crashed } }
+
+    /// The image of the main executable, if the report has one.
+    public var mainExecutable: ImageRecord? { images.first { $0.isMainExecutable } }
+
+    /// The report as UTF-8 JSON: two-space indented, keys in declaration order, a final newline.
+    public func encodedJSON() throws -> [UInt8] { try ReportJSONEncoder().encode(self) }
+
+    /// Decodes a report, refusing other formats and newer schema versions with a `ReportDecodingError`.
+    public static func decode(_ bytes: [UInt8]) throws -> CrashReport {
+        let data = Data(bytes)
+        let decoder = JSONDecoder()
+        let header = try decoder.decode(Header.self, from: data)
+        guard header.format == formatName else { throw ReportDecodingError.notAReport(format: header.format) }
+        guard let version = header.schemaVersion, (1...currentSchemaVersion).contains(version) else {
+            throw ReportDecodingError.unsupportedSchemaVersion(header.schemaVersion)
+        }
+        return try decoder.decode(CrashReport.self, from: data)
+    }
+
+    /// The two fields read before anything else, to recognise a report and its version.
+    private struct Header: Decodable {
+        /// Must be `crashwatch.report`.
+        var format: String?
+        /// Must be 1...`currentSchemaVersion`.
+        var schemaVersion: Int?
+    }
+}
+
+/// Why bytes could not be read as a crash report, beyond malformed JSON (which throws `DecodingError`).
+public enum ReportDecodingError: Error, Equatable, CustomStringConvertible {
+    /// The JSON's `format` is missing or is not `crashwatch.report`.
+    case notAReport(format: String?)
+    /// The JSON's `schemaVersion` is missing, not positive, or newer than this code understands.
+    case unsupportedSchemaVersion(Int?)
+
+    /// A one-line explanation, fit for a quarantine reason.
+    public var description: String {
+        switch self {
+        case .notAReport(let format): "not a crashwatch report (format \(format.map { "'\($0)'" } ?? "missing"))"
+        case .unsupportedSchemaVersion(let version):
+            "unsupported report schema version \(version.map(String.init) ?? "missing") (this crashwatch reads 1...\(CrashReport.currentSchemaVersion))"
+        }
+    }
+}
+
+/// What ended the process; an open set of strings so readers tolerate kinds added later in version 1.
+public struct ReportKind: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    /// The JSON value.
+    public var rawValue: String
+    /// Wraps a JSON value; unknown values are kept as they are.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The process took a crash signal (see `Signal.crashSignals`).
+    public static let crash = ReportKind(rawValue: "crash")
+    /// The process died in a way that cannot be intercepted, such as SIGKILL from the OOM killer.
+    public static let abnormalExit = ReportKind(rawValue: "abnormalExit")
+
+    /// The JSON value, for messages.
+    public var description: String { rawValue }
+}
+
+/// A part of the capture that failed without losing the report (minidump-writer's `soft_errors`).
+public struct SoftError: Codable, Sendable, Equatable {
+    /// The step that failed: `unwind`, `registers`, `memory`, `images`, `symbols`, `process`, `host` or `deadline`.
+    public var stage: String
+    /// The thread concerned, when the failure is about one thread.
+    public var tid: Int32?
+    /// The image path concerned, when the failure is about one image.
+    public var image: String?
+    /// What failed, in the system's words: `PTRACE_GETREGSET tid 1234: No such process`.
+    public var message: String
+
+    /// Creates a soft error for a stage, optionally tied to a thread or an image.
+    public init(stage: String, tid: Int32? = nil, image: String? = nil, message: String) {
+        self.stage = stage
+        self.tid = tid
+        self.image = image
+        self.message = message
+    }
+}
+
+// MARK: - Signal
+
+/// The fatal signal as recorded in the report.
+public struct SignalRecord: Codable, Sendable, Equatable {
+    /// The signal number (11 for SIGSEGV).
+    public var number: Int32
+    /// The signal name (`SIGSEGV`).
+    public var name: String
+    /// The raw `si_code`.
+    public var code: Int32
+    /// The `si_code` name (`SEGV_MAPERR`, `SI_TKILL`), or the number when unknown.
+    public var codeName: String
+    /// The fault address (`si_addr`) when the kernel raised the signal for a fault; the call site for SIGSYS.
+    public var faultAddress: Address?
+    /// The sending process, when a process sent the signal (`kill`, `tgkill`, `sigqueue`).
+    public var senderPID: Int32?
+    /// The sending process's real uid, when a process sent the signal.
+    public var senderUID: UInt32?
+    /// For SIGSYS from seccomp: the refused system call number.
+    public var syscall: Int32?
+    /// One line: `Segmentation fault: address not mapped to object at 0x0`.
+    public var description: String
+    /// For a crash whose handler ran and then re-raised (or died another way): the fault that started it.
+    public var originalFault: OriginalFault?
+
+    /// Records a decoded `siginfo_t`, with the original fault when there was one.
+    public init(_ info: SignalInfo, originalFault: OriginalFault? = nil) {
+        number = info.signal.number
+        name = info.signal.name
+        code = info.code.rawValue
+        codeName = info.code.name
+        faultAddress = info.faultAddress.map { Address($0) }
+        senderPID = info.senderPID
+        senderUID = info.senderUID
+        syscall = info.syscall
+        description = info.description
+        self.originalFault = originalFault
+    }
+}
+
+/// The first fault of a crash whose signal handler ran before the process died: the snapshot taken then.
+public struct OriginalFault: Codable, Sendable, Equatable {
+    /// The signal number.
+    public var number: Int32
+    /// The signal name.
+    public var name: String
+    /// The raw `si_code`.
+    public var code: Int32
+    /// The `si_code` name.
+    public var codeName: String
+    /// The fault address, when meaningful (see `SignalRecord.faultAddress`).
+    public var faultAddress: Address?
+    /// The sending process, when a process sent the signal.
+    public var senderPID: Int32?
+    /// The sending process's real uid, when a process sent the signal.
+    public var senderUID: UInt32?
+    /// For SIGSYS from seccomp: the refused system call number.
+    public var syscall: Int32?
+    /// One line describing the fault.
+    public var description: String
+    /// The thread that took the fault.
+    public var tid: Int32
+    /// When the fault was seen, RFC 3339 UTC with milliseconds.
+    public var time: String
+    /// The faulting thread's registers at the fault, in architecture order; empty when not captured.
+    public var registers: [RegisterValue]
+    /// The faulting thread's stack at the fault, innermost first; empty when not unwound.
+    public var frames: [FrameRecord]
+
+    /// Records the original fault from its decoded `siginfo_t`, thread, time and snapshot.
+    public init(_ info: SignalInfo, tid: Int32, time: String, registers: [RegisterValue] = [], frames: [FrameRecord] = []) {
+        let record = SignalRecord(info)
+        number = record.number
+        name = record.name
+        code = record.code
+        codeName = record.codeName
+        faultAddress = record.faultAddress
+        senderPID = record.senderPID
+        senderUID = record.senderUID
+        syscall = record.syscall
+        description = record.description
+        self.tid = tid
+        self.time = time
+        self.registers = registers
+        self.frames = frames
+    }
+}
+
+// MARK: - Process and host
+
+/// The process that died.
+public struct ProcessRecord: Codable, Sendable, Equatable {
+    /// Its pid (in the supervisor's pid namespace).
+    public var pid: Int32
+    /// Its parent's pid.
+    public var ppid: Int32
+    /// The executable path (`/proc/PID/exe`, ` (deleted)` removed; see `ImageRecord.deleted`).
+    public var executable: String
+    /// The command line, argv[0] first; empty when redacted.
+    public var commandLine: [String]
+    /// Whether the command line was withheld by configuration.
+    public var redacted: Bool
+    /// The working directory, when readable.
+    public var cwd: String?
+    /// The real user id.
+    public var uid: UInt32
+    /// The real group id.
+    public var gid: UInt32
+    /// When the process started, RFC 3339 UTC with milliseconds, when known.
+    public var startTime: String?
+    /// The kernel's short name for the process (`/proc/PID/comm`, at most 15 bytes).
+    public var comm: String
+    /// The cgroup v2 path (`/system.slice/foo.service`), when known.
+    public var cgroup: String?
+    /// The systemd unit the process runs in, when it runs in one.
+    public var systemdUnit: String?
+    /// The systemd invocation id (`INVOCATION_ID`) of that unit run, when present.
+    public var systemdInvocationID: String?
+    /// The application's name, version and release, from options or the environment.
+    public var app: AppRecord?
+    /// Environment variables whose names were allowed by configuration; empty by default.
+    public var environment: [String: String]
+
+    /// Creates a process record; optional facts default to unknown and the environment to empty.
+    public init(pid: Int32, ppid: Int32, executable: String, commandLine: [String], redacted: Bool = false,
+                cwd: String? = nil, uid: UInt32, gid: UInt32, startTime: String? = nil, comm: String,
+                cgroup: String? = nil, systemdUnit: String? = nil, systemdInvocationID: String? = nil,
+                app: AppRecord? = nil, environment: [String: String] = [:]) {
+        self.pid = pid
+        self.ppid = ppid
+        self.executable = executable
+        self.commandLine = commandLine
+        self.redacted = redacted
+        self.cwd = cwd
+        self.uid = uid
+        self.gid = gid
+        self.startTime = startTime
+        self.comm = comm
+        self.cgroup = cgroup
+        self.systemdUnit = systemdUnit
+        self.systemdInvocationID = systemdInvocationID
+        self.app = app
+        self.environment = environment
+    }
+}
+
+/// The application's own identity, as given by options or environment (not guessed).
+public struct AppRecord: Codable, Sendable, Equatable {
+    /// The application name (`service.name`-like).
+    public var name: String?
+    /// The application version (`service.version`).
+    public var version: String?
+    /// The release or build label, e.g. a git revision or a deployment name.
+    public var release: String?
+
+    /// Creates an app record; any field may be unknown.
+    public init(name: String? = nil, version: String? = nil, release: String? = nil) {
+        self.name = name
+        self.version = version
+        self.release = release
+    }
+}
+
+/// The machine the process ran on.
+public struct HostRecord: Codable, Sendable, Equatable {
+    /// The host name (`uname -n`).
+    public var hostname: String
+    /// The kernel release (`uname -r`), e.g. `6.1.0-18-amd64`.
+    public var kernelRelease: String
+    /// The kernel version string (`uname -v`).
+    public var kernelVersion: String
+    /// The OS name from os-release(5): `NAME` (`Debian GNU/Linux`), else `ID`, else `Linux` — OpenTelemetry's `os.name`.
+    public var osName: String
+    /// The OS version from os-release(5): `VERSION_ID` (`12`), nil when absent (rolling releases) — `os.version`.
+    public var osVersion: String?
+    /// The architecture of the crashed process: `x86_64` or `aarch64`.
+    public var architecture: String
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`), when readable.
+    public var bootID: String?
+
+    /// Creates a host record.
+    public init(hostname: String, kernelRelease: String, kernelVersion: String, osName: String, osVersion: String?,
+                architecture: String, bootID: String?) {
+        self.hostname = hostname
+        self.kernelRelease = kernelRelease
+        self.kernelVersion = kernelVersion
+        self.osName = osName
+        self.osVersion = osVersion
+        self.architecture = architecture
+        self.bootID = bootID
+    }
+}
+
+// MARK: - Threads and frames
+
+/// One thread of the process, with its registers and stack.
+public struct ThreadRecord: Codable, Sendable, Equatable {
+    /// The thread id (the kernel's tid; the main thread's equals the pid).
+    public var tid: Int32
+    /// The thread name (`/proc/PID/task/TID/comm`), when readable.
+    public var name: String?
+    /// Whether this is the thread that took the fatal signal (known from the signal-delivery-stop, not guessed).
+    public var crashed: Bool
+    /// The general-purpose registers, in the architecture's order (`rip`, `rsp`, … or `x0`…`x30`, `sp`, `pc`, `pstate`).
+    public var registers: [RegisterValue]
+    /// The stack, innermost frame first; inline expansions appear as frames of their own.
+    public var frames: [FrameRecord]
+    /// Why unwinding stopped (`end of stack`, `frame limit 256`, `loop`, `no unwind info`…), when known.
+    public var unwindStopReason: String?
+
+    /// Creates a thread record.
+    public init(tid: Int32, name: String?, crashed: Bool, registers: [RegisterValue], frames: [FrameRecord],
+                unwindStopReason: String? = nil) {
+        self.tid = tid
+        self.name = name
+        self.crashed = crashed
+        self.registers = registers
+        self.frames = frames
+        self.unwindStopReason = unwindStopReason
+    }
+}
+
+/// One register of a thread: its architectural name and value.
+public struct RegisterValue: Codable, Sendable, Equatable {
+    /// The register's name as the architecture manuals spell it, lower case (`rip`, `x29`).
+    public var name: String
+    /// The register's value.
+    public var value: Address
+
+    /// Pairs a register name with its value.
+    public init(_ name: String, _ value: Address) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// One frame of a stack.
+public struct FrameRecord: Codable, Sendable, Equatable {
+    /// The frame's position in its stack, 0 for the innermost.
+    public var index: Int
+    /// The instruction address: the pc for frame 0, the return address for callers (PAC bits stripped).
+    public var address: Address
+    /// The index in `CrashReport.images` of the image containing `address`, nil when none does.
+    public var imageIndex: Int?
+    /// `address` as an offset into the image file (relative to its load address, as `addr2line` wants it).
+    public var imageOffset: Address?
+    /// The symbol as found in the binary (mangled), when symbolized.
+    public var symbol: String?
+    /// The function name, demangled (C++ and Swift), or the raw symbol when it is not mangled.
+    public var function: String?
+    /// `address` minus the start of the symbol, when symbolized.
+    public var symbolOffset: Address?
+    /// The source file, from DWARF line info.
+    public var file: String?
+    /// The source line, from DWARF line info.
+    public var line: Int?
+    /// The source column, from DWARF line info (0 and unknown are both nil).
+    public var column: Int?
+    /// Whether this frame is an inline expansion inside the next (outer) frame at the same address.
+    public var inlined: Bool
+    /// How the unwinder found this frame.
+    public var how: FrameTrust
+
+    /// Creates a frame; everything but the address and how it was found may be unknown.
+    public init(index: Int, address: Address, imageIndex: Int? = nil, imageOffset: Address? = nil, symbol: String? = nil,
+                function: String? = nil, symbolOffset: Address? = nil, file: String? = nil, line: Int? = nil,
+                column: Int? = nil, inlined: Bool = false, how: FrameTrust) {
+        self.index = index
+        self.address = address
+        self.imageIndex = imageIndex
+        self.imageOffset = imageOffset
+        self.symbol = symbol
+        self.function = function
+        self.symbolOffset = symbolOffset
+        self.file = file
+        self.line = line
+        self.column = column
+        self.inlined = inlined
+        self.how = how
+    }
+}
+
+/// How a frame was found, most to least trustworthy; an open set of strings so later additions still decode.
+public struct FrameTrust: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    /// The JSON value.
+    public var rawValue: String
+    /// Wraps a JSON value; unknown values are kept as they are.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Taken from the thread's registers (frame 0).
+    public static let context = FrameTrust(rawValue: "context")
+    /// Unwound with call-frame information (`.eh_frame` / `.debug_frame`).
+    public static let cfi = FrameTrust(rawValue: "cfi")
+    /// Unwound by following the frame-pointer chain.
+    public static let framePointer = FrameTrust(rawValue: "framePointer")
+    /// Found by scanning the stack for plausible return addresses.
+    public static let scan = FrameTrust(rawValue: "scan")
+    /// The return address at `[sp]` when the pc was outside every mapping (a call through a bad function pointer).
+    public static let returnAddressAtSP = FrameTrust(rawValue: "returnAddressAtSP")
+    /// An inline expansion found by the symbolizer at the same address as the next frame.
+    public static let inline = FrameTrust(rawValue: "inline")
+    /// Every value crashwatch writes in schema version 1, in the order above.
+    public static let allKnown: [FrameTrust] = [.context, .cfi, .framePointer, .scan, .returnAddressAtSP, .inline]
+
+    /// The JSON value, for messages.
+    public var description: String { rawValue }
+}
+
+// MARK: - Images
+
+/// A loaded ELF image (executable or shared object) the report refers to.
+public struct ImageRecord: Codable, Sendable, Equatable {
+    /// The mapping's path with ` (deleted)` removed, or a pseudo-path such as `[vdso]`.
+    public var path: String
+    /// The last path component (`libc.so.6`).
+    public var name: String
+    /// The GNU build-id as lower-case hex, when the image has one.
+    public var buildID: String?
+    /// Where the image's first mapping (file offset 0) starts in the process.
+    public var loadAddress: Address
+    /// Bytes from the start of the first mapping to the end of the last one.
+    public var size: Int
+    /// The file offset of the first mapping (0 for ordinary ELF files).
+    public var fileOffset: Address
+    /// Whether the image ships with the app (see `InAppRule`).
+    public var inApp: Bool
+    /// The ELF machine (`x86_64`, `aarch64`), when read.
+    public var architecture: String?
+    /// Whether the file was deleted or replaced after it was mapped (its maps path ended in ` (deleted)`).
+    public var deleted: Bool
+    /// Whether this is the process's main executable.
+    public var isMainExecutable: Bool
+
+    /// Creates an image record; `name` defaults to the last component of `path`.
+    public init(path: String, name: String? = nil, buildID: String?, loadAddress: Address, size: Int,
+                fileOffset: Address = 0, inApp: Bool, architecture: String?, deleted: Bool = false,
+                isMainExecutable: Bool = false) {
+        self.path = path
+        self.name = name ?? ImageRecord.basename(path)
+        self.buildID = buildID
+        self.loadAddress = loadAddress
+        self.size = size
+        self.fileOffset = fileOffset
+        self.inApp = inApp
+        self.architecture = architecture
+        self.deleted = deleted
+        self.isMainExecutable = isMainExecutable
+    }
+
+    /// The last non-empty component of a path (`/usr/lib/libc.so.6` → `libc.so.6`); the path itself when it has none.
+    public static func basename(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}
+
+// MARK: - Diagnostics
+
+/// crashwatch's view of the conditions it captured under, to explain gaps in a report.
+public struct Diagnostics: Codable, Sendable, Equatable {
+    /// `/proc/sys/kernel/yama/ptrace_scope` (0 to 3), nil when Yama is absent.
+    public var ptraceScope: Int?
+    /// The crashed process's seccomp mode from `/proc/PID/status` (0 none, 1 strict, 2 filter), when read.
+    public var seccompMode: Int?
+    /// How many capture steps failed (the soft errors, plus failures too numerous to list).
+    public var captureErrors: Int
+    /// Whether the capture deadline passed, so the report holds what existed by then.
+    public var deadlineExceeded: Bool
+
+    /// Creates the diagnostics record.
+    public init(ptraceScope: Int?, seccompMode: Int?, captureErrors: Int = 0, deadlineExceeded: Bool = false) {
+        self.ptraceScope = ptraceScope
+        self.seccompMode = seccompMode
+        self.captureErrors = captureErrors
+        self.deadlineExceeded = deadlineExceeded
+    }
+}
+
+// MARK: - Addresses
+
+/// A 64-bit address, offset or register value; written in JSON as a lower-case hex string, `"0x7f3a…"`.
+public struct Address: Hashable, Comparable, Sendable, Codable, ExpressibleByIntegerLiteral, CustomStringConvertible {
+    /// The numeric value.
+    public var value: UInt64
+
+    /// Wraps a numeric value.
+    public init(_ value: UInt64) { self.value = value }
+
+    /// Wraps an integer literal.
+    public init(integerLiteral value: UInt64) { self.value = value }
+
+    /// Parses `0x` followed by 1 to 16 hex digits (either case); nil otherwise.
+    public init?(hex text: String) {
+        guard text.hasPrefix("0x"), text.utf8.count > 2, text.utf8.count <= 18,
+              let value = UInt64(text.dropFirst(2), radix: 16), text.dropFirst(2).allSatisfy(\.isHexDigit)
+        else { return nil }
+        self.value = value
+    }
+
+    /// The hex form, as `hex(_:)` writes it.
+    public var description: String { hex(value) }
+
+    /// Orders addresses numerically.
+    public static func < (lhs: Address, rhs: Address) -> Bool { lhs.value < rhs.value }
+
+    /// Decodes a hex string, refusing numbers and anything `init(hex:)` refuses.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let address = Address(hex: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected a hex string like 0x7f00, got '\(text)'")
+        }
+        self = address
+    }
+
+    /// Encodes the hex string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex(value))
+    }
+}
+
+// MARK: - JSON encoding in declaration order
+
+/// Encodes `Encodable` values as JSON with object keys in the order they were encoded, unlike `JSONEncoder`.
+///
+/// swift-foundation's `JSONEncoder` on Linux writes keys in hash order, which changes between runs unless
+/// `.sortedKeys` is set, and sorted keys scatter a report's identity fields through the document. This encoder
+/// keeps the synthesized `encode(to:)` order (declaration order), writes `nil` optionals as `null` so every key
+/// is always present, sorts the keys of `[String: String]` dictionaries, and never escapes `/`. Layout: two-space
+/// indentation; array elements that hold only scalars (frames, registers, images) and arrays of scalars are
+/// written on one line each.
+struct ReportJSONEncoder {
+    /// Encodes a value into UTF-8 JSON text ending in a newline.
+    func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let tree = try JSONTree.make(value, codingPath: [])
+        var output: [UInt8] = []
+        output.reserveCapacity(16 * 1024)
+        tree.write(into: &output, indent: 0, inline: false)
+        output.append(UInt8(ascii: "\n"))
+        return output
+    }
+}
+
+/// A JSON value under construction; containers are references so Codable containers can fill them later.
+private enum JSONTree {
+    /// `null`.
+    case null
+    /// `true` or `false`.
+    case bool(Bool)
+    /// A number, already in its JSON text form.
+    case number(String)
+    /// A string, unescaped.
+    case string(String)
+    /// An array being filled.
+    case array(JSONArrayBox)
+    /// An object being filled.
+    case object(JSONObjectBox)
+    /// Whatever a super-encoder will have encoded.
+    case encoder(TreeEncoder)
+
+    /// Encodes one value into a tree, short-cutting the scalar types.
+    static func make<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws -> JSONTree {
+        switch value {
+        case let value as Address: return .string(hex(value.value))
+        case let value as String: return .string(value)
+        case let value as Bool: return .bool(value)
+        case let value as Int: return .number(String(value))
+        case let value as Int8: return .number(String(value))
+        case let value as Int16: return .number(String(value))
+        case let value as Int32: return .number(String(value))
+        case let value as Int64: return .number(String(value))
+        case let value as UInt: return .number(String(value))
+        case let value as UInt8: return .number(String(value))
+        case let value as UInt16: return .number(String(value))
+        case let value as UInt32: return .number(String(value))
+        case let value as UInt64: return .number(String(value))
+        case let value as Double: return try number(value, codingPath: codingPath)
+        case let value as Float: return try number(Double(value), codingPath: codingPath)
+        case let value as [String: String]:
+            let box = JSONObjectBox()
+            for key in value.keys.sorted() { box.set(key, .string(value[key]!)) }
+            return .object(box)
+        default:
+            let encoder = TreeEncoder(codingPath: codingPath)
+            try value.encode(to: encoder)
+            return encoder.tree ?? .object(JSONObjectBox())
+        }
+    }
+
+    /// A finite floating-point number in Swift's shortest round-tripping form (valid JSON); NaN and infinities throw.
+    static func number(_ value: Double, codingPath: [any CodingKey]) throws -> JSONTree {
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(value, .init(codingPath: codingPath, debugDescription: "\(value) is not valid JSON"))
+        }
+        return .number(value.description)
+    }
+
+    /// Whether this value is written without nested containers.
+    var isScalar: Bool {
+        switch self {
+        case .null, .bool, .number, .string: true
+        case .array, .object: false
+        case .encoder(let encoder): encoder.tree?.isScalar ?? false
+        }
+    }
+
+    /// Writes the value; `inline` puts a container on one line.
+    func write(into output: inout [UInt8], indent: Int, inline: Bool) {
+        switch self {
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .number(let text): output.append(contentsOf: text.utf8)
+        case .string(let text): JSONTree.writeString(text, into: &output)
+        case .encoder(let encoder): (encoder.tree ?? .object(JSONObjectBox())).write(into: &output, indent: indent, inline: inline)
+        case .array(let box):
+            let items = box.items
+            if items.isEmpty { output.append(contentsOf: "[]".utf8); return }
+            if inline || items.allSatisfy(\.isScalar) {
+                output.append(UInt8(ascii: "["))
+                for (offset, item) in items.enumerated() {
+                    if offset > 0 { output.append(contentsOf: ", ".utf8) }
+                    item.write(into: &output, indent: indent, inline: true)
+                }
+                output.append(UInt8(ascii: "]"))
+                return
+            }
+            output.append(contentsOf: "[\n".utf8)
+            for (offset, item) in items.enumerated() {
+                JSONTree.writeIndent(indent + 2, into: &output)
+                // An element whose members are all scalars (a frame, a register, an image) gets one line.
+                let oneLine: Bool = if case .object(let member) = item.resolved { member.pairs.allSatisfy(\.value.isScalar) } else { false }
+                item.write(into: &output, indent: indent + 2, inline: oneLine)
+                output.append(contentsOf: (offset == items.count - 1 ? "\n" : ",\n").utf8)
+            }
+            JSONTree.writeIndent(indent, into: &output)
+            output.append(UInt8(ascii: "]"))
+        case .object(let box):
+            let pairs = box.pairs
+            if pairs.isEmpty { output.append(contentsOf: "{}".utf8); return }
+            if inline {
+                output.append(UInt8(ascii: "{"))
+                for (offset, pair) in pairs.enumerated() {
+                    if offset > 0 { output.append(contentsOf: ", ".utf8) }
+                    JSONTree.writeString(pair.key, into: &output)
+                    output.append(contentsOf: ": ".utf8)
+                    pair.value.write(into: &output, indent: indent, inline: true)
+                }
+                output.append(UInt8(ascii: "}"))
+                return
+            }
+            output.append(contentsOf: "{\n".utf8)
+            for (offset, pair) in pairs.enumerated() {
+                JSONTree.writeIndent(indent + 2, into: &output)
+                JSONTree.writeString(pair.key, into: &output)
+                output.append(contentsOf: ": ".utf8)
+                pair.value.write(into: &output, indent: indent + 2, inline: false)
+                output.append(contentsOf: (offset == pairs.count - 1 ? "\n" : ",\n").utf8)
+            }
+            JSONTree.writeIndent(indent, into: &output)
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// The value with a deferred encoder replaced by what it encoded.
+    var resolved: JSONTree {
+        if case .encoder(let encoder) = self { return encoder.tree?.resolved ?? .object(JSONObjectBox()) }
+        return self
+    }
+
+    /// Appends `count` spaces.
+    static func writeIndent(_ count: Int, into output: inout [UInt8]) {
+        output += repeatElement(UInt8(ascii: " "), count: count)
+    }
+
+    /// Appends a JSON string literal: `"` and `\` escaped, control characters as `\n`-style or `\u00XX` escapes.
+    static func writeString(_ text: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+            case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+            case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+            case 0x09: output.append(contentsOf: #"\t"#.utf8)
+            case 0x08: output.append(contentsOf: #"\b"#.utf8)
+            case 0x0C: output.append(contentsOf: #"\f"#.utf8)
+            case 0x00..<0x20:
+                let digits = Array("0123456789abcdef".utf8)
+                output.append(contentsOf: #"\u00"#.utf8)
+                output.append(digits[Int(byte >> 4)])
+                output.append(digits[Int(byte & 0xF)])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}
+
+/// The members of a JSON array being built.
+private final class JSONArrayBox {
+    /// The elements, in order.
+    var items: [JSONTree] = []
+}
+
+/// The members of a JSON object being built, in insertion order.
+private final class JSONObjectBox {
+    /// The key-value pairs, in the order first set.
+    var pairs: [(key: String, value: JSONTree)] = []
+
+    /// Sets a key, replacing its value in place when it was already set.
+    func set(_ key: String, _ value: JSONTree) {
+        if let index = pairs.firstIndex(where: { $0.key == key }) {
+            pairs[index].value = value
+        } else {
+            pairs.append((key, value))
+        }
+    }
+}
+
+/// The `Encoder` behind `ReportJSONEncoder`: builds a `JSONTree`.
+private final class TreeEncoder: Encoder {
+    /// The keys leading to the value being encoded.
+    let codingPath: [any CodingKey]
+    /// No user info is offered.
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    /// What the value encoded, once it asked for a container.
+    var tree: JSONTree?
+
+    /// Creates an encoder for the value at `codingPath`.
+    init(codingPath: [any CodingKey]) { self.codingPath = codingPath }
+
+    /// An object container; asking twice returns the same object.
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let box: JSONObjectBox
+        if case .object(let existing)? = tree {
+            box = existing
+        } else {
+            box = JSONObjectBox()
+            tree = .object(box)
+        }
+        return KeyedEncodingContainer(TreeKeyedContainer<Key>(box: box, codingPath: codingPath))
+    }
+
+    /// An array container; asking twice returns the same array.
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let box: JSONArrayBox
+        if case .array(let existing)? = tree {
+            box = existing
+        } else {
+            box = JSONArrayBox()
+            tree = .array(box)
+        }
+        return TreeUnkeyedContainer(box: box, codingPath: codingPath)
+    }
+
+    /// A container for one value.
+    func singleValueContainer() -> any SingleValueEncodingContainer { TreeSingleValueContainer(encoder: self) }
+}
+
+/// A keyed container writing into a `JSONObjectBox`; `encodeIfPresent(nil)` writes `null`.
+private struct TreeKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    /// The object being filled.
+    let box: JSONObjectBox
+    /// The keys leading to the object.
+    let codingPath: [any CodingKey]
+
+    /// Writes `null` under a key.
+    mutating func encodeNil(forKey key: Key) throws { box.set(key.stringValue, .null) }
+    /// Writes any value under a key; this generic method also serves every primitive `encode` requirement.
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        box.set(key.stringValue, try JSONTree.make(value, codingPath: codingPath + [key]))
+    }
+
+    // `encodeIfPresent` for every type the protocol names: the defaults would omit nil, these write `null`.
+    /// Writes a value or `null`.
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encode(value, key) }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { try encode(value, key) }
+
+    /// Writes a value, or `null` for nil.
+    private mutating func encode<T: Encodable>(_ value: T?, _ key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    /// Starts an object under a key.
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        let nested = JSONObjectBox()
+        box.set(key.stringValue, .object(nested))
+        return KeyedEncodingContainer(TreeKeyedContainer<NestedKey>(box: nested, codingPath: codingPath + [key]))
+    }
+
+    /// Starts an array under a key.
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let nested = JSONArrayBox()
+        box.set(key.stringValue, .array(nested))
+        return TreeUnkeyedContainer(box: nested, codingPath: codingPath + [key])
+    }
+
+    /// An encoder for a superclass, under the key `super`.
+    mutating func superEncoder() -> any Encoder { superEncoder(named: "super") }
+    /// An encoder for a superclass, under a given key.
+    mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key.stringValue) }
+
+    /// An encoder whose result lands under `name` once it has encoded.
+    private func superEncoder(named name: String) -> any Encoder {
+        let encoder = TreeEncoder(codingPath: codingPath + [JSONKey(name)])
+        box.set(name, .encoder(encoder))
+        return encoder
+    }
+}
+
+/// An unkeyed container appending to a `JSONArrayBox`.
+private struct TreeUnkeyedContainer: UnkeyedEncodingContainer {
+    /// The array being filled.
+    let box: JSONArrayBox
+    /// The keys leading to the array.
+    let codingPath: [any CodingKey]
+    /// How many elements have been appended.
+    var count: Int { box.items.count }
+
+    /// Appends `null`.
+    mutating func encodeNil() throws { box.items.append(.null) }
+    /// Appends any value; this generic method also serves every primitive `encode` requirement.
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        box.items.append(try JSONTree.make(value, codingPath: codingPath + [JSONKey(index: count)]))
+    }
+
+    /// Appends an object and returns its container.
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let nested = JSONObjectBox()
+        let path = codingPath + [JSONKey(index: count)]
+        box.items.append(.object(nested))
+        return KeyedEncodingContainer(TreeKeyedContainer<NestedKey>(box: nested, codingPath: path))
+    }
+
+    /// Appends an array and returns its container.
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let nested = JSONArrayBox()
+        let path = codingPath + [JSONKey(index: count)]
+        box.items.append(.array(nested))
+        return TreeUnkeyedContainer(box: nested, codingPath: path)
+    }
+
+    /// Appends whatever a superclass encoder will encode.
+    mutating func superEncoder() -> any Encoder {
+        let encoder = TreeEncoder(codingPath: codingPath + [JSONKey(index: count)])
+        box.items.append(.encoder(encoder))
+        return encoder
+    }
+}
+
+/// A single-value container storing its one value into the encoder's tree.
+private struct TreeSingleValueContainer: SingleValueEncodingContainer {
+    /// The encoder whose tree receives the value.
+    let encoder: TreeEncoder
+    /// The keys leading to the value.
+    var codingPath: [any CodingKey] { encoder.codingPath }
+
+    /// Stores `null`.
+    mutating func encodeNil() throws { encoder.tree = .null }
+    /// Stores any value; this generic method also serves every primitive `encode` requirement.
+    mutating func encode<T: Encodable>(_ value: T) throws { encoder.tree = try JSONTree.make(value, codingPath: codingPath) }
+}
+
+/// A coding key made from a string or an array index, for coding paths.
+private struct JSONKey: CodingKey {
+    /// The key text (the index in decimal for array positions).
+    var stringValue: String
+    /// The array index, for array positions.
+    var intValue: Int?
+
+    /// A named key.
+    init(_ name: String) { stringValue = name }
+    /// A named key (never fails).
+    init?(stringValue: String) { self.stringValue = stringValue }
+    /// An array position.
+    init(index: Int) {
+        stringValue = String(index)
+        intValue = index
+    }
+    /// An array position (never fails).
+    init?(intValue: Int) { self.init(index: intValue) }
+}

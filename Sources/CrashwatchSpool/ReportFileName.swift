@@ -1,0 +1,196 @@
+// ReportFileName.swift — the name of a report file in the spool, `<UTC time>-<pid>-<report id>.json`:
+// built and parsed with integer calendar arithmetic, so that listing and pruning need names only.
+import FoundationEssentials
+
+/// A report file's name: capture time (UTC, milliseconds), the crashed process's pid and the report id.
+///
+/// The text is `YYYYMMDDTHHMMSS.mmmZ-<pid>-<uuid>.json`, e.g.
+/// `20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json`: fixed-width time first, so names
+/// sort by time; no colons; nothing secret. Times are clamped to what nanoseconds in an `Int64` can hold
+/// (1970-01-01 … 2262-04-11T23:47:16.854Z) and a negative pid is recorded as 0, so every value has a name
+/// that parses back to it and every parsed name has a time in nanoseconds.
+public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Capture time in milliseconds since the Unix epoch (UTC).
+    public let timeMilliseconds: Int64
+    /// The pid of the process the report is about.
+    public let pid: Int32
+    /// The report id, the same on every attempt to write or ship that crash.
+    public let id: UUID
+
+    /// The suffix of every report file name.
+    public static let suffix = ".json"
+    /// The prefix of a report being written; it is renamed to the final name once complete.
+    public static let temporaryPrefix = ".tmp-"
+
+    /// The largest time a name can hold, 2262-04-11T23:47:16.854Z: the last millisecond of `Int64` nanoseconds.
+    static let maxMilliseconds: Int64 = Int64.max / 1_000_000
+
+    /// Names a report captured at `timeNanoseconds` (since the epoch, UTC) about process `pid`.
+    public init(timeNanoseconds: Int64, pid: Int32, id: UUID) {
+        self.timeMilliseconds = min(max(timeNanoseconds / 1_000_000, 0), Self.maxMilliseconds)
+        self.pid = max(pid, 0)
+        self.id = id
+    }
+
+    /// Parses a name this type produced; anything else (other files, temporary files, near misses) is nil.
+    public init?(parsing text: some StringProtocol) {
+        let bytes = Array(text.utf8)
+        // 20 (time) + 1 + at least 1 (pid) + 1 + 36 (uuid) + 5 (.json)
+        guard bytes.count >= 64, bytes.count <= 73 else { return nil }
+        guard let milliseconds = Self.parseTime(bytes[0..<20]), bytes[20] == UInt8(ascii: "-") else { return nil }
+        let uuidEnd = bytes.count - Self.suffix.utf8.count
+        let uuidStart = uuidEnd - 36
+        guard bytes[uuidEnd...].elementsEqual(Self.suffix.utf8), bytes[uuidStart - 1] == UInt8(ascii: "-"),
+              let pid = Self.parsePID(bytes[21..<(uuidStart - 1)]),
+              let id = Self.parseUUID(bytes[uuidStart..<uuidEnd])
+        else { return nil }
+        self.timeMilliseconds = milliseconds
+        self.pid = pid
+        self.id = id
+    }
+
+    /// Capture time in nanoseconds since the epoch (millisecond precision).
+    public var timeNanoseconds: Int64 { timeMilliseconds * 1_000_000 }
+
+    /// The report id as lowercase canonical text (RFC 9562).
+    public var idText: String { id.uuidString.lowercased() }
+
+    /// The full file name, e.g. `20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json`.
+    public var text: String { "\(timestampText)-\(pid)-\(idText)\(Self.suffix)" }
+
+    /// The name the report is written under before it is complete: `.tmp-<report id>`.
+    public var temporaryName: String { Self.temporaryPrefix + idText }
+
+    /// The same as `text`.
+    public var description: String { text }
+
+    /// The time part, `YYYYMMDDTHHMMSS.mmmZ`.
+    public var timestampText: String {
+        let days = timeMilliseconds / 86_400_000
+        let dayMilliseconds = timeMilliseconds % 86_400_000
+        let date = CivilDate(daysSinceEpoch: days)
+        let seconds = dayMilliseconds / 1000
+        return pad(date.year, 4) + pad(date.month, 2) + pad(date.day, 2) + "T" + pad(seconds / 3600, 2)
+            + pad(seconds / 60 % 60, 2) + pad(seconds % 60, 2) + "." + pad(dayMilliseconds % 1000, 3) + "Z"
+    }
+
+    /// Oldest first; names of the same millisecond order by pid, then by id.
+    public static func < (lhs: ReportFileName, rhs: ReportFileName) -> Bool {
+        if lhs.timeMilliseconds != rhs.timeMilliseconds { return lhs.timeMilliseconds < rhs.timeMilliseconds }
+        if lhs.pid != rhs.pid { return lhs.pid < rhs.pid }
+        return lhs.idText < rhs.idText
+    }
+
+    /// Whether `name` is a temporary file this type would create: `.tmp-` and a lowercase UUID.
+    public static func isTemporaryName(_ name: some StringProtocol) -> Bool {
+        let bytes = Array(name.utf8)
+        let prefix = temporaryPrefix.utf8.count
+        return bytes.count == prefix + 36 && bytes[..<prefix].elementsEqual(temporaryPrefix.utf8)
+            && parseUUID(bytes[prefix...]) != nil
+    }
+
+    /// Parses `YYYYMMDDTHHMMSS.mmmZ` into milliseconds, accepting real calendar dates from 1970 to 2262 only.
+    private static func parseTime(_ bytes: ArraySlice<UInt8>) -> Int64? {
+        let b = Array(bytes)
+        guard b.count == 20, b[8] == UInt8(ascii: "T"), b[15] == UInt8(ascii: "."), b[19] == UInt8(ascii: "Z"),
+              let year = digits(b[0..<4]), let month = digits(b[4..<6]), let day = digits(b[6..<8]),
+              let hour = digits(b[9..<11]), let minute = digits(b[11..<13]), let second = digits(b[13..<15]),
+              let millisecond = digits(b[16..<19]),
+              year >= 1970, (1...12).contains(month), day >= 1, day <= CivilDate.daysIn(month: month, year: year),
+              hour < 24, minute < 60, second < 60
+        else { return nil }
+        let days = CivilDate(year: year, month: month, day: day).daysSinceEpoch
+        let milliseconds = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
+        return milliseconds <= maxMilliseconds ? milliseconds : nil
+    }
+
+    /// Parses a decimal pid without sign or leading zeros (only `0` itself starts with 0).
+    private static func parsePID(_ bytes: ArraySlice<UInt8>) -> Int32? {
+        guard !bytes.isEmpty, bytes.count <= 10, bytes.count == 1 || bytes.first != UInt8(ascii: "0"),
+              let value = digits(bytes), value <= Int64(Int32.max)
+        else { return nil }
+        return Int32(value)
+    }
+
+    /// Parses a canonical lowercase UUID (8-4-4-4-12 hex digits).
+    private static func parseUUID(_ bytes: ArraySlice<UInt8>) -> UUID? {
+        guard bytes.count == 36 else { return nil }
+        for (offset, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(offset) {
+                guard byte == UInt8(ascii: "-") else { return nil }
+            } else {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                else { return nil }
+            }
+        }
+        return UUID(uuidString: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The value of a run of ASCII decimal digits; nil when any byte is not a digit.
+    private static func digits(_ bytes: ArraySlice<UInt8>) -> Int64? {
+        var value: Int64 = 0
+        for byte in bytes {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+}
+
+/// Left-pads a non-negative number with zeros to `width` digits.
+private func pad(_ value: Int64, _ width: Int) -> String {
+    let text = String(value)
+    return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+}
+
+/// A proleptic Gregorian date, converted to and from days since 1970-01-01 with integer arithmetic.
+///
+/// The algorithms are Howard Hinnant's `days_from_civil` and `civil_from_days` (public domain).
+struct CivilDate: Equatable {
+    /// The year, e.g. 2024.
+    let year: Int64
+    /// The month, 1…12.
+    let month: Int64
+    /// The day of the month, 1…31.
+    let day: Int64
+
+    /// A date from its parts (not validated).
+    init(year: Int64, month: Int64, day: Int64) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// The date `days` days after 1970-01-01.
+    init(daysSinceEpoch days: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153  // March = 0
+        day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    }
+
+    /// Days from 1970-01-01 to this date.
+    var daysSinceEpoch: Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The number of days in `month` of `year`.
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}

@@ -1,0 +1,107 @@
+// ReportFileNameTests.swift — report file names: exact text, round trips through parsing, time order,
+// and refusal of everything the spool did not write.
+@testable import CrashwatchSpool
+import Foundation
+import Testing
+
+/// Report file names: their text, parsing, calendar arithmetic and order.
+@Suite struct ReportFileNameTests {
+    /// A report id given in uppercase, to show the name uses the lowercase form.
+    static let id = UUID(uuidString: "0F8FAD5B-D9CB-469F-A165-70867728950E")!
+
+    /// A known time, pid and id give exactly the documented name and temporary name.
+    @Test func exactText() {
+        // 2024-02-29T23:59:59Z is 1709251199; the sub-millisecond part is truncated.
+        let name = ReportFileName(timeNanoseconds: 1_709_251_199_123_456_789, pid: 4242, id: Self.id)
+        #expect(name.text == "20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json")
+        #expect(name.temporaryName == ".tmp-0f8fad5b-d9cb-469f-a165-70867728950e")
+        #expect(name.timeNanoseconds == 1_709_251_199_123_000_000)
+    }
+
+    /// Times before the epoch and beyond Int64 nanoseconds are clamped; a negative pid becomes 0.
+    @Test func epochAndLimits() {
+        #expect(ReportFileName(timeNanoseconds: 0, pid: 1, id: Self.id).timestampText == "19700101T000000.000Z")
+        #expect(ReportFileName(timeNanoseconds: -5, pid: 1, id: Self.id).timestampText == "19700101T000000.000Z")
+        #expect(ReportFileName(timeNanoseconds: .max, pid: 1, id: Self.id).timestampText == "22620411T234716.854Z")
+        #expect(ReportFileName(timeNanoseconds: 0, pid: -3, id: Self.id).pid == 0)
+    }
+
+    /// Names at calendar edges parse back to the same value and the same text.
+    @Test(arguments: [
+        Int64(0), 951_782_400_000, 951_868_800_000, 951_868_799_999,  // 2000-02-29, 2000-03-01 and just before
+        4_107_456_000_000,  // 2100-02-28 (2100 is not a leap year)
+        1_709_251_199_123, 1_735_689_599_999, 1_735_689_600_000,  // leap day, new year's eve, new year
+        9_223_372_036_854,  // 2262-04-11T23:47:16.854Z, the last millisecond Int64 nanoseconds can hold
+    ])
+    func roundTrip(milliseconds: Int64) throws {
+        let name = ReportFileName(timeNanoseconds: milliseconds * 1_000_000, pid: 2_147_483_647, id: Self.id)
+        let parsed = try #require(ReportFileName(parsing: name.text))
+        #expect(parsed == name)
+        #expect(parsed.text == name.text)
+        #expect(parsed.timeMilliseconds == milliseconds)
+    }
+
+    /// The integer calendar matches Foundation's Gregorian UTC calendar across a 400-year cycle (sampled).
+    @Test func calendarAgreesWithFoundationEveryDayForFourHundredYears() {
+        // Every day from 1970 to 2370 (a full Gregorian cycle), against Foundation's UTC calendar.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        for days in stride(from: Int64(0), to: 146_097, by: 1) where days % 97 == 0 || days < 1500 {
+            let date = CivilDate(daysSinceEpoch: days)
+            let components = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: Double(days) * 86400))
+            #expect([Int64(components.year!), Int64(components.month!), Int64(components.day!)] == [date.year, date.month, date.day])
+            #expect(date.daysSinceEpoch == days)
+        }
+    }
+
+    /// Sorting names as text gives the same order as sorting them by time.
+    @Test func namesSortByTime() {
+        let times: [Int64] = [1_709_251_199_123, 5, 1_000_000_000_000, 999_999_999_999, 9_223_372_036_854, 1_709_251_199_122]
+        let names = times.enumerated().map { ReportFileName(timeNanoseconds: $1 * 1_000_000, pid: Int32(100_000 - $0), id: testID($0)) }
+        #expect(names.map(\.text).sorted() == names.sorted().map(\.text))
+        #expect(names.sorted().map(\.timeMilliseconds) == times.sorted())
+    }
+
+    /// Anything the spool did not write, including near misses, is not a report name.
+    @Test(arguments: [
+        "",
+        "notes.txt",
+        ".tmp-0f8fad5b-d9cb-469f-a165-70867728950e",
+        "20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json.bak",
+        "20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e",
+        "20240229T235959.123Z-4242-0F8FAD5B-D9CB-469F-A165-70867728950E.json",  // not the canonical lowercase
+        "20240229T235959.123Z-04242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // leading zero
+        "20240229T235959.123Z--4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // sign
+        "20240229T235959.123Z-2147483648-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // beyond Int32
+        "20240229T235959.123Z--0f8fad5b-d9cb-469f-a165-70867728950e.json",  // no pid
+        "20230229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // 2023 is not a leap year
+        "20241301T000000.000Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // month 13
+        "20240100T000000.000Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // day 0
+        "20240101T240000.000Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // hour 24
+        "20240101T236000.000Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // minute 60
+        "20240101T235960.000Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // second 60
+        "19691231T235959.999Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // before the epoch
+        "22620411T234716.855Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // beyond Int64 nanoseconds
+        "99991231T235959.999Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",
+        "2024-02-29T23:59:59.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // RFC 3339 with colons
+        "20240229T235959.123-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // no Z
+        "20240229T235959.123Z-4242-0f8fad5bd9cb-469f-a165-70867728950e0.json",  // hyphen moved
+        "20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950g.json",  // not hex
+        "20240229T235959.12Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // short milliseconds
+        "20240229T235959.123Z-42a2-0f8fad5b-d9cb-469f-a165-70867728950e.json",
+        "20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950é.json",
+    ])
+    func rejectsForeignNames(text: String) {
+        #expect(ReportFileName(parsing: text) == nil)
+    }
+
+    /// Only `.tmp-` followed by a canonical UUID counts as a temporary report file.
+    @Test func recognizesTemporaryNames() {
+        let name = ReportFileName(timeNanoseconds: 0, pid: 1, id: Self.id)
+        #expect(ReportFileName.isTemporaryName(name.temporaryName))
+        #expect(!ReportFileName.isTemporaryName(".tmp-"))
+        #expect(!ReportFileName.isTemporaryName(".tmp-notes"))
+        #expect(!ReportFileName.isTemporaryName(name.text))
+        #expect(!ReportFileName.isTemporaryName(name.temporaryName + "x"))
+    }
+}
