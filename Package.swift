@@ -28,7 +28,7 @@ let package = Package(
         // Spool: atomic report files, listing, retention.
         .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem"]),
         // Commands: parse, validate, run; exit codes.
-        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSystem", "CrashwatchModel"]),
+        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSpool", "CrashwatchSystem", "CrashwatchModel"]),
         .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"]),
 
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),

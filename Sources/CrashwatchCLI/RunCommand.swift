@@ -1,18 +1,33 @@
-// RunCommand.swift — `crashwatch run`: options, the supervisor, one stderr line per crash, and an exit
-// status identical to the command's.
+// RunCommand.swift — `crashwatch run`: options, the supervisor, a report in the spool and one stderr
+// line per crash, and an exit status identical to the command's.
 import CrashwatchCapture
 import CrashwatchModel
+import CrashwatchSpool
 import CrashwatchSystem
+import FoundationEssentials
 
 /// `crashwatch run [options] [--] COMMAND [ARG...]`.
 enum RunCommand {
     static let specs: [OptionSpec] = [
+        OptionSpec("spool", value: "DIR", help: "write reports to DIR (default: $CRASHWATCH_SPOOL, else /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports)"),
+        OptionSpec("max-reports", value: "N", help: "keep at most N reports in the spool, oldest removed first (default 50, at least 1)"),
+        OptionSpec("app-root", value: "DIR", repeatable: true, help: "images under DIR are in-app (default: the executable's directory, or its parent when that is bin, sbin or libexec)"),
+        OptionSpec("env-allow", value: "NAME", repeatable: true, help: "record environment variable NAME in reports (none are recorded otherwise)"),
+        OptionSpec("redact-args", help: "record only argv[0] of the command line; later arguments become <redacted>"),
+        OptionSpec("app-name", value: "NAME", help: "app name for reports (default: $CRASHWATCH_APP_NAME of the crashed process)"),
+        OptionSpec("app-version", value: "VERSION", help: "app version for reports (default: $CRASHWATCH_APP_VERSION)"),
+        OptionSpec("app-release", value: "RELEASE", help: "app release for reports (default: $CRASHWATCH_APP_RELEASE)"),
+        OptionSpec("max-frames", value: "N", help: "unwind at most N frames per thread (default 256)"),
+        OptionSpec("capture-timeout", value: "SECONDS", help: "hold a crashed process at most this long, then write what was captured (default 10)"),
+        OptionSpec("symbolicate", value: "MODE", help: "function names at capture: functions (default) or none"),
         OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported)"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
+    static let usage = "crashwatch run [OPTIONS] [--] COMMAND [ARG...]"
+
     static let help = """
-        Usage: crashwatch run [OPTIONS] [--] COMMAND [ARG...]
+        Usage: \(usage)
 
         Runs COMMAND (looked up in PATH) as a traced child and reports its crashes. The child inherits
         stdin, stdout, stderr, the working directory, the environment, rlimits and the process group;
@@ -20,7 +35,9 @@ enum RunCommand {
         passed on (signals a terminal sends to the whole foreground group are not sent twice). Threads,
         forks, vforks and execs are followed. A crash is a core-dumping signal (SEGV, BUS, ILL, FPE,
         ABRT, TRAP, SYS, QUIT, XCPU, XFSZ) delivered with its default action; a signal the program
-        handles and recovers from is not one. Each crash prints one line to stderr.
+        handles and recovers from is not one. For each crash crashwatch stops every thread, unwinds
+        every stack, writes a JSON report (schema version 1) into the spool, prints one line to stderr
+        naming the crash and one naming the report, and lets the program die as it would have.
 
         Options:
         \(renderOptions(specs))
@@ -35,29 +52,78 @@ enum RunCommand {
 
         """
 
+    /// Everything `run` was asked to do, validated.
+    struct Configuration {
+        var supervisor: SupervisorOptions
+        var capture: CaptureOptions
+        var spool: String
+        var retention: RetentionPolicy
+    }
+
+    static func configuration(_ parsed: ParsedArguments, environment: [String: String], isRoot: Bool)
+        throws(UsageError) -> Configuration
+    {
+        guard !parsed.operands.isEmpty, !parsed.operands[0].isEmpty else { throw UsageError("no command given") }
+        var supervisor = SupervisorOptions(command: parsed.operands)
+        supervisor.followForks = !parsed.has("no-follow-forks")
+        if let text = parsed.value("capture-timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+                throw UsageError("--capture-timeout needs a number of seconds between 0 and 3600, not '\(text)'")
+            }
+            supervisor.captureTimeoutNanoseconds = Int64(seconds * 1e9)
+        }
+
+        var capture = CaptureOptions(crashwatchVersion: CLI.version)
+        if let text = parsed.value("max-frames") {
+            guard let frames = Int(text), frames >= 1, frames <= 100_000 else {
+                throw UsageError("--max-frames needs a whole number from 1 to 100000, not '\(text)'")
+            }
+            capture.maxFrames = frames
+        }
+        switch parsed.value("symbolicate") {
+        case nil, "functions", "full": capture.symbolicate = true
+        case "none": capture.symbolicate = false
+        case let other?: throw UsageError("--symbolicate takes functions or none, not '\(other)'")
+        }
+        for root in parsed.all("app-root") where !root.hasPrefix("/") {
+            throw UsageError("--app-root needs an absolute directory, not '\(root)'")
+        }
+        capture.appRoots = parsed.all("app-root")
+        for name in parsed.all("env-allow") where name.isEmpty || name.contains("=") {
+            throw UsageError("--env-allow needs a variable name, not '\(name)'")
+        }
+        capture.environmentAllowList = parsed.all("env-allow")
+        capture.redactArguments = parsed.has("redact-args")
+        capture.app = AppRecord(name: parsed.value("app-name"), version: parsed.value("app-version"),
+                                release: parsed.value("app-release"))
+
+        var maxReports = RetentionPolicy.defaultMaxReports
+        if let text = parsed.value("max-reports") {
+            guard let count = Int(text) else { throw UsageError("--max-reports needs a whole number, not '\(text)'") }
+            maxReports = count  // clamped to at least 1 by the policy
+        }
+        let spool = SpoolLocation.resolve(explicit: parsed.value("spool"), environment: environment, isRoot: isRoot)
+        return Configuration(supervisor: supervisor, capture: capture, spool: spool,
+                             retention: RetentionPolicy(maxReports: maxReports))
+    }
+
     static func main(_ arguments: [String]) -> Int32 {
-        let parsed: ParsedArguments
+        let configuration: Configuration
         do {
-            parsed = try parseArguments(arguments, specs: specs, operandsEndOptions: true)
+            let parsed = try parseArguments(arguments, specs: specs, operandsEndOptions: true)
+            if parsed.has("help") {
+                StandardStream.out(help)
+                return ExitCode.success
+            }
+            configuration = try self.configuration(parsed, environment: ProcessEnvironment.current, isRoot: SelfProcess.isRoot)
         } catch {
-            return CLI.usageFailure(error, usage: "crashwatch run [OPTIONS] [--] COMMAND [ARG...]", helpCommand: "crashwatch run --help")
-        }
-        if parsed.has("help") {
-            StandardStream.out(help)
-            return ExitCode.success
-        }
-        guard !parsed.operands.isEmpty, !parsed.operands[0].isEmpty else {
-            return CLI.usageFailure(UsageError("no command given"), usage: "crashwatch run [OPTIONS] [--] COMMAND [ARG...]",
-                                    helpCommand: "crashwatch run --help")
+            return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch run --help")
         }
 
-        var options = SupervisorOptions(command: parsed.operands)
-        options.followForks = !parsed.has("no-follow-forks")
-
-        let printer = CrashLinePrinter()
+        let reporter = CrashReporter(configuration: configuration)
         let status: WaitStatus
         do {
-            let supervisor = try Supervisor(options: options, observer: printer)
+            let supervisor = try Supervisor(options: configuration.supervisor, observer: reporter)
             status = try supervisor.run()
         } catch {
             switch error {
@@ -76,14 +142,36 @@ enum RunCommand {
     }
 }
 
-/// Prints one line per crash and per abnormal exit to stderr.
-final class CrashLinePrinter: SupervisorObserver {
+/// Captures each crash into the spool and prints what happened to stderr.
+final class CrashReporter: SupervisorObserver {
+    private let configuration: RunCommand.Configuration
+
+    init(configuration: RunCommand.Configuration) { self.configuration = configuration }
+
     func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) {
         StandardStream.err(CrashLine.crashed(crash) + "\n")
+        let report = CrashCapture.report(for: crash, stopped: stopped, options: configuration.capture)
+        StandardStream.err(write(report, pid: crash.pid, time: crash.timeNanoseconds) + "\n")
     }
 
     func supervisorSawAbnormalExit(_ exit: AbnormalExit) {
         StandardStream.err(CrashLine.abnormalExit(exit) + "\n")
+    }
+
+    /// Writes the report and applies retention; returns the line to print.
+    private func write(_ report: CrashReport, pid: Int32, time: Int64) -> String {
+        do {
+            let bytes = try report.encodedJSON()
+            let spool = try Spool(path: configuration.spool)
+            let name = ReportFileName(timeNanoseconds: time, pid: pid, id: UUID(uuidString: report.id) ?? UUID())
+            let path = try spool.write(bytes: bytes, name: name)
+            _ = try? spool.prune(policy: configuration.retention)
+            return "crashwatch: report written to \(path)"
+        } catch let error as SpoolError {
+            return "crashwatch: \(error)"
+        } catch {
+            return "crashwatch: cannot encode report for spool \(configuration.spool): \(error)"
+        }
     }
 }
 

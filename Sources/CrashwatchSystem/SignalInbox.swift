@@ -100,3 +100,25 @@ public func processGroup(of pid: Int32) -> Int32? {
     let group = getpgid(pid)
     return group == -1 ? nil : group
 }
+
+extension SelfProcess {
+    /// Whether the supervisor runs as root (effective uid 0).
+    public static var isRoot: Bool { geteuid() == 0 }
+}
+
+/// The supervisor's own environment.
+public enum ProcessEnvironment {
+    /// Every variable of the supervisor's environment.
+    public static var current: [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}
