@@ -14,6 +14,7 @@
  * CRASH-ADDR: 0x0
  * CRASH-THREAD: main
  * CRASH-FUNCTION: crash_here
+ * CRASH-IMAGE: memfd:crashwatch-memfd
  * STDOUT: ready
  */
 #define _GNU_SOURCE

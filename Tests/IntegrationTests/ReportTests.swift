@@ -1,0 +1,223 @@
+// ReportTests.swift — the report a real crash produces, field by field: every crash fixture run under
+// `crashwatch run --spool DIR`, its report validated against the JSON Schema and checked against the
+// fixture's header, `readelf -n` and, for the crashed thread, eu-stack on the core dump of the same crash.
+import Foundation
+import Testing
+
+/// A report written by a supervised run, parsed loosely (JSONSerialization) to check it from outside.
+struct WrittenReport {
+    let path: String
+    let data: Data
+    let json: [String: Any]
+
+    var signal: [String: Any] { json["signal"] as? [String: Any] ?? [:] }
+    var threads: [[String: Any]] { json["threads"] as? [[String: Any]] ?? [] }
+    var images: [[String: Any]] { json["images"] as? [[String: Any]] ?? [] }
+    var crashedThreads: [[String: Any]] { threads.filter { $0["crashed"] as? Bool == true } }
+
+    func frames(of thread: [String: Any]) -> [[String: Any]] { thread["frames"] as? [[String: Any]] ?? [] }
+
+    /// The image record a frame points at.
+    func image(of frame: [String: Any]) -> [String: Any]? {
+        guard let index = frame["imageIndex"] as? Int, index < images.count else { return nil }
+        return images[index]
+    }
+
+    /// Function names of a thread's frames, innermost first.
+    func functions(of thread: [String: Any]) -> [String] { frames(of: thread).map { $0["function"] as? String ?? "?" } }
+}
+
+/// A temporary directory removed at the end of the test.
+final class TemporaryDirectory {
+    let path: String
+    init(_ prefix: String = "cw-test") throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Runs `executable` under crashwatch with a fresh spool and returns the run and the reports it wrote.
+func runCapturing(_ executable: String, _ arguments: [String] = [], options: [String] = [], workingDirectory: String? = nil,
+                  spool: TemporaryDirectory? = nil, shellPrefix: String? = nil) throws -> (RunResult, [WrittenReport], TemporaryDirectory)
+{
+    let spool = try spool ?? TemporaryDirectory("cw-spool")
+    let result: RunResult
+    if let shellPrefix {
+        let command = ([Paths.crashwatch, "run", "--spool", spool.path] + options + ["--", executable] + arguments)
+            .map { "'\($0)'" }.joined(separator: " ")
+        result = try run("/bin/sh", ["-c", "\(shellPrefix); exec \(command)"], workingDirectory: workingDirectory)
+    } else {
+        result = try run(Paths.crashwatch, ["run", "--spool", spool.path] + options + ["--", executable] + arguments,
+                         workingDirectory: workingDirectory)
+    }
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: spool.path)) ?? []
+    #expect(!names.contains { $0.hasPrefix(".tmp-") }, "a temporary file was left in the spool")
+    let reports = try names.filter { $0.hasSuffix(".json") }.sorted().map { name -> WrittenReport in
+        let path = "\(spool.path)/\(name)"
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(name) is not a JSON object")
+        let mode = ((try FileManager.default.attributesOfItem(atPath: path))[.posixPermissions] as? Int) ?? 0
+        #expect(mode == 0o640, "\(name) has mode \(String(mode, radix: 8))")
+        return WrittenReport(path: path, data: data, json: json)
+    }
+    return (result, reports, spool)
+}
+
+/// The build-id `readelf -n` prints for a file, or nil.
+func readelfBuildID(_ path: String) throws -> String? {
+    let result = try run("/usr/bin/readelf", ["-n", path])
+    return result.stdout.split(separator: "\n").first { $0.contains("Build ID:") }
+        .map { String($0.split(separator: " ").last ?? "") }
+}
+
+@Suite struct ReportTests {
+    static let validator: SchemaValidator? = try? SchemaValidator()
+    static let crashing = Fixture.all.filter { $0.expectedCrashes >= 1 && $0.name != "deleted_exe" }
+
+    @Test("each crash fixture yields one valid report that says what its header promises", arguments: crashing)
+    func reportMatchesFixture(_ fixture: Fixture) throws {
+        let (result, reports, _) = try runCapturing(Paths.fixture(fixture.name), fixture.arguments)
+        #expect(result.termination == fixture.expectedExit, "\(result.stderr)")
+        try #require(reports.count == fixture.expectedCrashes, "stderr: \(result.stderr)")
+        #expect(result.crashwatchLines.filter { $0.hasPrefix("crashwatch: report written to ") }.count == fixture.expectedCrashes)
+        try check(reports[0], against: fixture, executable: Paths.fixture(fixture.name), result: result)
+    }
+
+    @Test("a deleted executable still gets its frames, names and build-id")
+    func deletedExecutable() throws {
+        let directory = try TemporaryDirectory("cw-deleted")
+        let copy = "\(directory.path)/deleted_exe"
+        try FileManager.default.copyItem(atPath: Paths.fixture("deleted_exe"), toPath: copy)
+        let expectedBuildID = try readelfBuildID(copy)
+        let (result, reports, _) = try runCapturing(copy)
+        let report = try #require(reports.first, "stderr: \(result.stderr)")
+        try check(report, against: Fixture("deleted_exe"), executable: copy, result: result, buildID: expectedBuildID)
+        let main = try #require(report.images.first { $0["isMainExecutable"] as? Bool == true })
+        #expect(main["deleted"] as? Bool == true)
+        #expect(main["path"] as? String == copy)
+    }
+
+    @Test("64 threads: every thread's frames are its documented recursion")
+    func sixtyFourThreads() throws {
+        let (result, reports, _) = try runCapturing(Paths.fixture("threads64"))
+        let report = try #require(reports.first, "stderr: \(result.stderr)")
+        #expect(report.threads.count == 65)
+        let parked = report.threads.filter { ($0["name"] as? String)?.wholeMatch(of: #/t\d\d/#) != nil }
+        #expect(parked.count == 64)
+        for thread in parked {
+            let name = thread["name"] as! String
+            let index = try #require(Int(name.dropFirst()))
+            let functions = report.functions(of: thread)
+            #expect(functions.filter { $0 == "park_level" }.count == index % 8 + 4, "\(name): \(functions)")
+            #expect(functions.contains("park_bottom") && functions.contains("thread_main"), "\(name): \(functions)")
+            #expect(thread["crashed"] as? Bool == false)
+        }
+    }
+
+    @Test("1,000 threads are all stopped and unwound")
+    func thousandThreads() throws {
+        let (result, reports, _) = try runCapturing(Paths.fixture("threads1000"))
+        let report = try #require(reports.first, "stderr: \(result.stderr)")
+        #expect(report.threads.count == 1001)
+        #expect(report.threads.allSatisfy { !report.frames(of: $0).isEmpty })
+        #expect((report.json["softErrors"] as? [Any])?.isEmpty == true, "\(report.json["softErrors"] ?? "")")
+    }
+
+    @Test("a corrupted stack gives the trustworthy frames and a reason, never a hang")
+    func corruptedStack() throws {
+        let (result, reports, _) = try runCapturing(Paths.fixture("corrupt_stack"))
+        let report = try #require(reports.first, "stderr: \(result.stderr)")
+        let crashed = try #require(report.crashedThreads.first)
+        #expect(report.functions(of: crashed).first == "crash_here")
+        #expect(report.frames(of: crashed).count < 256)
+        #expect(crashed["unwindStopReason"] is String)
+    }
+
+    @Test("the crashed thread's frames agree with eu-stack on the core dump of the same crash",
+          arguments: ["null_deref", "omit_fp_o2", "threads64", "dlopen_crash", "segv_reraise"])
+    func crossCheckWithCoreDump(_ name: String) throws {
+        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
+        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        let directory = try TemporaryDirectory("cw-core")
+        let executable = Paths.fixture(name)
+        let (result, reports, _) = try runCapturing(executable, workingDirectory: directory.path, shellPrefix: "ulimit -c unlimited")
+        let report = try #require(reports.first, "stderr: \(result.stderr)")
+        let cores = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("core") }
+        let core = try #require(cores.first, "no core file was written")
+        #expect(cores.count == 1, "crashwatch must not dump a core of its own: \(cores)")
+        let stack = try run("/usr/bin/eu-stack", ["--core", "\(directory.path)/\(core)", "-e", executable])
+        // eu-stack lists the thread that got the signal first: "#N  0xADDR function".
+        var coreFrames: [(UInt64, String)] = []
+        for line in stack.stdout.split(separator: "\n") {
+            if line.hasPrefix("TID ") && !coreFrames.isEmpty { break }
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard parts.count >= 2, parts[0].hasPrefix("#"), let address = UInt64(parts[1].dropFirst(2), radix: 16) else { continue }
+            coreFrames.append((address, parts.count > 2 ? String(parts[2]) : "?"))
+        }
+        let crashed = try #require(report.crashedThreads.first)
+        let ours = report.frames(of: crashed)
+        let compared = min(coreFrames.count, ours.count, 6)
+        try #require(compared >= 3, "eu-stack: \(stack.stdout) \(stack.stderr)")
+        for index in 0..<compared {
+            let address = UInt64((ours[index]["address"] as? String ?? "").dropFirst(2), radix: 16)
+            #expect(address == coreFrames[index].0, "frame \(index): ours \(ours[index]) vs eu-stack \(coreFrames[index])")
+            let function = ours[index]["function"] as? String ?? "?"
+            #expect(coreFrames[index].1.hasPrefix(function), "frame \(index): \(function) vs \(coreFrames[index].1)")
+        }
+    }
+
+    private func check(_ report: WrittenReport, against fixture: Fixture, executable: String, result: RunResult,
+                       buildID: String?? = nil) throws
+    {
+        if let validator = Self.validator {
+            let errors = validator.validate(reportJSON: report.data)
+            #expect(errors.isEmpty, "schema violations: \(errors)")
+        } else {
+            Issue.record("the JSON Schema could not be loaded")
+        }
+        #expect(report.json["schemaVersion"] as? Int == 1)
+        #expect(report.json["kind"] as? String == "crash")
+        #expect(report.signal["name"] as? String == fixture.keys["CRASH-SIGNAL"])
+        #expect(report.signal["codeName"] as? String == fixture.keys["CRASH-CODE"])
+        if let address = fixture.keys["CRASH-ADDR"] { #expect(report.signal["faultAddress"] as? String == address) }
+        let original = report.signal["originalFault"] as? [String: Any]
+        #expect(original?["name"] as? String == fixture.keys["ORIGINAL-SIGNAL"])
+        #expect(original?["codeName"] as? String == fixture.keys["ORIGINAL-CODE"])
+
+        // Exactly one crashed thread, the one the crash line named.
+        try #require(report.crashedThreads.count == 1)
+        let crashed = report.crashedThreads[0]
+        let line = try #require(result.crashLines.first)
+        #expect(crashed["tid"] as? Int == Int(line.tid))
+        let process = report.json["process"] as? [String: Any] ?? [:]
+        #expect(process["pid"] as? Int == Int(line.pid))
+        switch fixture.keys["CRASH-THREAD"] {
+        case "main": #expect(crashed["tid"] as? Int == process["pid"] as? Int)
+        case let name?: #expect(crashed["name"] as? String == name)
+        case nil: break
+        }
+        #expect(report.threads.first?["crashed"] as? Bool == true, "the crashed thread comes first")
+
+        // The innermost frame in the fixture's own code is the documented function.
+        let ownImage = fixture.keys["CRASH-IMAGE"] ?? (executable as NSString).lastPathComponent
+        let own = report.frames(of: crashed).first { (report.image(of: $0)?["name"] as? String) == ownImage }
+        #expect(own?["function"] as? String == fixture.keys["CRASH-FUNCTION"],
+                "frames: \(report.functions(of: crashed))")
+        #expect(report.frames(of: crashed).first?["how"] as? String == "context")
+
+        // Images: the main executable is present and in-app, system libraries are not, build-ids match readelf.
+        let main = try #require(report.images.first { $0["isMainExecutable"] as? Bool == true }, "no main executable image")
+        if fixture.name != "memfd_exec" {
+            #expect(main["inApp"] as? Bool == true)
+        }
+        for image in report.images {
+            let path = image["path"] as? String ?? ""
+            if path.hasPrefix("/usr/lib") || path.hasPrefix("/lib") { #expect(image["inApp"] as? Bool == false, "\(path)") }
+            if (path == ownImage || path.hasSuffix("/\(ownImage)")) && !path.hasPrefix("/memfd:") { #expect(image["inApp"] as? Bool == true, "\(path)") }
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            #expect(image["buildID"] as? String == (try readelfBuildID(path)), "\(path)")
+        }
+        if let buildID { #expect(main["buildID"] as? String == buildID) }
+    }
+}
