@@ -1,0 +1,120 @@
+// RunOptionsTests.swift — `crashwatch run`'s report options end to end: retention, redaction, the
+// environment allow-list, app roots and identity, the capture deadline, and spools that cannot be written.
+import Foundation
+import Testing
+
+@Suite struct RunOptionsTests {
+    @Test("--max-reports keeps the newest N reports")
+    func retentionByCount() throws {
+        let spool = try TemporaryDirectory("cw-retention")
+        var written: [String] = []
+        for _ in 0..<4 {
+            let (result, _, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--max-reports", "2"], spool: spool)
+            let line = try #require(result.crashwatchLines.first { $0.hasPrefix("crashwatch: report written to ") })
+            written.append(String(line.dropFirst("crashwatch: report written to ".count)))
+        }
+        let remaining = try FileManager.default.contentsOfDirectory(atPath: spool.path).sorted()
+        #expect(remaining == written.suffix(2).map { ($0 as NSString).lastPathComponent }.sorted())
+    }
+
+    @Test("--redact-args, --env-allow and the app identity options shape the process record")
+    func processRecordOptions() throws {
+        let spool = try TemporaryDirectory("cw-options")
+        let result = try run("/usr/bin/env", [
+            "CW_SECRET=hunter2", "CW_VISIBLE=shown", "CRASHWATCH_APP_VERSION=9.9",
+            Paths.crashwatch, "run", "--spool", spool.path, "--redact-args", "--env-allow", "CW_VISIBLE",
+            "--env-allow", "CW_ABSENT", "--app-name", "demo", "--app-release", "r1", "--",
+            Paths.fixture("exec_then_crash"), "--password=x",
+        ])
+        #expect(result.termination == .signaled(11))
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: spool.path).first)
+        let text = try String(contentsOfFile: "\(spool.path)/\(name)", encoding: .utf8)
+        #expect(!text.contains("hunter2") && !text.contains("--password"))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let process = try #require(json["process"] as? [String: Any])
+        #expect(process["redacted"] as? Bool == true)
+        let commandLine = process["commandLine"] as? [String] ?? []
+        #expect(commandLine.count >= 2 && commandLine.dropFirst().allSatisfy { $0 == "<redacted>" }, "\(commandLine)")
+        #expect(process["environment"] as? [String: String] == ["CW_VISIBLE": "shown"])
+        let app = process["app"] as? [String: Any]
+        #expect(app?["name"] as? String == "demo")
+        #expect(app?["version"] as? String == "9.9")
+        #expect(app?["release"] as? String == "r1")
+    }
+
+    @Test("--app-root decides which images are in-app")
+    func appRoot() throws {
+        let (_, reports, _) = try runCapturing(Paths.fixture("dlopen_crash"), options: ["--app-root", "/opt/elsewhere"])
+        let report = try #require(reports.first)
+        #expect(report.images.allSatisfy { $0["inApp"] as? Bool == false }, "\(report.images)")
+        let (_, defaults, _) = try runCapturing(Paths.fixture("dlopen_crash"))
+        let plugin = try #require(defaults.first?.images.first { $0["name"] as? String == "libappplugin.so" })
+        #expect(plugin["inApp"] as? Bool == true)
+    }
+
+    @Test("past --capture-timeout the report is still written, with the shortfall recorded")
+    func captureDeadline() throws {
+        let (result, reports, _) = try runCapturing(Paths.fixture("threads1000"), options: ["--capture-timeout", "0.000001"])
+        #expect(result.termination == .signaled(11))
+        let report = try #require(reports.first, "stderr: \(result.stderr)")
+        let diagnostics = try #require(report.json["diagnostics"] as? [String: Any])
+        #expect(diagnostics["deadlineExceeded"] as? Bool == true)
+        let errors = report.json["softErrors"] as? [[String: Any]] ?? []
+        #expect(errors.contains { $0["stage"] as? String == "deadline" || $0["stage"] as? String == "stop" })
+        #expect(diagnostics["captureErrors"] as? Int == errors.count)
+    }
+
+    @Test("a spool that cannot be created gives one clear line, and the exit status stays exact")
+    func unwritableSpool() throws {
+        let directory = try TemporaryDirectory("cw-badspool")
+        let file = "\(directory.path)/not-a-directory"
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        let result = try run(Paths.crashwatch, ["run", "--spool", "\(file)/reports", "--", Paths.fixture("null_deref")])
+        #expect(result.termination == .signaled(11))
+        let lines = result.crashwatchLines.filter { !$0.contains(" crashed: ") }
+        #expect(lines.count == 1 && lines[0].contains("\(file)/reports") && lines[0].contains("Not a directory"), "\(result.stderr)")
+    }
+
+    @Test("a full spool file system leaves no temporary file behind")
+    func fullSpool() throws {
+        let directory = try TemporaryDirectory("cw-fullspool")
+        let mount = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=8k", "tmpfs", directory.path])
+        try #require(mount.termination == .exited(0), "cannot mount a tmpfs here (\(mount.stderr)); skipped")
+        defer { _ = try? run("/bin/umount", [directory.path]) }
+        let result = try run(Paths.crashwatch, ["run", "--spool", directory.path, "--", Paths.fixture("threads64")])
+        #expect(result.termination == .signaled(11))
+        let lines = result.crashwatchLines.filter { !$0.contains(" crashed: ") }
+        #expect(lines.count == 1 && lines[0].contains(directory.path) && lines[0].contains("No space left on device"),
+                "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test("killing the supervisor at random points while it writes never leaves a partial report")
+    func killDuringWrite() throws {
+        let spool = try TemporaryDirectory("cw-killspool")
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<12 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Paths.crashwatch)
+            process.arguments = ["run", "--spool", spool.path, "--", Paths.fixture("threads64")]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            try process.run()
+            // Wait for the crash line: the capture has begun. Then kill somewhere inside capture and write.
+            var seen = Data()
+            while !String(decoding: seen, as: UTF8.self).contains(" crashed: ") {
+                let chunk = errors.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen.append(chunk)
+            }
+            usleep(UInt32.random(in: 0...(round < 6 ? 3_000 : 12_000), using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        for name in try FileManager.default.contentsOfDirectory(atPath: spool.path) where name.hasSuffix(".json") {
+            let data = try Data(contentsOf: URL(fileURLWithPath: "\(spool.path)/\(name)"))
+            #expect((try? JSONSerialization.jsonObject(with: data)) != nil, "\(name) is partial")
+        }
+    }
+}
