@@ -48,7 +48,7 @@ demo: build fixtures
 	echo "--- crashwatch exited with status $$status, exactly as the fixture would (128+SIGSEGV) ---"
 
 bench: build fixtures
-	@bench/run.sh
+	@python3 bench/bench.py
 
 clean:
 	rm -rf .build

@@ -8,13 +8,23 @@ public enum ProcFS {
         let fd = retryingOnEINTR { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw SystemError("open \(path)", errno: lastErrno()) }
         defer { close(fd) }
+        // Read straight into the result's spare capacity: no chunk copies.
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
+        bytes.reserveCapacity(4096)
         while bytes.count < limit {
-            let count = chunk.withUnsafeMutableBytes { buffer in retryingOnEINTR { read(fd, buffer.baseAddress, buffer.count) } }
-            if count < 0 { throw SystemError("read \(path)", errno: lastErrno()) }
+            if bytes.capacity - bytes.count < 1024 { bytes.reserveCapacity(bytes.capacity * 2) }
+            let start = bytes.count
+            let room = min(bytes.capacity - start, limit - start)
+            var savedErrno: Int32 = 0
+            bytes.append(contentsOf: repeatElement(0, count: room))
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                let result = retryingOnEINTR { read(fd, buffer.baseAddress! + start, room) }
+                if result < 0 { savedErrno = lastErrno() }
+                return result
+            }
+            bytes.removeSubrange((start + max(count, 0))...)
+            if count < 0 { throw SystemError("read \(path)", errno: savedErrno) }
             if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
         }
         return bytes
     }
@@ -26,7 +36,7 @@ public enum ProcFS {
 
     /// The `status` of one thread: `/proc/TID/status` (works for any thread id).
     public static func threadStatus(_ tid: Int32) throws(SystemError) -> ProcStatus {
-        ProcStatus(parsing: try readText("/proc/\(tid)/status"))
+        ProcStatus(parsing: try readBytes("/proc/\(tid)/status"))
     }
 
     /// A thread's name (`comm`), without the trailing newline; nil when the thread is gone.
@@ -83,24 +93,70 @@ public struct ProcStatus: Equatable, Sendable {
 
     /// Parses the `Key:\tvalue` lines; unknown and malformed lines are skipped.
     public init(parsing text: String) {
-        for line in text.split(separator: "\n") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let key = line[..<colon]
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t")
-            switch key {
-            case "Name": name = String(value)
-            case "Tgid": tgid = Int32(value)
-            case "Pid": pid = Int32(value)
-            case "PPid": ppid = Int32(value)
-            case "SigBlk": blocked = UInt64(value, radix: 16) ?? 0
-            case "SigIgn": ignored = UInt64(value, radix: 16) ?? 0
-            case "SigCgt": caught = UInt64(value, radix: 16) ?? 0
-            case "Seccomp": seccompMode = Int(value)
-            case "Uid": uids = value.split(whereSeparator: { $0 == "\t" || $0 == " " }).compactMap { UInt32($0) }
-            case "Gid": gids = value.split(whereSeparator: { $0 == "\t" || $0 == " " }).compactMap { UInt32($0) }
-            default: continue
+        self.init(parsing: Array(text.utf8))
+    }
+
+    /// Parses the status file's bytes. A byte scanner, not String splitting: the supervisor reads this
+    /// file at every crash signal a program handles, and a JVM may handle tens of thousands of them.
+    public init(parsing bytes: [UInt8]) {
+        var lineStart = 0
+        while lineStart < bytes.count {
+            var lineEnd = lineStart
+            while lineEnd < bytes.count && bytes[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
+            var colon = lineStart
+            while colon < lineEnd && bytes[colon] != UInt8(ascii: ":") { colon += 1 }
+            if colon < lineEnd {
+                var valueStart = colon + 1
+                while valueStart < lineEnd && (bytes[valueStart] == 9 || bytes[valueStart] == 32) { valueStart += 1 }
+                apply(key: bytes[lineStart..<colon], value: bytes[valueStart..<lineEnd])
             }
+            lineStart = lineEnd + 1
         }
+    }
+
+    private mutating func apply(key: ArraySlice<UInt8>, value: ArraySlice<UInt8>) {
+        switch key.count {
+        case 3 where key.elementsEqual("Pid".utf8): pid = Self.decimal(value).map(Int32.init)
+        case 3 where key.elementsEqual("Uid".utf8): uids = Self.decimals(value)
+        case 3 where key.elementsEqual("Gid".utf8): gids = Self.decimals(value)
+        case 4 where key.elementsEqual("Name".utf8): name = String(decoding: value, as: UTF8.self)
+        case 4 where key.elementsEqual("Tgid".utf8): tgid = Self.decimal(value).map(Int32.init)
+        case 4 where key.elementsEqual("PPid".utf8): ppid = Self.decimal(value).map(Int32.init)
+        case 6 where key.elementsEqual("SigBlk".utf8): blocked = Self.hexadecimal(value)
+        case 6 where key.elementsEqual("SigIgn".utf8): ignored = Self.hexadecimal(value)
+        case 6 where key.elementsEqual("SigCgt".utf8): caught = Self.hexadecimal(value)
+        case 7 where key.elementsEqual("Seccomp".utf8): seccompMode = Self.decimal(value).map(Int.init)
+        default: break
+        }
+    }
+
+    private static func decimal(_ digits: ArraySlice<UInt8>) -> UInt32? {
+        guard !digits.isEmpty, digits.count <= 10 else { return nil }
+        var value: UInt64 = 0
+        for byte in digits {
+            guard byte >= 48 && byte <= 57 else { return nil }
+            value = value * 10 + UInt64(byte - 48)
+        }
+        return value <= UInt64(UInt32.max) ? UInt32(value) : nil
+    }
+
+    private static func decimals(_ text: ArraySlice<UInt8>) -> [UInt32] {
+        text.split(whereSeparator: { $0 == 9 || $0 == 32 }).compactMap { decimal($0) }
+    }
+
+    private static func hexadecimal(_ digits: ArraySlice<UInt8>) -> UInt64 {
+        var value: UInt64 = 0
+        for byte in digits.prefix(16) {
+            let digit: UInt8
+            switch byte {
+            case 48...57: digit = byte - 48
+            case 97...102: digit = byte - 87
+            case 65...70: digit = byte - 55
+            default: return value
+            }
+            value = value << 4 | UInt64(digit)
+        }
+        return value
     }
 
     /// How the process disposes of signal `number`: handled, ignored, or the default action.

@@ -120,14 +120,19 @@ public final class RemoteSymbolizer {
 
     deinit { cw_symbolizer_destroy(handle) }
 
+    /// Answers already given: threads of one process share most of their return addresses.
+    private var cache: [UInt64: SymbolLookup?] = [:]
+
     /// Looks `address` up; nil when no module contains it.
     public func lookup(_ address: UInt64) -> SymbolLookup? {
+        if let known = cache[address] { return known }
         var raw = cw_symbol()
         let result = cw_symbolize(handle, address, &raw)
-        guard result >= 0 else { return nil }
-        return SymbolLookup(
+        let found = result < 0 ? nil : SymbolLookup(
             module: raw.module_name.map { String(cString: $0) },
             symbol: raw.name.map { String(cString: $0) },
             offset: raw.offset)
+        cache[address] = found
+        return found
     }
 }
