@@ -33,7 +33,7 @@ let package = Package(
 
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),
         .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel"]),
-        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture"]),
+        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool"]),
         .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),
         .testTarget(name: "IntegrationTests", exclude: ["transparency.py"]),

@@ -28,6 +28,10 @@ int main(int argc, char **argv)
     action.sa_handler = on_usr1;
     sigemptyset(&action.sa_mask);
     sigaction(SIGUSR1, &action, NULL);
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_UNBLOCK, &usr1, NULL); /* a parent may have left it blocked */
     for (long i = 0; i < count; i++) raise(SIGUSR1);
     printf("signals %ld\n", (long)received);
     return received == count ? 0 : 1;

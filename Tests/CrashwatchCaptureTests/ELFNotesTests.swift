@@ -2,6 +2,7 @@
 // package metadata), a hand-built aarch64 header, and real binaries on this machine compared with
 // `readelf -n` at test time — from the file and, as capture does it, from a loaded image's memory.
 import CrashwatchCapture
+import CrashwatchSystem
 import Foundation
 import Testing
 
@@ -206,7 +207,7 @@ private let haveReadelf = which("readelf") != nil
     @Test(.enabled(if: haveReadelf, "readelf (binutils) is not installed"))
     func buildIDFromALoadedImageInMemoryMatchesReadelf() throws {
         // The capture path, run on this process: maps → image base → header → PT_NOTE in memory → build-id.
-        let table = ImageTable(mapsText: try String(contentsOfFile: "/proc/self/maps", encoding: .utf8))
+        let table = ImageTable(mapsText: try ProcFS.readText("/proc/self/maps"))
         let libc = try #require(table.first { $0.name == "libc.so.6" && $0.baseAddress != nil })
         let base = try #require(libc.baseAddress)
         /// Reads bytes of this process's memory (the test's stand-in for process_vm_readv).

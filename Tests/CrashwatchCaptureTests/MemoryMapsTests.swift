@@ -2,6 +2,7 @@
 // trimmed copy of this machine's real maps plus the awkward cases: memfd, deleted files, spaces in
 // paths, " (deleted)" in the middle of a path, and malformed lines.
 import CrashwatchCapture
+import CrashwatchSystem
 import Foundation
 import Testing
 
@@ -240,7 +241,7 @@ private func line(_ start: UInt64, _ end: UInt64, _ offset: UInt64, inode: UInt6
     }
 
     @Test func thisProcessMapsItsOwnCode() throws {
-        let text = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        let text = try ProcFS.readText("/proc/self/maps")
         let lines = text.split(separator: "\n")
         let table = ImageTable(mapsText: text)
         #expect(table.mappings.count == lines.count)

@@ -28,7 +28,8 @@ private let speciallyRun: Set<String> = ["sigecho", "deleted_exe"]
         }
         let bare = try run(try copy())
         let supervisedCopy = try copy()
-        let supervised = try run(Paths.crashwatch, ["run", "--", supervisedCopy])
+        let spool = try TemporaryDirectory("cw-spool")
+        let supervised = try run(Paths.crashwatch, ["run", "--spool", spool.path, "--", supervisedCopy])
         #expect(!FileManager.default.fileExists(atPath: supervisedCopy), "the fixture should have deleted itself")
         try check(fixture, bare: bare, supervised: supervised)
     }
@@ -51,8 +52,10 @@ private let speciallyRun: Set<String> = ["sigecho", "deleted_exe"]
         } else {
             #expect(abnormal.isEmpty, "stderr: \(supervised.stderr)")
         }
-        // crashwatch says nothing else: no errors, no warnings.
-        #expect(supervised.crashwatchLines.count == lines.count + abnormal.count, "stderr: \(supervised.stderr)")
+        // One "report written" line per crash, and nothing else: no errors, no warnings.
+        let written = supervised.crashwatchLines.filter { $0.hasPrefix("crashwatch: report written to ") }
+        #expect(written.count == lines.count, "stderr: \(supervised.stderr)")
+        #expect(supervised.crashwatchLines.count == lines.count + written.count + abnormal.count, "stderr: \(supervised.stderr)")
 
         guard let line = lines.first else { return }
         #expect(line.signal == fixture.keys["CRASH-SIGNAL"])

@@ -189,6 +189,9 @@ func runBareAndSupervised(_ executable: String, _ arguments: [String], extraOpti
                           stdin: String? = nil) throws -> (bare: RunResult, supervised: RunResult)
 {
     let bare = try run(executable, arguments, stdin: stdin)
-    let supervised = try run(Paths.crashwatch, ["run"] + extraOptions + ["--", executable] + arguments, stdin: stdin)
+    let spool = FileManager.default.temporaryDirectory.appendingPathComponent("cw-spool-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: spool) }
+    let supervised = try run(Paths.crashwatch, ["run", "--spool", spool] + extraOptions + ["--", executable] + arguments,
+                             stdin: stdin)
     return (bare, supervised)
 }
