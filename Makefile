@@ -43,9 +43,11 @@ test: deps fixtures
 	$(SWIFT) test 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
 
 demo: build fixtures
-	@echo "--- running the null_deref fixture under crashwatch ---"
-	@$(BIN) run -- $(FIXTURES)/null_deref; status=$$?; \
-	echo "--- crashwatch exited with status $$status, exactly as the fixture would (128+SIGSEGV) ---"
+	@spool=$$(mktemp -d /tmp/crashwatch-demo.XXXXXX); \
+	echo "--- running the null_deref fixture under crashwatch (spool $$spool) ---"; \
+	$(BIN) run --spool $$spool -- $(FIXTURES)/null_deref; status=$$?; \
+	echo "--- crashwatch exited with status $$status, as the fixture does bare (128+SIGSEGV) ---"; \
+	python3 scripts/report-summary.py $$spool/*.json
 
 bench: build fixtures
 	@python3 bench/bench.py
