@@ -1,0 +1,682 @@
+#!/usr/bin/env python3
+"""Transparency tests of `crashwatch run` that need a terminal, signals or timing.
+
+`crashwatch run -- CMD` must behave like `CMD` run directly (DESIGN.md, "Process model", point 2):
+stdio, signals, job control, raw terminal mode, inherited attributes, exit statuses, orphans. These
+cases are awkward to express with the Swift harness, so TransparencyTests.swift runs each one as
+
+    python3 transparency.py CRASHWATCH FIXTURES CASE
+
+Exit status: 0 pass; 1 fail, after printing what differed; 77 skip, when the machine forbids
+something the case needs (no pseudo-terminals, no bash).
+
+Every wait is bounded: output is awaited with select() and a timeout (the fixtures print readiness
+lines), processes with a deadline. There are no fixed sleeps: that something did NOT happen (a
+duplicate signal) is proved with ordering markers. Python standard library only.
+
+The script first gives itself the signal state of an ordinary shell (nothing blocked, the signals
+the cases use not ignored). A blocked mask and ignored signals are inherited through fork and exec,
+and crashwatch rightly passes them on; but under `swift test` this script is started from a
+libdispatch worker thread, which blocks HUP, INT, QUIT, TERM, USR1, USR2, CONT, TSTP, WINCH and more,
+so without the reset every signal case would fail for reasons unrelated to crashwatch.
+"""
+
+import ctypes
+import fcntl
+import os
+import re
+import resource
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+
+CRASHWATCH = ""
+FIXTURES = ""
+TIMEOUT = 5.0  # seconds for any single expected event
+
+
+# ----------------------------------------------------------------------------------------------
+# Helper layer
+# ----------------------------------------------------------------------------------------------
+
+class Fail(Exception):
+    """The case failed: the message says what differed."""
+
+
+class Skip(Exception):
+    """The machine forbids something the case needs."""
+
+
+def check(condition, message):
+    if not condition:
+        raise Fail(message)
+
+
+_started = []  # processes this script started (Popen or pid), ended at exit if still running
+
+
+def _track(process):
+    _started.append(process)
+    return process
+
+
+def cleanup():
+    """Kills, by pid, whatever this script started and left running."""
+    for item in reversed(_started):
+        if isinstance(item, subprocess.Popen):
+            if item.poll() is None:
+                try:
+                    item.kill()
+                    item.wait(timeout=2)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+        elif (proc_stat(item) or (None, None))[1] == os.getpid():  # a pid: only if still our child
+            try:
+                os.kill(item, signal.SIGKILL)
+                os.waitpid(item, 0)
+            except OSError:
+                pass
+
+
+class Output:
+    """Reads an fd (pipe or pty master) incrementally; awaits patterns with a timeout.
+
+    Text is decoded and `\\r` removed (a pty turns `\\n` into `\\r\\n`). `expect` searches from where
+    the previous match ended, so successive calls consume the output in order.
+    """
+
+    def __init__(self, fd, name):
+        self.fd = fd
+        self.name = name
+        self.text = ""
+        self.pos = 0
+        self.eof = False
+
+    def _read(self, timeout):
+        if self.eof:
+            return False
+        ready, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
+        if not ready:
+            return False
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:  # EIO: the pty's last slave fd closed
+            data = b""
+        if not data:
+            self.eof = True
+            return False
+        self.text += data.decode("utf-8", "replace").replace("\r", "")
+        return True
+
+    def expect(self, pattern, what, timeout=TIMEOUT, whole_lines=True, anywhere=False):
+        """Waits for `pattern` (a multi-line regex) after the previous match; returns the match.
+
+        With `whole_lines`, only complete lines are searched, so `^…$` cannot match half a line.
+        With `anywhere`, all the output is searched (for lines whose order is not defined).
+        """
+        regex = re.compile(pattern, re.M)
+        deadline = time.monotonic() + timeout
+        while True:
+            start = 0 if anywhere else self.pos
+            end = self.text.rfind("\n") + 1 if whole_lines else len(self.text)
+            match = regex.search(self.text, start, max(end, start))
+            if match:
+                self.pos = max(self.pos, match.end())
+                return match
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or (self.eof and not self._read(0)):
+                state = "end of output" if self.eof else f"{timeout:g} s"
+                raise Fail(f"{self.name}: no {what} (/{pattern}/) before {state}; output so far:\n"
+                           f"{self.text!r}")
+            self._read(remaining)
+
+    def read_to_eof(self, timeout=TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while not self.eof:
+            remaining = deadline - time.monotonic()
+            check(remaining > 0, f"{self.name}: output did not end within {timeout:g} s: {self.text!r}")
+            self._read(remaining)
+        return self.text
+
+    def since(self, start):
+        return self.text[start:self.pos]
+
+
+def spawn_piped(argv, **kwargs):
+    """Starts argv in a new process group (stray group signals cannot reach this script) with its
+    stdin a pipe and stdout a pipe; returns (process, Output of stdout)."""
+    process = _track(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      process_group=0, **kwargs))
+    return process, Output(process.stdout.fileno(), f"stdout of {argv[0]}")
+
+
+def spawn_in_pty(argv, env=None):
+    """Starts argv as the session leader and foreground job of a new pseudo-terminal whose slave is
+    its stdin, stdout and stderr; returns (process, master fd, Output of the master)."""
+    try:
+        master, slave = os.openpty()
+    except OSError as error:
+        raise Skip(f"no pseudo-terminal available: {error}")
+
+    def make_controlling_terminal():  # runs in the child after setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = _track(subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
+                                      start_new_session=True, preexec_fn=make_controlling_terminal))
+    os.close(slave)
+    return process, master, Output(master, f"terminal of {os.path.basename(argv[0])}")
+
+
+def wait_exit(process, what, timeout=TIMEOUT):
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Fail(f"{what} did not exit within {timeout:g} s")
+
+
+def proc_stat(pid):
+    """(state letter, ppid) of a process from /proc/PID/stat, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+    return fields[0], int(fields[1])
+
+
+def wait_until(predicate, what, timeout=TIMEOUT):
+    """Polls `predicate` (bounded) until it returns a true value, which is returned."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise Fail(f"timed out after {timeout:g} s waiting until {what}")
+        time.sleep(0.01)
+
+
+def run(argv, **kwargs):
+    """Runs argv to completion (bounded) with captured text output."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, **kwargs)
+    except subprocess.TimeoutExpired:
+        raise Fail(f"{argv} did not finish within {TIMEOUT:g} s")
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
+# A terminal echoes a typed control character as `^C` without a newline, so a line may start with it.
+ECHOED_CONTROL = r"(?:\^.)?"
+
+
+def signal_lines(text):
+    return re.findall(rf"^{ECHOED_CONTROL}signal (SIG\w+) code (-?\d+)$", text, re.M)
+
+
+# ----------------------------------------------------------------------------------------------
+# Cases
+# ----------------------------------------------------------------------------------------------
+
+def case_stdin_pipe():
+    """`echo hi | crashwatch run -- cat` prints `hi`, exit 0."""
+    result = run([CRASHWATCH, "run", "--", "cat"], input="hi\n")
+    check(result.stdout == "hi\n", f"stdout {result.stdout!r}, expected 'hi\\n' (stderr {result.stderr!r})")
+    check(result.returncode == 0, f"exit status {result.returncode}, expected 0 (stderr {result.stderr!r})")
+
+
+FORWARDED = [signal.SIGUSR1, signal.SIGUSR2, signal.SIGHUP, signal.SIGWINCH, signal.SIGALRM,
+             signal.SIGCONT, signal.SIGINT, signal.SIGQUIT]
+
+
+def case_forward_signals():
+    """Signals sent to crashwatch reach the child once each (SI_USER), stdin still flows, and SIGTERM
+    ends both with status 0."""
+    process, out = spawn_piped([CRASHWATCH, "run", "--", fixture("sigecho")])
+    child = int(out.expect(r"^ready pid=(\d+)$", "ready line").group(1))
+    check(child != process.pid, f"sigecho's pid {child} is crashwatch's own pid: it was not a child")
+    start = out.pos
+    for sig in FORWARDED:
+        os.kill(process.pid, sig)
+        out.expect(rf"^signal {sig.name} code 0$", f"'signal {sig.name} code 0' after kill(crashwatch, {sig.name})")
+    process.stdin.write(b"marker\n")
+    process.stdin.flush()
+    out.expect(r"^marker$", "echo of the stdin line 'marker'")
+    got = signal_lines(out.since(start))
+    expected = [(sig.name, "0") for sig in FORWARDED]
+    check(got == expected, f"signals seen by sigecho {got}, expected each once: {expected}")
+    os.kill(process.pid, signal.SIGTERM)
+    out.expect(r"^signal SIGTERM code 0$", "'signal SIGTERM code 0'")
+    status = wait_exit(process, "crashwatch after SIGTERM")
+    check(status == 0, f"crashwatch exit status {status} after sigecho exited 0 on SIGTERM, expected 0")
+    rest = out.read_to_eof()[out.pos:]
+    check(not signal_lines(rest), f"unexpected output after SIGTERM: {rest!r}")
+
+
+def case_ctrl_c_once():
+    """Ctrl-C in a terminal reaches the child exactly once (from the kernel, SI_KERNEL = 128)."""
+    process, master, out = spawn_in_pty([CRASHWATCH, "run", "--", fixture("sigecho")])
+    out.expect(r"^ready pid=(\d+)$", "ready line")
+    start = out.pos
+    os.write(master, b"\x03")
+    out.expect(rf"^{ECHOED_CONTROL}signal SIGINT code 128$", "'signal SIGINT code 128' after typing ^C")
+    # Ordering markers. crashwatch got the terminal's SIGINT before this SIGUSR1, and signalfd hands
+    # out lower numbers first, so a duplicate SIGINT it forwarded is sent to sigecho no later than the
+    # SIGUSR1. Both may then be pending together: the kernel sets up the SIGINT handler frame first,
+    # the SIGUSR1 one on top of it, so SIGUSR1's line can come first, but both records are in
+    # sigecho's self-pipe before its main loop runs again, and that loop empties the pipe before it
+    # reads stdin. A stdin line echoed after the SIGUSR1 line therefore comes after any duplicate.
+    os.kill(process.pid, signal.SIGUSR1)
+    out.expect(r"^signal SIGUSR1 code 0$", "'signal SIGUSR1 code 0' (ordering marker)")
+    os.write(master, b"marker\n")
+    out.expect(r"^marker$", "the terminal's echo of 'marker'")
+    out.expect(r"^marker$", "sigecho's echo of 'marker' (ordering marker)")
+    got = sorted(signal_lines(out.since(start)))
+    check(got == [("SIGINT", "128"), ("SIGUSR1", "0")],
+          f"signals seen by sigecho {got}, expected one SIGINT (code 128, from the terminal) and the "
+          f"SIGUSR1 marker: crashwatch forwarded the terminal's ^C a second time")
+    os.write(master, b"\x04")  # EOF at the start of a line
+    status = wait_exit(process, "crashwatch after ^D")
+    check(status == 0, f"crashwatch exit status {status} after sigecho exited 0 at EOF, expected 0")
+
+
+def case_job_control():
+    """In an interactive bash, ^Z stops crashwatch and its child as one job; `fg` continues both."""
+    bash = shutil.which("bash")
+    if bash is None:
+        raise Skip("bash is not installed")
+    history = tempfile.TemporaryDirectory(prefix="cw-bash-")  # keep the user's ~/.bash_history clean
+    env = dict(os.environ, PS1="PROMPT$ ", TERM="dumb", PATH=os.environ.get("PATH", "/usr/bin:/bin"),
+               HISTFILE=os.path.join(history.name, "history"))
+    env.pop("PROMPT_COMMAND", None)
+    process, master, out = spawn_in_pty([bash, "--norc", "--noprofile", "--noediting", "-i"], env=env)
+    prompt = r"^PROMPT\$ "
+
+    def type_line(text):
+        os.write(master, text.encode() + b"\n")
+
+    try:
+        out.expect(prompt, "first bash prompt", whole_lines=False)
+        type_line(f"{CRASHWATCH} run -- {fixture('sigecho')}")
+        child = int(out.expect(r"^ready pid=(\d+)$", "ready line").group(1))
+        supervisor = wait_until(lambda: next((pid for pid in _children(process.pid)), None),
+                                "bash has a child (crashwatch)")
+        check(supervisor != child, "sigecho runs as bash's direct child: crashwatch is not in between")
+
+        os.write(master, b"\x1a")  # ^Z
+        out.expect(r"Stopped", "bash's report that the job stopped")
+        out.expect(prompt, "bash prompt after the job stopped", whole_lines=False)
+        cw_state = proc_stat(supervisor)
+        check(cw_state is not None and cw_state[0] == "T",
+              f"crashwatch (pid {supervisor}) is in state {cw_state and cw_state[0]}, expected T (stopped)")
+        app_state = proc_stat(child)
+        check(app_state is not None and app_state[0] in "Tt",
+              f"sigecho (pid {child}) is in state {app_state and app_state[0]}, expected T or t (stopped)")
+
+        start = out.pos
+        type_line("fg")
+        out.expect(rf"^{ECHOED_CONTROL}signal SIGCONT code -?\d+$", "'signal SIGCONT' after fg")
+        type_line("after")
+        # The terminal echoes the typed line; sigecho's own copy is the second one.
+        out.expect(r"^after$", "terminal echo of 'after'")
+        out.expect(r"^after$", "sigecho's echo of the line 'after' (it reads stdin again after fg)")
+        others = [s for s in signal_lines(out.since(start)) if s[0] != "SIGCONT"]
+        check(not others, f"unexpected signals after fg: {others}")
+
+        os.write(master, b"\x04")  # ^D: sigecho reads EOF and exits 0
+        out.expect(prompt, "bash prompt after sigecho ended", whole_lines=False)
+        type_line("echo status=$?")
+        status = out.expect(r"^status=(\d+)$", "'status=N' line").group(1)
+        check(status == "0", f"bash reports crashwatch's job ended with status {status}, expected 0")
+        type_line("exit")
+        wait_exit(process, "bash after 'exit'")
+    finally:
+        os.close(master)
+        history.cleanup()
+
+
+def _children(pid):
+    """Pids whose parent is `pid`."""
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = proc_stat(int(entry))
+            if stat and stat[1] == pid:
+                children.append(int(entry))
+    return children
+
+
+RAW_SCRIPT = r"""
+import os, sys, termios, tty
+saved = termios.tcgetattr(0)
+tty.setraw(0)
+os.write(1, b"raw-ready\r\n")
+key = os.read(0, 1)
+termios.tcsetattr(0, termios.TCSADRAIN, saved)
+print("key", key.decode(), "fg", os.tcgetpgrp(0) == os.getpgrp(), flush=True)
+"""
+
+
+def case_raw_terminal():
+    """A child can put the terminal in raw mode, read one key, and is in the foreground group."""
+    process, master, out = spawn_in_pty([CRASHWATCH, "run", "--", sys.executable, "-c", RAW_SCRIPT])
+    out.expect(r"^raw-ready$", "'raw-ready' (the child switched the terminal to raw mode)")
+    os.write(master, b"q")
+    out.expect(r"^key q fg True$", "'key q fg True'")
+    status = wait_exit(process, "crashwatch after the child read its key")
+    check(status == 0, f"crashwatch exit status {status}, expected 0; output {out.text!r}")
+    os.close(master)
+
+
+def _attributes(exec_argv, cwd):
+    """Runs `sh -c 'ulimit -n 777; trap "" USR2; exec ARGV'` as the leader of a new process group
+    (this script's session), with SIGPWR blocked and stdin /dev/null; returns (its pid, the
+    sigecho --getattr line as a dict)."""
+    quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in exec_argv)
+    process = _track(subprocess.Popen(
+        ["/bin/sh", "-c", f"ulimit -n 777; trap '' USR2; exec {quoted}"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+        process_group=0, preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPWR})))
+    try:
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise Fail(f"{exec_argv} did not finish within {TIMEOUT:g} s")
+    check(process.returncode == 0, f"{exec_argv}: exit status {process.returncode}, stderr {stderr!r}")
+    match = re.search(r"^(pgid=.*)$", stdout.decode(), re.M)
+    check(match, f"{exec_argv}: no attributes line in {stdout!r}")
+    return process.pid, dict(field.split("=", 1) for field in match.group(1).split(" "))
+
+
+def case_inherited_attributes():
+    """The child gets the same process group, session, cwd, rlimits, signal mask, ignored signals and
+    environment as it would without crashwatch."""
+    with tempfile.TemporaryDirectory(prefix="cw-attr-") as cwd:
+        bare_pid, bare = _attributes([fixture("sigecho"), "--getattr"], cwd)
+        cw_pid, supervised = _attributes([CRASHWATCH, "run", "--", fixture("sigecho"), "--getattr"], cwd)
+    # Sanity of the bare run: the attributes the launcher set really are visible.
+    check(bare["pgid"] == str(bare_pid), f"bare run: pgid {bare['pgid']}, expected {bare_pid}")
+    check(bare["nofile"] == "777", f"bare run: nofile {bare['nofile']}, expected 777")
+    check(int(bare["sigign"], 16) & (1 << (signal.SIGUSR2 - 1)), f"bare run: SIGUSR2 not ignored: {bare}")
+    check(int(bare["sigmask"], 16) & (1 << (signal.SIGPWR - 1)), f"bare run: SIGPWR not blocked: {bare}")
+
+    differences = []
+    if supervised["pgid"] != str(cw_pid):
+        differences.append(f"pgid {supervised['pgid']}, expected crashwatch's process group {cw_pid}")
+    for key in ("sid", "cwd", "nofile", "sigmask", "sigign"):
+        if supervised[key] != bare[key]:
+            differences.append(f"{key} {supervised[key]}, expected {bare[key]} as in the bare run")
+    check(not differences, "under crashwatch: " + "; ".join(differences))
+
+    env = dict(os.environ, NOTIFY_SOCKET="/run/x", LISTEN_FDS="2", LISTEN_PID="1")
+    bare_env = run(["env"], env=env)
+    cw_env = run([CRASHWATCH, "run", "--", "env"], env=env)
+    check(cw_env.returncode == 0, f"crashwatch run -- env: status {cw_env.returncode}, stderr {cw_env.stderr!r}")
+    bare_lines, cw_lines = sorted(bare_env.stdout.splitlines()), sorted(cw_env.stdout.splitlines())
+    check("NOTIFY_SOCKET=/run/x" in bare_lines, "bare env lacks NOTIFY_SOCKET")
+    missing = sorted(set(bare_lines) - set(cw_lines))
+    extra = sorted(set(cw_lines) - set(bare_lines))
+    check(bare_lines == cw_lines, f"environment differs under crashwatch: missing {missing}, extra {extra}")
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def case_supervisor_killed():
+    """SIGKILL of crashwatch leaves the app running (not stopped, not killed) with working stdio."""
+    # Become a subreaper so the orphaned sigecho is reparented to this script, which can then read
+    # its exit status.
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise Skip(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+    process, out = spawn_piped([CRASHWATCH, "run", "--", fixture("sigecho")])
+    child = int(out.expect(r"^ready pid=(\d+)$", "ready line").group(1))
+    _track(child)
+    os.kill(process.pid, signal.SIGKILL)
+    status = wait_exit(process, "crashwatch after SIGKILL")
+    check(status == -signal.SIGKILL, f"crashwatch status {status}, expected -9")
+
+    process.stdin.write(b"still here\n")
+    process.stdin.flush()
+    out.expect(r"^still here$", "sigecho's echo of 'still here' after crashwatch was killed")
+    state = proc_stat(child)
+    check(state is not None and state[0] not in "TtZX",
+          f"sigecho (pid {child}) state {state and state[0]} after its supervisor died: expected running/sleeping")
+
+    process.stdin.close()
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        waited, raw = os.waitpid(child, os.WNOHANG)
+        if waited == child:
+            break
+        check(time.monotonic() < deadline, f"sigecho (pid {child}) did not exit within {TIMEOUT:g} s of EOF")
+        time.sleep(0.01)
+    check(os.waitstatus_to_exitcode(raw) == 0,
+          f"sigecho exit status {os.waitstatus_to_exitcode(raw)} after EOF, expected 0")
+
+
+ORPHAN_MAIN = r"""
+sh -c '
+  sh -c "
+    p0=\$1
+    while read -r _ _ _ pp _ < /proc/\$\$/stat && [ \"\$pp\" = \"\$p0\" ]; do sleep 0.01; done
+    echo orphan pid=\$\$ ppid=\$pp
+  " orphan $$ &
+  echo middle pid=$$
+'
+echo main pid=$$
+read line
+exit 0
+"""
+
+
+def _orphan_case(options):
+    process, out = spawn_piped([CRASHWATCH, "run", *options, "--", "/bin/sh", "-c", ORPHAN_MAIN])
+    what = f"crashwatch run {' '.join(options)}".rstrip()
+    middle = int(out.expect(r"^middle pid=(\d+)$", "middle process's line").group(1))
+    orphan, ppid = map(int, out.expect(r"^orphan pid=(\d+) ppid=(\d+)$", "orphan's line").groups())
+    check(ppid == process.pid,
+          f"{what}: the orphan's parent after its parent {middle} exited is {ppid}, expected crashwatch "
+          f"({process.pid}): crashwatch is not the subreaper")
+
+    def reaped():
+        state = proc_stat(orphan)
+        zombies = [pid for pid in _children(process.pid) if (proc_stat(pid) or ("",))[0] == "Z"]
+        return (state is None or state[1] != process.pid) and not zombies
+
+    wait_until(reaped, f"{what}: the orphan {orphan} is reaped and crashwatch ({process.pid}) has no zombie "
+                       f"children (children now: {[(p, proc_stat(p)) for p in _children(process.pid)]})")
+    out.expect(r"^main pid=\d+$", "main child's line", anywhere=True)
+    check(proc_stat(process.pid) is not None, f"{what} exited before its main child")
+    process.stdin.write(b"done\n")
+    process.stdin.close()
+    status = wait_exit(process, what)
+    check(status == 0, f"{what}: exit status {status}, expected 0 (the main child's)")
+
+
+def case_orphans_reaped():
+    """crashwatch is a subreaper: orphans of its tree become its children and are reaped, with and
+    without fork following."""
+    _orphan_case([])
+    _orphan_case(["--no-follow-forks"])
+
+
+def _core_files(directory):
+    return sorted(n for n in os.listdir(directory) if n == "core" or n.startswith("core."))
+
+
+def _core_process(path):
+    """(pid, comm) from the NT_PRPSINFO note of a 64-bit little-endian ELF core file."""
+    with open(path, "rb") as core:
+        data = core.read(1 << 20)
+    check(data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, f"{path} is not a 64-bit LE ELF file")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        if p_type != 4:  # PT_NOTE
+            continue
+        offset, end = p_offset, p_offset + p_filesz
+        while offset + 12 <= end:
+            namesz, descsz, note_type = struct.unpack_from("<III", data, offset)
+            desc = offset + 12 + ((namesz + 3) & ~3)
+            if note_type == 3:  # NT_PRPSINFO: pr_pid at 24, pr_fname[16] at 40
+                pid, = struct.unpack_from("<i", data, desc + 24)
+                return pid, data[desc + 40:desc + 56].split(b"\0")[0].decode()
+            offset = desc + ((descsz + 3) & ~3)
+    raise Fail(f"{path}: no NT_PRPSINFO note")
+
+
+def case_exit_status_signal():
+    """crashwatch ends as its child did: same signal or exit code; it adds no core file of its own."""
+    result = run([CRASHWATCH, "run", "--", "sh", "-c", "kill -TERM $$"])
+    check(result.returncode == -signal.SIGTERM,
+          f"child killed by SIGTERM: crashwatch status {result.returncode}, expected death by SIGTERM (-15); "
+          f"stderr {result.stderr!r}")
+    result = run([CRASHWATCH, "run", "--", "sh", "-c", "exit 7"])
+    check(result.returncode == 7, f"child exited 7: crashwatch status {result.returncode}; stderr {result.stderr!r}")
+
+    with open("/proc/sys/kernel/core_pattern") as pattern_file:
+        core_pattern = pattern_file.read().strip()
+    hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+    limit = "unlimited" if hard == resource.RLIM_INFINITY else str(hard // 512)  # ulimit -c counts 512 B
+    with tempfile.TemporaryDirectory(prefix="cw-core-") as cwd:
+        process = _track(subprocess.Popen(
+            ["/bin/sh", "-c", f"ulimit -c {limit} && exec '{CRASHWATCH}' run -- '{fixture('null_deref')}'"],
+            cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0))
+        try:
+            _, stderr = process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise Fail(f"crashwatch run -- null_deref did not finish within {TIMEOUT:g} s")
+        check(process.returncode == -signal.SIGSEGV,
+              f"child died of SIGSEGV: crashwatch status {process.returncode}, expected -11; stderr {stderr!r}")
+        cores = _core_files(cwd)
+        check(len(cores) <= 1, f"core files {cores}: crashwatch wrote one of its own beside the app's")
+        if core_pattern == "core" and limit == "unlimited":
+            check(len(cores) == 1, f"core_pattern is 'core' but the crashed app left no core file ({cores})")
+        # The kernel replaces an existing `core` file, so a core of crashwatch's own written after the
+        # app's would leave one file too: read whose core it is.
+        for name in cores:
+            pid, comm = _core_process(os.path.join(cwd, name))
+            check(pid != process.pid and comm == "null_deref",
+                  f"{name} is the core of pid {pid} ({comm}), not of the app: crashwatch (pid {process.pid}) "
+                  f"dumped core")
+
+
+def _declared_run_options():
+    """The options `crashwatch run`'s parser is declared with (`OptionSpec("name", short: "c", …)` in
+    RunCommand.swift, found from this script's place in the package), or None without the source."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        with open(os.path.join(root, "Sources", "CrashwatchCLI", "RunCommand.swift")) as source:
+            specs = re.findall(r'OptionSpec\(\s*"([^"]+)"(?:\s*,\s*short:\s*"(.)")?', source.read())
+    except OSError:
+        return None
+    return [f"--{name}" for name, _ in specs] + [f"-{short}" for _, short in specs if short]
+
+
+def case_command_errors():
+    """Exit statuses and messages when the command cannot run, usage errors, --help, --version."""
+    problems = []
+
+    def expect_status(argv, status):
+        result = run([CRASHWATCH, *argv])
+        if result.returncode != status:
+            problems.append(f"crashwatch {' '.join(argv)}: status {result.returncode}, expected {status} "
+                            f"(stderr {result.stderr!r})")
+        return result
+
+    result = expect_status(["run", "--", "/nonexistent/x"], 127)
+    if result.stderr.count("/nonexistent/x") != 1:
+        problems.append(f"crashwatch run -- /nonexistent/x: stderr should name the command once: {result.stderr!r}")
+    expect_status(["run", "--", "/etc/passwd"], 126)
+    expect_status(["run"], 64)
+    result = expect_status(["run", "--bogus", "--", "true"], 64)
+    if not re.search(r"^Usage:", result.stderr, re.M):
+        problems.append(f"crashwatch run --bogus: no 'Usage:' line on stderr: {result.stderr!r}")
+    unknown = next((line for line in result.stderr.splitlines() if "--bogus" in line), None)
+    if unknown is None:
+        problems.append(f"crashwatch run --bogus: stderr does not name the option: {result.stderr!r}")
+    result = expect_status(["--version"], 0)
+    if not result.stdout.startswith("crashwatch 0."):
+        problems.append(f"crashwatch --version printed {result.stdout!r}, expected 'crashwatch 0.…'")
+    result = expect_status(["--help"], 0)
+    if "run" not in result.stdout:
+        problems.append(f"crashwatch --help does not mention the run command: {result.stdout!r}")
+    result = expect_status(["run", "--help"], 0)
+    run_help = result.stdout
+    declared = _declared_run_options() or []
+    for option in sorted(set(declared) | {"--no-follow-forks", "--help"}):
+        if not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", run_help):
+            problems.append(f"crashwatch run --help does not mention {option}, which the parser accepts")
+    for status in ("64", "126", "127"):
+        if not re.search(rf"^\s*{status}\s", run_help, re.M):
+            problems.append(f"crashwatch run --help does not explain exit status {status}")
+    # Conversely, every option the help lists is known to the parser (it may want a value: only the
+    # "unknown option" complaint given for --bogus counts).
+    if unknown is not None:
+        for option in sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", run_help)) - {"--help"}):
+            with tempfile.TemporaryDirectory(prefix="cw-option-") as cwd:  # the value "--" may be a path
+                stderr = run([CRASHWATCH, "run", option, "--", "true"], cwd=cwd).stderr
+            if unknown.replace("--bogus", option) in stderr:
+                problems.append(f"crashwatch run --help lists {option} but the parser rejects it: {stderr!r}")
+    check(not problems, "\n".join(problems))
+
+
+CASES = {name[len("case_"):]: function for name, function in globals().items() if name.startswith("case_")}
+
+
+# Signals whose inherited SIG_IGN would change a case's outcome (SIGPIPE and SIGXFSZ are Python's
+# own; subprocess restores them for children).
+RESET_SIGNALS = [signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+                 signal.SIGALRM, signal.SIGTERM, signal.SIGCHLD, signal.SIGCONT, signal.SIGTSTP,
+                 signal.SIGTTIN, signal.SIGTTOU, signal.SIGWINCH, signal.SIGSEGV]
+
+
+def normalize_signal_state():
+    """Unblocks every signal and un-ignores the ones the cases use, as in an ordinary shell."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for sig in RESET_SIGNALS:
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
+
+
+def main(argv):
+    global CRASHWATCH, FIXTURES
+    normalize_signal_state()
+    if len(argv) != 4 or argv[3] not in CASES:
+        print(f"usage: {argv[0]} CRASHWATCH FIXTURES CASE\ncases: {' '.join(CASES)}", file=sys.stderr)
+        return 2
+    CRASHWATCH, FIXTURES, name = os.path.abspath(argv[1]), os.path.abspath(argv[2]), argv[3]
+    for path in (CRASHWATCH, fixture("sigecho"), fixture("null_deref")):
+        if not os.access(path, os.X_OK):
+            print(f"FAIL {name}: {path} is missing or not executable (build it first)")
+            return 1
+    # Reports of the crashes the cases cause go to a spool of their own, removed afterwards.
+    spool = tempfile.TemporaryDirectory(prefix="cw-transparency-spool-")
+    os.environ["CRASHWATCH_SPOOL"] = spool.name
+    started = time.monotonic()
+    try:
+        CASES[name]()
+    except Skip as reason:
+        print(f"SKIP {name}: {reason}")
+        return 77
+    except Fail as failure:
+        print(f"FAIL {name}: {failure}")
+        return 1
+    finally:
+        cleanup()
+        spool.cleanup()
+    print(f"PASS {name} ({time.monotonic() - started:.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
