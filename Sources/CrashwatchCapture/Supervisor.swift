@@ -37,6 +37,7 @@ public enum SupervisorError: Error, Equatable, Sendable {
 
 /// Signals sent to the supervisor that it passes on to its child.
 public let forwardedSignals: [Signal] = [.term, .int, .hup, .quit, .usr1, .usr2, .winch, .alrm, .cont, .tstp, .ttin, .ttou]
+private let forwardedSignalSet = Set(forwardedSignals)
 
 /// Runs one command under ptrace and reports its crashes to an observer.
 public final class Supervisor {
@@ -55,6 +56,9 @@ public final class Supervisor {
     private var deferredEvents: [WaitEvent] = []
     /// Signals sent to the supervisor during a capture, forwarded after it.
     private var deferredSignals: [ReceivedSignal] = []
+    /// Forwardable signals processes sent straight to the main child since the inbox was last read,
+    /// with their senders: the duplicates `forward` must not send again.
+    private var mainDeliveries: [(signal: Signal, sender: Int32)] = []
 
     /// Blocks the supervisor's signals on the calling thread. Call before any other thread starts.
     public init(options: SupervisorOptions, observer: any SupervisorObserver) throws(SupervisorError) {
@@ -174,7 +178,12 @@ public final class Supervisor {
 
     /// A signal is about to be delivered to `tid`: pass it on, remembering or reporting crash signals.
     private func signalDeliveryStop(tid: Int32, signal: Signal) throws(SystemError) {
-        guard signal.isCrash else { return try resume(tid, signal: signal.number) }
+        guard signal.isCrash else {
+            if tid == mainPID && forwardedSignalSet.contains(signal) {
+                noteMainDelivery(WaitEvent(pid: tid, status: .stopped(signal: signal.number, event: 0)))
+            }
+            return try resume(tid, signal: signal.number)
+        }
 
         guard let status = try? ProcFS.threadStatus(tid), let info = try? Ptrace.signalInfo(tid) else {
             return try resume(tid, signal: signal.number)  // the thread is already gone
@@ -320,12 +329,43 @@ public final class Supervisor {
 
     // MARK: - Signals sent to the supervisor
 
+    /// Passes signals sent to the supervisor on to the main child, unless the child already has them.
     private func forward(_ signals: [ReceivedSignal]) throws(SystemError) {
+        defer { mainDeliveries.removeAll(keepingCapacity: true) }
         for received in signals where received.signal != .chld {
             // The terminal already sent Ctrl-C, Ctrl-Z, … to the whole foreground process group.
             if received.isFromTerminal && processGroup(of: mainPID) == SelfProcess.processGroup { continue }
+            if received.isSentByProcess, try childAlreadyGot(received) { continue }
             try sendSignal(received.signal, to: mainPID)
         }
+    }
+
+    /// Whether a signal some process sent to the supervisor also reached the main child directly, as
+    /// `kill -SIG -PGID`, a shell's `fg` or systemd's control-group kill do: then forwarding would
+    /// deliver it twice. Either it is still pending in the child (a second copy of a standard signal
+    /// would merge into it anyway), or the child has dequeued it, which the child's signal-delivery-stop
+    /// shows with the same sender. Reading the pending sets takes the child's signal lock, under which a
+    /// dequeue also enters its ptrace stop, so a stop not yet in `waitpid` cannot slip between the checks.
+    private func childAlreadyGot(_ received: ReceivedSignal) throws(SystemError) -> Bool {
+        let signal = received.signal
+        if mainDeliveries.contains(where: { $0.signal == signal && $0.sender == received.senderPID }) { return true }
+        guard let status = try? ProcFS.threadStatus(mainPID) else { return false }
+        let bit = UInt64(1) << UInt64(signal.number - 1)
+        if (status.pending | status.sharedPending) & bit != 0 { return true }
+        while let event = try waitForAnyTask(block: false) {
+            deferredEvents.append(event)
+            noteMainDelivery(event)
+        }
+        return mainDeliveries.contains(where: { $0.signal == signal && $0.sender == received.senderPID })
+    }
+
+    /// Remembers a forwardable signal a process sent to the main child, seen at its delivery-stop.
+    private func noteMainDelivery(_ event: WaitEvent) {
+        guard event.pid == mainPID, case .stopped(let number, 0) = event.status else { return }
+        let signal = Signal(number)
+        guard forwardedSignalSet.contains(signal), mainDeliveries.count < 64,
+              let info = try? Ptrace.signalInfo(mainPID), let sender = info.senderPID else { return }
+        mainDeliveries.append((signal, sender))
     }
 
     // MARK: - Records

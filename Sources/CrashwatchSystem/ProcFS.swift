@@ -78,6 +78,10 @@ public struct ProcStatus: Equatable, Sendable {
     public var tgid: Int32?
     public var pid: Int32?
     public var ppid: Int32?
+    /// Signals pending for this thread alone (`SigPnd`), bit `n-1` for signal n.
+    public var pending: UInt64 = 0
+    /// Signals pending for the whole process (`ShdPnd`).
+    public var sharedPending: UInt64 = 0
     /// Signals blocked by this thread (`SigBlk`), bit `n-1` for signal n.
     public var blocked: UInt64 = 0
     /// Signals the process ignores (`SigIgn`).
@@ -122,6 +126,8 @@ public struct ProcStatus: Equatable, Sendable {
         case 4 where key.elementsEqual("Name".utf8): name = String(decoding: value, as: UTF8.self)
         case 4 where key.elementsEqual("Tgid".utf8): tgid = Self.decimal(value).map(Int32.init)
         case 4 where key.elementsEqual("PPid".utf8): ppid = Self.decimal(value).map(Int32.init)
+        case 6 where key.elementsEqual("SigPnd".utf8): pending = Self.hexadecimal(value)
+        case 6 where key.elementsEqual("ShdPnd".utf8): sharedPending = Self.hexadecimal(value)
         case 6 where key.elementsEqual("SigBlk".utf8): blocked = Self.hexadecimal(value)
         case 6 where key.elementsEqual("SigIgn".utf8): ignored = Self.hexadecimal(value)
         case 6 where key.elementsEqual("SigCgt".utf8): caught = Self.hexadecimal(value)

@@ -12,6 +12,9 @@ public struct ReceivedSignal: Equatable, Sendable {
 
     /// Whether the terminal driver generated it (`SI_KERNEL`): Ctrl-C, Ctrl-Z, Ctrl-\, window resize, hangup.
     public var isFromTerminal: Bool { code == 0x80 }
+
+    /// Whether a process sent it with kill(2), tgkill(2) or sigqueue(3), so `senderPID` names it.
+    public var isSentByProcess: Bool { code == 0 || code == -1 || code == -6 }
 }
 
 /// Blocks a set of signals in the calling thread and reads them from a signalfd.

@@ -40,6 +40,11 @@ public enum WaitStatus: Equatable, Sendable {
 public struct WaitEvent: Equatable, Sendable {
     public let pid: Int32
     public let status: WaitStatus
+
+    public init(pid: Int32, status: WaitStatus) {
+        self.pid = pid
+        self.status = status
+    }
 }
 
 /// Waits for any child or tracee. Returns nil when `block` is false and nothing is ready, or there are no

@@ -21,7 +21,7 @@ import Testing
     static let skipStatus: Int32 = 77
 
     @Test("crashwatch run is transparent", arguments: [
-        "stdin_pipe", "forward_signals", "ctrl_c_once", "job_control", "raw_terminal",
+        "stdin_pipe", "forward_signals", "group_signals_once", "ctrl_c_once", "job_control", "raw_terminal",
         "inherited_attributes", "supervisor_killed", "orphans_reaped", "exit_status_signal", "command_errors",
     ])
     func transparency(_ name: String) throws {

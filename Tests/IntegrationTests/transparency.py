@@ -261,6 +261,31 @@ def case_forward_signals():
     check(not signal_lines(rest), f"unexpected output after SIGTERM: {rest!r}")
 
 
+def case_group_signals_once():
+    """A signal sent to the whole process group (`kill -SIG -PGID`, a shell's `fg`, systemd's
+    control-group kill) reaches the child directly; crashwatch must not send it a second copy."""
+    process, out = spawn_piped([CRASHWATCH, "run", "--", fixture("sigecho")])
+    out.expect(r"^ready pid=(\d+)$", "ready line")
+    start = out.pos
+    rounds = 15
+    for index in range(rounds):
+        for sig in (signal.SIGUSR2, signal.SIGCONT, signal.SIGHUP):
+            os.killpg(process.pid, sig)
+            out.expect(rf"^signal {sig.name} code 0$", f"'signal {sig.name}' after killpg round {index}")
+        # An ordering marker: sigecho prints pending signal lines before it echoes stdin, so a duplicate
+        # forwarded by crashwatch would show up before the marker comes back.
+        process.stdin.write(f"marker {index}\n".encode())
+        process.stdin.flush()
+        out.expect(rf"^marker {index}$", f"echo of marker {index}")
+    got = signal_lines(out.since(start))
+    for name in ("SIGUSR2", "SIGCONT", "SIGHUP"):
+        count = sum(1 for s in got if s[0] == name)
+        check(count == rounds, f"sigecho received {name} {count} times for {rounds} group signals")
+    os.kill(process.pid, signal.SIGTERM)
+    status = wait_exit(process, "crashwatch after SIGTERM")
+    check(status == 0, f"crashwatch exit status {status}, expected 0")
+
+
 def case_ctrl_c_once():
     """Ctrl-C in a terminal reaches the child exactly once (from the kernel, SI_KERNEL = 128)."""
     process, master, out = spawn_in_pty([CRASHWATCH, "run", "--", fixture("sigecho")])
@@ -328,8 +353,12 @@ def case_job_control():
         # The terminal echoes the typed line; sigecho's own copy is the second one.
         out.expect(r"^after$", "terminal echo of 'after'")
         out.expect(r"^after$", "sigecho's echo of the line 'after' (it reads stdin again after fg)")
-        others = [s for s in signal_lines(out.since(start)) if s[0] != "SIGCONT"]
+        received = signal_lines(out.since(start))
+        others = [s for s in received if s[0] != "SIGCONT"]
         check(not others, f"unexpected signals after fg: {others}")
+        # bash's fg sends SIGCONT to the whole job: the child gets it once, not again from crashwatch.
+        conts = [s for s in received if s[0] == "SIGCONT"]
+        check(len(conts) == 1, f"sigecho received SIGCONT {len(conts)} times after fg, expected once: {conts}")
 
         os.write(master, b"\x04")  # ^D: sigecho reads EOF and exits 0
         out.expect(prompt, "bash prompt after sigecho ended", whole_lines=False)
