@@ -30,15 +30,16 @@ enum RunCommand {
         Usage: \(usage)
 
         Runs COMMAND (looked up in PATH) as a traced child and reports its crashes. The child inherits
-        stdin, stdout, stderr, the working directory, the environment, rlimits and the process group;
+        stdin, stdout, stderr, the working directory, the environment, rlimits and the process group.
         TERM, INT, HUP, QUIT, USR1, USR2, WINCH, ALRM, CONT, TSTP, TTIN and TTOU sent to crashwatch are
-        passed on, once (a signal sent to the whole group, by the terminal or by a process, is not sent
-        again when the child already has it). Threads,
-        forks, vforks and execs are followed. A crash is a core-dumping signal (SEGV, BUS, ILL, FPE,
-        ABRT, TRAP, SYS, QUIT, XCPU, XFSZ) delivered with its default action; a signal the program
-        handles and recovers from is not one. For each crash crashwatch stops every thread, unwinds
-        every stack, writes a JSON report (schema version 1) into the spool, prints one line to stderr
-        naming the crash and one naming the report, and lets the program die as it would have.
+        passed on once: a signal sent to the whole group, by the terminal or by a process, is not sent
+        again when the child already has it. Threads, forks, vforks and execs are followed.
+
+        A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
+        delivered with its default action; a signal the program handles and recovers from is not one.
+        For each crash crashwatch stops every thread, unwinds every stack, writes a JSON report (schema
+        version 1) into the spool, prints one line naming the crash and one naming the report to
+        stderr, and lets the program die as it would have.
 
         Options:
         \(renderOptions(specs))
