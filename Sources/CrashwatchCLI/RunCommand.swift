@@ -9,7 +9,7 @@ import FoundationEssentials
 /// `crashwatch run [options] [--] COMMAND [ARG...]`.
 enum RunCommand {
     static let specs: [OptionSpec] = [
-        OptionSpec("spool", value: "DIR", help: "write reports to DIR (default: $CRASHWATCH_SPOOL, else /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports)"),
+        OptionSpec("spool", value: "DIR", help: "write reports to DIR (default: see Spool below)"),
         OptionSpec("max-reports", value: "N", help: "keep at most N reports in the spool, oldest removed first (default 50, at least 1)"),
         OptionSpec("app-root", value: "DIR", repeatable: true, help: "images under DIR are in-app (default: the executable's directory, or its parent when that is bin, sbin or libexec)"),
         OptionSpec("env-allow", value: "NAME", repeatable: true, help: "record environment variable NAME in reports (none are recorded otherwise)"),
@@ -43,6 +43,11 @@ enum RunCommand {
 
         Options:
         \(renderOptions(specs))
+
+        Spool:
+          --spool, else $CRASHWATCH_SPOOL, else /var/lib/crashwatch/reports as root, else
+          $XDG_STATE_HOME/crashwatch/reports (~/.local/state/crashwatch/reports). Reports are named
+          <UTC time>-<pid>-<report id>.json, written atomically with mode 0640.
 
         Exit status:
           the command's own: its exit code, or death by the same signal (128+N in a shell); as PID 1

@@ -97,11 +97,11 @@ enum JSONTestReports {
                 return FrameRecord(
                     index: index, address: Address(images[image].loadAddress.value + offset), imageIndex: image,
                     imageOffset: Address(offset),
-                    symbol: symbolized ? "_ZN10crashwatch6worker4PoolI\(index)E3runEv" : nil,
-                    function: symbolized ? "crashwatch::worker::Pool<\(index)>::run()" : nil,
+                    symbol: symbolized ? "_ZN6worker4PoolI\(index)E3runEv" : nil,
+                    function: symbolized ? "worker::Pool<\(index)>::run()" : nil,
                     symbolOffset: symbolized ? Address(UInt64(index * 0x13)) : nil,
-                    file: index % 3 == 0 ? "/build/src/worker/pool_\(index).cc" : nil,
-                    line: index % 3 == 0 ? 100 + index : nil, column: index % 3 == 0 ? index + 1 : nil,
+                    file: index % 4 == 0 ? "/build/src/worker/pool_\(index).cc" : nil,
+                    line: index % 4 == 0 ? 100 + index : nil, column: index % 4 == 0 ? index + 1 : nil,
                     inlined: index == 1, how: index == 0 ? .context : (index < 8 ? .cfi : .scan))
             }
             return ThreadRecord(tid: Int32(40_000 + thread), name: "worker-\(thread)", crashed: thread == 0,

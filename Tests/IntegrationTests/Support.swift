@@ -149,9 +149,10 @@ func run(_ executable: String, _ arguments: [String] = [], stdin: String? = nil,
     _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
     _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
 
+    // Through clean_exec: the test runner's threads block most signals, and a child inherits that mask.
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
+    process.executableURL = URL(fileURLWithPath: Paths.fixture("clean_exec"))
+    process.arguments = [executable] + arguments
     if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
     if let environment { process.environment = environment }
     let outHandle = try FileHandle(forWritingTo: outURL), errHandle = try FileHandle(forWritingTo: errURL)
