@@ -30,6 +30,7 @@ import Testing
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: spool.path).first)
         let text = try String(contentsOfFile: "\(spool.path)/\(name)", encoding: .utf8)
         #expect(!text.contains("hunter2") && !text.contains("--password"))
+        #expect(try SchemaValidator().validate(reportJSON: Data(text.utf8)).isEmpty)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let process = try #require(json["process"] as? [String: Any])
         #expect(process["redacted"] as? Bool == true)
