@@ -16,7 +16,7 @@ let package = Package(
             linkerSettings: [
                 // libunwind-ptrace's remote unwinding (lzma: its symbols are otherwise undefined), libdw/libelf.
                 .linkedLibrary("unwind-ptrace"), .linkedLibrary("unwind-generic"), .linkedLibrary("unwind"),
-                .linkedLibrary("lzma"), .linkedLibrary("dw"), .linkedLibrary("elf"),
+                .linkedLibrary("lzma"), .linkedLibrary("dw"), .linkedLibrary("elf"), .linkedLibrary("stdc++"),
             ]
         ),
         // The only Swift layer that calls Glibc and the shim: typed errors, EINTR, fds, /proc.

@@ -9,10 +9,29 @@
 # after the source file). CC is the second argument, else $CC, else gcc; a cross compiler such
 # as aarch64-linux-gnu-gcc works too.
 #
-# A file is rebuilt only when its source (or this script) is newer than its output, or when
-# OUTDIR was last built with another compiler. One line is printed per compiled file. Every
-# file is attempted; the exit status is non-zero when any compile failed. OUTDIR/fixtures.list
-# names every program fixture, one per line (shared objects are not listed).
+# Every Fixtures/*.cpp is built the same way with the C++ compiler that matches CC (gcc -> g++,
+# PREFIX-gcc -> PREFIX-g++, clang -> clang++, cc -> c++), which links libstdc++. Every
+# Fixtures/*.swift is a program built with the swiftc found on PATH as
+# `swiftc -module-name <name> SOURCE <BUILD flags> -o OUTPUT` (no -pthread -Wall), only when CC
+# targets this machine. A .cpp or .swift file whose compiler is missing (the C++ one of a cross
+# CC, or swiftc) is skipped with a message, is not listed and does not fail the build.
+#
+# DEBUG: separate in a header (see README.md) splits the program's DWARF into a file found by
+# build-id: after compiling (BUILD must link a build-id note, -Wl,--build-id), the debug file is
+# made with objcopy --only-keep-debug, the program is stripped with strip --strip-all, and the
+# debug file goes to OUTDIR/debug/.build-id/XX/REST.debug (XX: the build-id's first two hex
+# digits, REST: the others). The source is compiled once more with -DOTHER_BUILD, which must
+# give another build-id; that build's debug file goes to OUTDIR/debug-other/.build-id/YY/
+# REST2.debug (its own id) and, as a copy, to OUTDIR/debug-wrong/.build-id/XX/REST.debug (the
+# real program's path, the other build's content). No .gnu_debuglink is added. objcopy and strip
+# are CC's (PREFIX-objcopy for PREFIX-gcc). The files placed are recorded in
+# OUTDIR/.<name>.debug-files and removed before the next rebuild of <name>.
+#
+# A file is rebuilt only when its source (or this script) is newer than its output (or a file
+# DEBUG: separate placed is missing), or when OUTDIR was last built with another compiler. One
+# line is printed per compiled file. Every file is attempted; the exit status is non-zero when
+# any compile failed. OUTDIR/fixtures.list names every program fixture built, one per line
+# (shared objects and skipped files are not listed).
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 2 ]]; then
@@ -29,6 +48,35 @@ cc=${2:-${CC:-gcc}}
 if ! command -v "$cc" >/dev/null 2>&1; then
     echo "build.sh: compiler not found: $cc" >&2
     exit 1
+fi
+
+# The C++ compiler matching CC, and the binutils prefix of CC's toolchain.
+cc_base=$(basename "$cc")
+cc_dir=$(dirname "$cc")
+[[ "$cc" == */* ]] || cc_dir=""
+tool_prefix=""
+case "$cc_base" in
+    *-gcc | *-gcc-[0-9]*) tool_prefix=${cc_base%gcc*} ;;
+esac
+case "$cc_base" in
+    gcc | *-gcc | gcc-[0-9]* | *-gcc-[0-9]*) cxx_base=$(sed 's/gcc\(-[0-9.]*\)\{0,1\}$/g++\1/' <<<"$cc_base") ;;
+    clang | *-clang | clang-[0-9]* | *-clang-[0-9]*) cxx_base=$(sed 's/clang\(-[0-9.]*\)\{0,1\}$/clang++\1/' <<<"$cc_base") ;;
+    cc) cxx_base=c++ ;;
+    *) cxx_base="" ;;
+esac
+cxx=""
+if [[ -n "$cxx_base" ]]; then
+    cxx=${cc_dir:+$cc_dir/}$cxx_base
+    command -v "$cxx" >/dev/null 2>&1 || cxx=""
+fi
+objcopy=${tool_prefix}objcopy
+strip=${tool_prefix}strip
+
+# swiftc only for native builds: CC must target this machine's architecture.
+swiftc=""
+target=$("$cc" -dumpmachine 2>/dev/null || true)
+if [[ "$target" == "$(uname -m)"-* ]]; then
+    swiftc=$(command -v swiftc 2>/dev/null || true)
 fi
 
 # Another compiler than last time (e.g. switching to the aarch64 cross compiler): rebuild all.
@@ -56,16 +104,86 @@ header_value() {
         }' "$file"
 }
 
+# The files DEBUG: separate placed for a fixture (absolute paths), one per line.
+debug_manifest() { echo "$out_dir/.$1.debug-files"; }
+
 needs_build() {
-    local source=$1 output=$2
-    [[ $force -eq 1 || ! -e "$output" || "$source" -nt "$output" || "$self" -nt "$output" ]]
+    local source=$1 output=$2 name=$3 separate=$4
+    [[ $force -eq 1 || ! -e "$output" || "$source" -nt "$output" || "$self" -nt "$output" ]] && return 0
+    if [[ $separate == 1 ]]; then
+        local manifest placed
+        manifest=$(debug_manifest "$name")
+        [[ -f "$manifest" ]] || return 0
+        while read -r placed; do
+            [[ -e "$placed" ]] || return 0
+        done <"$manifest"
+    fi
+    return 1
+}
+
+# The GNU build-id of an ELF file in hex, or nothing.
+build_id() {
+    LC_ALL=C readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'
+}
+
+# Where a debug file for BUILD-ID lives under a debug directory.
+build_id_path() {
+    local root=$1 id=$2
+    echo "$root/.build-id/${id:0:2}/${id:2}.debug"
+}
+
+# DEBUG: separate for a freshly compiled program TMP (to be installed as fixture NAME): split
+# out the debug file, strip TMP, build the -DOTHER_BUILD variant and place the three debug
+# files. Arguments after NAME: the compile command for the other build, without its -o.
+separate_debug() {
+    local tmp=$1 name=$2
+    shift 2
+    local id other_id other_tmp="$tmp.other"
+    id=$(build_id "$tmp")
+    if [[ -z "$id" || ${#id} -lt 3 ]]; then
+        echo "build.sh: $name: DEBUG: separate needs a build-id note (-Wl,--build-id in BUILD)" >&2
+        return 1
+    fi
+    "$@" -o "$other_tmp" || return 1
+    other_id=$(build_id "$other_tmp")
+    if [[ -z "$other_id" || "$other_id" == "$id" ]]; then
+        echo "build.sh: $name: the -DOTHER_BUILD build has no build-id or the same one ($id)" >&2
+        rm -f "$other_tmp"
+        return 1
+    fi
+    "$objcopy" --only-keep-debug "$tmp" "$tmp.debug" &&
+        "$objcopy" --only-keep-debug "$other_tmp" "$other_tmp.debug" &&
+        "$strip" --strip-all "$tmp" || { rm -f "$other_tmp" "$tmp.debug" "$other_tmp.debug"; return 1; }
+    rm -f "$other_tmp"
+    chmod 0644 "$tmp.debug" "$other_tmp.debug"
+
+    # Drop what an earlier build of this fixture placed (its build-ids may differ).
+    local manifest placed
+    manifest=$(debug_manifest "$name")
+    if [[ -f "$manifest" ]]; then
+        while read -r placed; do
+            rm -f "$placed"
+            rmdir "$(dirname "$placed")" 2>/dev/null || true
+        done <"$manifest"
+    fi
+
+    local real_path other_path wrong_path
+    real_path=$(build_id_path "$out_dir/debug" "$id")
+    other_path=$(build_id_path "$out_dir/debug-other" "$other_id")
+    wrong_path=$(build_id_path "$out_dir/debug-wrong" "$id")
+    # (set -e does not apply here: this runs inside an if condition.)
+    mkdir -p "$(dirname "$real_path")" "$(dirname "$other_path")" "$(dirname "$wrong_path")" &&
+        cp -f "$other_tmp.debug" "$wrong_path" &&
+        mv -f "$other_tmp.debug" "$other_path" &&
+        mv -f "$tmp.debug" "$real_path" &&
+        printf '%s\n' "$real_path" "$other_path" "$wrong_path" >"$manifest"
 }
 
 failed=()
 programs=()
 
 shopt -s nullglob
-sources=("$src_dir"/*.c)
+sources=("$src_dir"/*.c "$src_dir"/*.cpp "$src_dir"/*.swift)
 shopt -u nullglob
 if [[ ${#sources[@]} -eq 0 ]]; then
     echo "build.sh: no sources in $src_dir" >&2
@@ -75,29 +193,60 @@ fi
 # Shared objects first: programs may dlopen them.
 for pass in lib program; do
     for source in "${sources[@]}"; do
-        file=$(basename "$source" .c)
-        if [[ $file == lib* ]]; then
+        base=$(basename "$source")
+        extension=${base##*.}
+        file=${base%.*}
+        if [[ $file == lib* && $extension != swift ]]; then
             [[ $pass == lib ]] || continue
             output="$out_dir/$file.so"
             kind=(-shared -fPIC)
         else
             [[ $pass == program ]] || continue
-            programs+=("$file")
             output="$out_dir/$file"
             kind=()
         fi
-        needs_build "$source" "$output" || continue
+
+        case "$extension" in
+            c) compiler=$cc ;;
+            cpp) compiler=$cxx ;;
+            swift) compiler=$swiftc ;;
+        esac
+        if [[ -z "$compiler" ]]; then
+            case "$extension" in
+                cpp) why="no C++ compiler matching $cc${cxx_base:+ ($cxx_base not found)}" ;;
+                swift) [[ "$target" == "$(uname -m)"-* ]] && why="swiftc not found on PATH" ||
+                           why="swiftc builds only for this machine, CC targets ${target:-?}" ;;
+            esac
+            echo "build.sh: skipping $base: $why"
+            rm -f "$output"
+            continue
+        fi
+        [[ $pass == lib ]] || programs+=("$file")
+
+        separate=0
+        [[ "$(header_value "$source" DEBUG)" == separate ]] && separate=1
+        needs_build "$source" "$output" "$file" "$separate" || continue
 
         flags_text=$(header_value "$source" BUILD)
         [[ -n "$flags_text" ]] || flags_text="-O0 -g"
         read -r -a flags <<<"$flags_text"
 
+        if [[ $extension == swift ]]; then
+            command_line=("$compiler" -module-name "$file" "$source" "${flags[@]}")
+            shown="swiftc -module-name $file $base $flags_text"
+        else
+            command_line=("$compiler" "${kind[@]}" -pthread -Wall "$source" "${flags[@]}")
+            shown="$compiler ${kind[*]:+${kind[*]} }-pthread -Wall $base $flags_text"
+        fi
+
         tmp="$out_dir/.$(basename "$output").tmp.$$"
-        echo "build.sh: $cc ${kind[*]:+${kind[*]} }-pthread -Wall $(basename "$source") $flags_text -> $(basename "$output")"
-        if "$cc" "${kind[@]}" -pthread -Wall "$source" "${flags[@]}" -o "$tmp"; then
+        [[ $separate == 0 ]] || shown+=" (DEBUG: separate, + -DOTHER_BUILD)"
+        echo "build.sh: $shown -> $(basename "$output")"
+        if "${command_line[@]}" -o "$tmp" &&
+            { [[ $separate == 0 ]] || separate_debug "$tmp" "$file" "${command_line[@]}" -DOTHER_BUILD; }; then
             mv -f "$tmp" "$output"
         else
-            rm -f "$tmp"
+            rm -f "$tmp" "$tmp".*
             failed+=("$file")
         fi
     done

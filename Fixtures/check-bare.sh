@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fixture bare (no supervisor) and compares what really happens with its header:
-# the exit status (EXIT:) and, where given, the exact stdout (STDOUT:).
+# the exit status (EXIT:) and, where given, the exact stdout (STDOUT:). A fixture's ENV:
+# assignments (NAME=VALUE, space separated) are added to its environment. Programs without an
+# EXIT: key are helpers (clean_exec) and are skipped.
 #
 #   Fixtures/check-bare.sh [OUTDIR]
 #
@@ -40,10 +42,17 @@ header_value() {
 ulimit -c 0
 failures=0
 while read -r name; do
-    source="$src_dir/$name.c"
-    expected_exit=$(header_value "$source" EXIT) || { echo "FAIL $name: no EXIT: key"; failures=$((failures + 1)); continue; }
+    source=""
+    for extension in c cpp swift; do
+        [[ -f "$src_dir/$name.$extension" ]] && { source="$src_dir/$name.$extension"; break; }
+    done
+    [[ -n "$source" ]] || { echo "FAIL $name: no source"; failures=$((failures + 1)); continue; }
+    # A program without an EXIT: key is a helper, not a fixture (clean_exec).
+    expected_exit=$(header_value "$source" EXIT) || { echo "skip $name (no EXIT: key, a helper)"; continue; }
     args_text=$(header_value "$source" ARGS || true)
     read -r -a args <<<"$args_text"
+    env_text=$(header_value "$source" ENV || true)
+    read -r -a env_assignments <<<"$env_text"
 
     run_dir="$work/run-$name"
     mkdir -p "$run_dir"
@@ -52,7 +61,7 @@ while read -r name; do
 
     set +e
     # The braces' 2>/dev/null silences bash's own "Segmentation fault" job messages.
-    { (cd "$run_dir" && exec timeout 10 "./$name" "${args[@]}" </dev/null >"$run_dir/.stdout" 2>"$run_dir/.stderr"); } 2>/dev/null
+    { (cd "$run_dir" && exec env "${env_assignments[@]}" timeout 10 "./$name" "${args[@]}" </dev/null >"$run_dir/.stdout" 2>"$run_dir/.stderr"); } 2>/dev/null
     status=$?
     set -e
 

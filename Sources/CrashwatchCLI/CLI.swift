@@ -21,6 +21,7 @@ public enum CLI {
 
         Commands:
           run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and report its crashes
+          symbolicate [OPTIONS] REPORT          add names, lines and inline frames to a report offline
 
         Options:
         \(renderOptions(specs))
@@ -57,6 +58,7 @@ public enum CLI {
         let rest = Array(parsed.operands.dropFirst())
         switch command {
         case "run": return RunCommand.main(rest)
+        case "symbolicate": return SymbolicateCommand.main(rest)
         case "help": StandardStream.out(help); return ExitCode.success
         default:
             return usageFailure(UsageError("unknown command '\(command)'"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",

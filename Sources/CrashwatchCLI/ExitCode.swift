@@ -6,6 +6,12 @@ public enum ExitCode {
     public static let success: Int32 = 0
     /// The command line was wrong (BSD `EX_USAGE`).
     public static let usage: Int32 = 64
+    /// An input file is not data crashwatch can read (BSD `EX_DATAERR`).
+    public static let dataError: Int32 = 65
+    /// An input file cannot be opened or read (BSD `EX_NOINPUT`).
+    public static let noInput: Int32 = 66
+    /// An output file cannot be created (BSD `EX_CANTCREAT`).
+    public static let cannotCreate: Int32 = 73
     /// crashwatch could not set up supervision: ptrace refused, fork failed (BSD `EX_OSERR`).
     public static let systemError: Int32 = 71
     /// The command exists but cannot be executed (as in a shell).

@@ -19,7 +19,8 @@ enum RunCommand {
         OptionSpec("app-release", value: "RELEASE", help: "app release for reports (default: $CRASHWATCH_APP_RELEASE)"),
         OptionSpec("max-frames", value: "N", help: "unwind at most N frames per thread (default 256)"),
         OptionSpec("capture-timeout", value: "SECONDS", help: "hold a crashed process at most this long, then write what was captured (default 10)"),
-        OptionSpec("symbolicate", value: "MODE", help: "function names at capture: functions (default) or none"),
+        OptionSpec("symbolicate", value: "MODE", help: "at capture: full (functions, file:line, inline frames; default), functions, or none"),
+        OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "also look for separate debug info under DIR (DIR/.build-id/xx/rest.debug)"),
         OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported)"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
@@ -87,11 +88,13 @@ enum RunCommand {
             }
             capture.maxFrames = frames
         }
-        switch parsed.value("symbolicate") {
-        case nil, "functions", "full": capture.symbolicate = true
-        case "none": capture.symbolicate = false
-        case let other?: throw UsageError("--symbolicate takes functions or none, not '\(other)'")
+        if let text = parsed.value("symbolicate") {
+            guard let level = Symbolication(rawValue: text) else {
+                throw UsageError("--symbolicate takes full, functions or none, not '\(text)'")
+            }
+            capture.symbolication = level
         }
+        capture.debugDirectories = try DebugDirectories.validated(parsed.all("debug-dir"))
         for root in parsed.all("app-root") where !root.hasPrefix("/") {
             throw UsageError("--app-root needs an absolute directory, not '\(root)'")
         }

@@ -9,8 +9,10 @@ import CrashwatchSystem
 public struct CaptureOptions: Sendable {
     /// Frames per thread at most (`--max-frames`).
     public var maxFrames: Int = 256
-    /// Whether frames get function names at capture (`--symbolicate=none` clears it).
-    public var symbolicate: Bool = true
+    /// What capture adds to frames (`--symbolicate`).
+    public var symbolication: Symbolication = .full
+    /// Directories searched for separate debug info after the standard places (`--debug-dir`).
+    public var debugDirectories: [String] = []
     /// Directories whose images are in-app (`--app-root`); empty means the executable's directory rule.
     public var appRoots: [String] = []
     /// Environment variables recorded by name (`--env-allow`); none by default.
@@ -24,6 +26,16 @@ public struct CaptureOptions: Sendable {
     public var crashwatchVersion: String
 
     public init(crashwatchVersion: String) { self.crashwatchVersion = crashwatchVersion }
+}
+
+/// How much symbol information a capture adds to frames.
+public enum Symbolication: String, Sendable, CaseIterable {
+    /// Functions, source file:line:column and inline frames.
+    case full
+    /// Function names and offsets only.
+    case functions
+    /// Addresses and images only (`crashwatch symbolicate` can add the rest later).
+    case none
 }
 
 /// Builds crash reports from live, stopped processes.
@@ -79,7 +91,7 @@ struct LiveCapture {
     private var imageIndex: [UInt64: Int] = [:]
     private let table: ImageTable
     private let unwinder: RemoteUnwinder?
-    private var symbolizer: RemoteSymbolizer?
+    private var symbolizer: Symbolizer?
     private var symbolizerFailed = false
 
     init(pid: Int32, deadline: Int64, options: CaptureOptions) {
@@ -126,7 +138,8 @@ struct LiveCapture {
             return ThreadRecord(tid: tid, name: name, crashed: crashed, registers: [], frames: [], unwindStopReason: "registers unreadable")
         }
         let (frames, stop) = unwind(registers: registers, words: words)
-        let records = frames.enumerated().map { index, frame in frameRecord(index: index, frame) }
+        var records: [FrameRecord] = []
+        for frame in frames { records += frameRecords(frame, startingAt: records.count) }
         return ThreadRecord(tid: tid, name: name, crashed: crashed,
                             registers: registers.values.map { RegisterValue($0.name, Address($0.value)) },
                             frames: records, unwindStopReason: stop)
@@ -157,14 +170,17 @@ struct LiveCapture {
         let (unwound, stop) = unwinder.unwind(registers: seed, maxFrames: budget)
         var frames = prefix
         for (index, frame) in unwound.enumerated() {
+            // A frame interrupted by a signal is restored from the signal frame's saved context, like the
+            // crashed frame from the thread's registers: `context` marks both, and both pcs are exact.
             let how: FrameTrust
             if index == 0 {
                 how = prefix.isEmpty ? .context : .returnAddressAtSP
+            } else if unwound[index - 1].isSignalFrame {
+                how = .context
             } else {
                 how = unwound[index - 1].hasUnwindInfo ? .cfi : .framePointer
             }
-            let exact = (index == 0 && prefix.isEmpty) || (index > 0 && unwound[index - 1].isSignalFrame)
-            frames.append(Frame(pc: frame.pc, how: how, isExact: exact))
+            frames.append(Frame(pc: frame.pc, how: how, isExact: how == .context))
         }
         return (frames, stop.text)
     }
@@ -189,29 +205,26 @@ struct LiveCapture {
 
     // MARK: Frames and symbols
 
-    private mutating func frameRecord(index: Int, _ frame: Frame) -> FrameRecord {
+    /// The records of one physical frame: one per inlined call at its pc (innermost first, marked
+    /// `inlined`), then the concrete function.
+    private mutating func frameRecords(_ frame: Frame, startingAt index: Int) -> [FrameRecord] {
         var record = FrameRecord(index: index, address: Address(frame.pc), how: frame.how)
-        guard let image = table.image(containing: frame.pc) else { return record }
+        guard let image = table.image(containing: frame.pc) else { return [record] }
         let base = image.baseAddress ?? image.start
         record.imageIndex = indexOf(image)
         record.imageOffset = Address(frame.pc &- base)
-        guard options.symbolicate, let symbolizer = symbolizerForCapture() else { return record }
+        guard options.symbolication != .none, let symbolizer = symbolizerForCapture() else { return [record] }
         // A return address points after the call: look up the call instruction itself.
         let lookupAddress = frame.isExact ? frame.pc : frame.pc &- 1
-        if let found = symbolizer.lookup(lookupAddress), let symbol = found.symbol {
-            record.symbol = symbol
-            // `__libc_start_main@@GLIBC_2.34`: the function is the name without its symbol version.
-            record.function = symbol.split(separator: "@", maxSplits: 1).first.map(String.init) ?? symbol
-            record.symbolOffset = Address(found.offset &+ (frame.isExact ? 0 : 1))
-        }
-        return record
+        guard let found = symbolizer.lookup(lookupAddress, withSource: options.symbolication == .full) else { return [record] }
+        return SymbolizedFrame.records(for: record, found: found, exact: frame.isExact)
     }
 
-    private mutating func symbolizerForCapture() -> RemoteSymbolizer? {
+    private mutating func symbolizerForCapture() -> Symbolizer? {
         if let symbolizer { return symbolizer }
         if symbolizerFailed { return nil }
         do {
-            symbolizer = try RemoteSymbolizer(pid: pid)
+            symbolizer = try Symbolizer(pid: pid, debugDirectories: options.debugDirectories)
         } catch {
             symbolizerFailed = true
             softErrors.append(SoftError(stage: "symbols", message: "\(error)"))

@@ -405,6 +405,8 @@ public struct FrameRecord: Codable, Sendable, Equatable {
     public var function: String?
     /// `address` minus the start of the symbol, when symbolized.
     public var symbolOffset: Address?
+    /// Which table the symbol came from: `symtab`, `dynsym` or `debuginfo` (a separate debug file, or DWARF).
+    public var symbolSource: String?
     /// The source file, from DWARF line info.
     public var file: String?
     /// The source line, from DWARF line info.
@@ -418,8 +420,8 @@ public struct FrameRecord: Codable, Sendable, Equatable {
 
     /// Creates a frame; everything but the address and how it was found may be unknown.
     public init(index: Int, address: Address, imageIndex: Int? = nil, imageOffset: Address? = nil, symbol: String? = nil,
-                function: String? = nil, symbolOffset: Address? = nil, file: String? = nil, line: Int? = nil,
-                column: Int? = nil, inlined: Bool = false, how: FrameTrust) {
+                function: String? = nil, symbolOffset: Address? = nil, symbolSource: String? = nil, file: String? = nil,
+                line: Int? = nil, column: Int? = nil, inlined: Bool = false, how: FrameTrust) {
         self.index = index
         self.address = address
         self.imageIndex = imageIndex
@@ -427,6 +429,7 @@ public struct FrameRecord: Codable, Sendable, Equatable {
         self.symbol = symbol
         self.function = function
         self.symbolOffset = symbolOffset
+        self.symbolSource = symbolSource
         self.file = file
         self.line = line
         self.column = column
@@ -485,11 +488,13 @@ public struct ImageRecord: Codable, Sendable, Equatable {
     public var deleted: Bool
     /// Whether this is the process's main executable.
     public var isMainExecutable: Bool
+    /// The package the image belongs to, from its `.note.package` ELF note (systemd's packaging metadata).
+    public var package: PackageRecord?
 
     /// Creates an image record; `name` defaults to the last component of `path`.
     public init(path: String, name: String? = nil, buildID: String?, loadAddress: Address, size: Int,
                 fileOffset: Address = 0, inApp: Bool, architecture: String?, deleted: Bool = false,
-                isMainExecutable: Bool = false) {
+                isMainExecutable: Bool = false, package: PackageRecord? = nil) {
         self.path = path
         self.name = name ?? ImageRecord.basename(path)
         self.buildID = buildID
@@ -500,11 +505,31 @@ public struct ImageRecord: Codable, Sendable, Equatable {
         self.architecture = architecture
         self.deleted = deleted
         self.isMainExecutable = isMainExecutable
+        self.package = package
     }
 
     /// The last non-empty component of a path (`/usr/lib/libc.so.6` → `libc.so.6`); the path itself when it has none.
     public static func basename(_ path: String) -> String {
         path.split(separator: "/").last.map(String.init) ?? path
+    }
+}
+
+/// An image's packaging metadata (the FDO `.note.package` note: https://systemd.io/ELF_PACKAGE_METADATA/).
+public struct PackageRecord: Codable, Sendable, Equatable {
+    /// The packaging format (`deb`, `rpm`, …).
+    public var type: String?
+    /// The package name.
+    public var name: String?
+    /// The package version.
+    public var version: String?
+    /// The package architecture.
+    public var architecture: String?
+
+    public init(type: String? = nil, name: String? = nil, version: String? = nil, architecture: String? = nil) {
+        self.type = type
+        self.name = name
+        self.version = version
+        self.architecture = architecture
     }
 }
 

@@ -1,7 +1,7 @@
 // ReportJSON.swift — writes a `CrashReport` as JSON text directly, without Codable: one small function per
-// record type appends UTF-8 bytes to one pre-reserved buffer. Encoding sits on the crash-to-report critical
-// path (the crashed process is held stopped meanwhile), and a generic Codable encoder spent ~8.5 ms on a
-// 65-thread report building and walking a tree of boxed values; this writer produces the same bytes directly.
+// record type appends UTF-8 bytes to one pre-reserved `[UInt8]`. Encoding sits on the crash-to-report critical
+// path (the crashed process is held stopped meanwhile); the generic Codable tree encoder this replaces took
+// ~8 ms for a 65-thread, 325 KB report, this writer ~0.5 ms (release build, same machine).
 //
 // The output is byte-for-byte what the former Codable tree encoder wrote (Fixtures/example-report.json is the
 // golden file; Tests/CrashwatchModelTests/ReportJSONTests.swift compares against a copy of that encoder):
@@ -35,12 +35,12 @@ struct ReportJSONWriter {
         return writer.bytes
     }
 
-    /// A generous guess at a report's encoded size from its element counts and longest strings, so the buffer rarely grows.
+    /// A generous guess at a report's encoded size, from its counts and frame strings, so the buffer rarely grows.
     static func estimatedSize(of report: CrashReport) -> Int {
         var size = 4096 + 320 * report.images.count + 256 * report.softErrors.count
         size += 64 * (report.process.commandLine.count + report.process.environment.count)
         for thread in report.threads {
-            size += 160 + 48 * thread.registers.count + 240 * thread.frames.count
+            size += 160 + 48 * thread.registers.count + 256 * thread.frames.count
             for frame in thread.frames {
                 size += (frame.symbol?.utf8.count ?? 0) + (frame.function?.utf8.count ?? 0) + (frame.file?.utf8.count ?? 0)
             }
@@ -63,7 +63,7 @@ struct ReportJSONWriter {
         member("signal", indent: indent); write(report.signal, indent: indent)
         member("process", indent: indent); write(report.process, indent: indent)
         member("host", indent: indent); write(report.host, indent: indent)
-        member("threads", indent: indent); write(report.threads, indent: indent)
+        member("threads", indent: indent); lines(report.threads, indent: indent) { $0.write($1, indent: indent + 2) }
         member("images", indent: indent); lines(report.images, indent: indent) { $0.write($1) }
         member("diagnostics", indent: indent); write(report.diagnostics, indent: indent)
         member("softErrors", indent: indent); lines(report.softErrors, indent: indent) { $0.write($1) }
@@ -140,13 +140,11 @@ struct ReportJSONWriter {
     /// Writes the environment as an object with sorted keys at `indent + 2`, or `{}` when it is empty.
     mutating func write(environment: [String: String], indent: Int) {
         if environment.isEmpty { raw("{}"); return }
-        var first = true
-        for key in environment.keys.sorted() {
-            newlineAndIndent(indent + 2, after: first ? UInt8(ascii: "{") : UInt8(ascii: ","))
-            first = false
-            string(key)
+        for (offset, variable) in environment.sorted(by: { $0.key < $1.key }).enumerated() {
+            newline(after: offset == 0 ? .openObject : .comma, indent: indent + 2)
+            string(variable.key)
             raw(": ")
-            string(environment[key]!)
+            string(variable.value)
         }
         closeObject(indent: indent)
     }
@@ -164,17 +162,6 @@ struct ReportJSONWriter {
         closeObject(indent: indent)
     }
 
-    /// Writes the threads as an array of multi-line objects at `indent + 2`, or `[]` when there are none.
-    mutating func write(_ threads: [ThreadRecord], indent: Int) {
-        if threads.isEmpty { raw("[]"); return }
-        for (offset, thread) in threads.enumerated() {
-            newlineAndIndent(indent + 2, after: offset == 0 ? UInt8(ascii: "[") : UInt8(ascii: ","))
-            write(thread, indent: indent + 2)
-        }
-        newlineAndIndent(indent, after: nil)
-        bytes.append(UInt8(ascii: "]"))
-    }
-
     /// Writes one thread as an object whose members sit at `indent + 2`.
     mutating func write(_ thread: ThreadRecord, indent: Int) {
         let inner = indent + 2
@@ -189,40 +176,51 @@ struct ReportJSONWriter {
 
     /// Writes one register as a one-line object.
     mutating func write(_ register: RegisterValue) {
-        field("name", first: true); string(register.name)
-        field("value"); address(register.value)
+        field(#"{"name": "#); string(register.name)
+        field(#", "value": "#); address(register.value)
         bytes.append(UInt8(ascii: "}"))
     }
 
     /// Writes one frame as a one-line object.
     mutating func write(_ frame: FrameRecord) {
-        field("index", first: true); integer(frame.index)
-        field("address"); address(frame.address)
-        field("imageIndex"); integer(frame.imageIndex)
-        field("imageOffset"); address(frame.imageOffset)
-        field("symbol"); string(frame.symbol)
-        field("function"); string(frame.function)
-        field("symbolOffset"); address(frame.symbolOffset)
-        field("file"); string(frame.file)
-        field("line"); integer(frame.line)
-        field("column"); integer(frame.column)
-        field("inlined"); bool(frame.inlined)
-        field("how"); string(frame.how.rawValue)
+        field(#"{"index": "#); integer(frame.index)
+        field(#", "address": "#); address(frame.address)
+        field(#", "imageIndex": "#); integer(frame.imageIndex)
+        field(#", "imageOffset": "#); address(frame.imageOffset)
+        field(#", "symbol": "#); string(frame.symbol)
+        field(#", "function": "#); string(frame.function)
+        field(#", "symbolOffset": "#); address(frame.symbolOffset)
+        field(#", "symbolSource": "#); string(frame.symbolSource)
+        field(#", "file": "#); string(frame.file)
+        field(#", "line": "#); integer(frame.line)
+        field(#", "column": "#); integer(frame.column)
+        field(#", "inlined": "#); bool(frame.inlined)
+        field(#", "how": "#); string(frame.how.rawValue)
         bytes.append(UInt8(ascii: "}"))
     }
 
     /// Writes one image as a one-line object.
     mutating func write(_ image: ImageRecord) {
-        field("path", first: true); string(image.path)
-        field("name"); string(image.name)
-        field("buildID"); string(image.buildID)
-        field("loadAddress"); address(image.loadAddress)
-        field("size"); integer(image.size)
-        field("fileOffset"); address(image.fileOffset)
-        field("inApp"); bool(image.inApp)
-        field("architecture"); string(image.architecture)
-        field("deleted"); bool(image.deleted)
-        field("isMainExecutable"); bool(image.isMainExecutable)
+        field(#"{"path": "#); string(image.path)
+        field(#", "name": "#); string(image.name)
+        field(#", "buildID": "#); string(image.buildID)
+        field(#", "loadAddress": "#); address(image.loadAddress)
+        field(#", "size": "#); integer(image.size)
+        field(#", "fileOffset": "#); address(image.fileOffset)
+        field(#", "inApp": "#); bool(image.inApp)
+        field(#", "architecture": "#); string(image.architecture)
+        field(#", "deleted": "#); bool(image.deleted)
+        field(#", "isMainExecutable": "#); bool(image.isMainExecutable)
+        field(#", "package": "#)
+        if let package = image.package {
+            field(#"{"type": "#); string(package.type)
+            field(#", "name": "#); string(package.name)
+            field(#", "version": "#); string(package.version)
+            field(#", "architecture": "#); string(package.architecture)
+            bytes.append(UInt8(ascii: "}"))
+        } else {
+            field("null")
+        }
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -238,24 +236,24 @@ struct ReportJSONWriter {
 
     /// Writes one soft error as a one-line object.
     mutating func write(_ error: SoftError) {
-        field("stage", first: true); string(error.stage)
-        field("tid"); integer(error.tid)
-        field("image"); string(error.image)
-        field("message"); string(error.message)
+        field(#"{"stage": "#); string(error.stage)
+        field(#", "tid": "#); integer(error.tid)
+        field(#", "image": "#); string(error.image)
+        field(#", "message": "#); string(error.message)
         bytes.append(UInt8(ascii: "}"))
     }
 
     // MARK: Containers
 
-    /// Writes an array with one element per line at `indent + 2`, each by `element`, or `[]` when it is empty.
+    /// Writes an array whose elements (written by `element`) each start a line at `indent + 2`; `[]` when empty.
     @inline(__always)
     mutating func lines<Element>(_ elements: [Element], indent: Int, _ element: (inout ReportJSONWriter, Element) -> Void) {
         if elements.isEmpty { raw("[]"); return }
         for index in elements.indices {
-            newlineAndIndent(indent + 2, after: index == 0 ? UInt8(ascii: "[") : UInt8(ascii: ","))
+            newline(after: index == 0 ? .openArray : .comma, indent: indent + 2)
             element(&self, elements[index])
         }
-        newlineAndIndent(indent, after: nil)
+        newline(after: .nothing, indent: indent)
         bytes.append(UInt8(ascii: "]"))
     }
 
@@ -272,38 +270,49 @@ struct ReportJSONWriter {
     /// Starts a member of a multi-line object: `{` or `,`, a newline, `indent` spaces, then `"key": `.
     @inline(__always)
     mutating func member(_ key: StaticString, indent: Int, first: Bool = false) {
-        newlineAndIndent(indent, after: first ? UInt8(ascii: "{") : UInt8(ascii: ","))
+        newline(after: first ? .openObject : .comma, indent: indent)
         bytes.append(UInt8(ascii: "\""))
         raw(key)
         raw("\": ")
     }
 
-    /// Starts a member of a one-line object: `{"key": ` for the first, `, "key": ` for the rest.
+    /// Starts a member of a one-line object, given as its JSON text: `{"key": ` for the first, `, "key": ` after.
     @inline(__always)
-    mutating func field(_ key: StaticString, first: Bool = false) {
-        raw(first ? "{\"" : ", \"")
-        raw(key)
-        raw("\": ")
-    }
+    mutating func field(_ text: StaticString) { raw(text) }
 
     /// Ends a multi-line object: a newline, `indent` spaces and `}`.
     @inline(__always)
     mutating func closeObject(indent: Int) {
-        newlineAndIndent(indent, after: nil)
+        newline(after: .nothing, indent: indent)
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// Appends an optional byte (an opening bracket or a comma), a newline and `indent` spaces.
+    /// What a line break follows: a container's opening bracket, a comma between elements, or nothing.
+    enum LineStart {
+        /// `{`, opening an object.
+        case openObject
+        /// `[`, opening an array.
+        case openArray
+        /// `,`, ending a member or an element.
+        case comma
+        /// Nothing: the line break before a closing bracket.
+        case nothing
+    }
+
+    /// Appends what the line break follows, a newline and `indent` spaces, in one piece.
     @inline(__always)
-    mutating func newlineAndIndent(_ indent: Int, after byte: UInt8?) {
-        if let byte { bytes.append(byte) }
-        let text: StaticString = "\n                "  // a newline and 16 spaces, more than any report nests
-        if indent < text.utf8CodeUnitCount {
-            text.withUTF8Buffer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<(indent + 1)])) }
-        } else {
-            bytes.append(UInt8(ascii: "\n"))
-            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+    mutating func newline(after start: LineStart, indent: Int) {
+        // Each literal is the leading byte, a newline and 16 spaces, more than any report nests.
+        let text: StaticString, lead: Int
+        switch start {
+        case .openObject: (text, lead) = ("{\n                ", 2)
+        case .openArray: (text, lead) = ("[\n                ", 2)
+        case .comma: (text, lead) = (",\n                ", 2)
+        case .nothing: (text, lead) = ("\n                ", 1)
         }
+        let spaces = min(indent, text.utf8CodeUnitCount - lead)
+        text.withUTF8Buffer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<(lead + spaces)])) }
+        if spaces < indent { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent - spaces)) }
     }
 
     // MARK: Scalars

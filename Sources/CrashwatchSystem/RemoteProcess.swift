@@ -98,6 +98,30 @@ public final class RemoteUnwinder {
     }
 }
 
+/// Which symbol table named a function.
+public enum SymbolSource: String, Sendable {
+    /// The file's own `.symtab`.
+    case symtab
+    /// Only the dynamic symbol table (exported functions).
+    case dynsym
+    /// A separate debug file (found by build-id, debuglink, a debug directory or debuginfod).
+    case debuginfo
+}
+
+/// One level of the calls an address is in, innermost first: inlined calls, then the concrete function.
+public struct SourceLevel: Equatable, Sendable {
+    /// The linkage (mangled) name, else the DWARF name.
+    public let name: String?
+    /// The source file of this level's location.
+    public let file: String?
+    /// The line, when known.
+    public let line: Int?
+    /// The column, when known.
+    public let column: Int?
+    /// Whether this level was inlined into the next one.
+    public let inlined: Bool
+}
+
 /// What libdw found for one address.
 public struct SymbolLookup: Equatable, Sendable {
     /// The module (image) path as libdw named it.
@@ -106,33 +130,110 @@ public struct SymbolLookup: Equatable, Sendable {
     public let symbol: String?
     /// Offset of the address from the symbol's start.
     public let offset: UInt64
+    /// Where the symbol came from.
+    public let source: SymbolSource?
+    /// The inline chain and source locations from DWARF (empty without debug info or when not asked for).
+    public let levels: [SourceLevel]
 }
 
-/// Function names for addresses of one live process, through libdw.
-public final class RemoteSymbolizer {
-    private let handle: OpaquePointer
-
-    /// Reports process `pid`'s modules to libdw.
-    public init(pid: Int32) throws(SystemError) {
-        guard let handle = cw_symbolizer_create(pid) else { throw SystemError("dwfl_linux_proc_report", pid: pid, errno: lastErrno()) }
-        self.handle = handle
+/// An image to report to an offline symbolizer, with where it was loaded.
+public struct OfflineImage: Sendable {
+    /// How libdw finds the image's ELF file.
+    public enum Source: Sendable {
+        /// A local file already checked to carry the image's build-id (the binary or its debug file).
+        case file(String)
+        /// Only the build-id: libdw searches the debug directories and debuginfod for it.
+        case buildID([UInt8])
     }
 
-    deinit { cw_symbolizer_destroy(handle) }
+    public let name: String
+    public let source: Source
+    public let loadAddress: UInt64
+    public let size: UInt64
 
+    public init(name: String, source: Source, loadAddress: UInt64, size: UInt64) {
+        self.name = name
+        self.source = source
+        self.loadAddress = loadAddress
+        self.size = size
+    }
+}
+
+/// Function names, source lines and inline chains for addresses, through libdw: of a live process's
+/// modules, or of ELF files reported at the addresses a report recorded (offline).
+public final class Symbolizer {
+    private let handle: OpaquePointer
     /// Answers already given: threads of one process share most of their return addresses.
     private var cache: [UInt64: SymbolLookup?] = [:]
 
-    /// Looks `address` up; nil when no module contains it.
-    public func lookup(_ address: UInt64) -> SymbolLookup? {
+    /// Reports live process `pid`'s modules to libdw; `debugDirectories` are searched after the standard places.
+    public init(pid: Int32, debugDirectories: [String] = []) throws(SystemError) {
+        let path = debugDirectories.joined(separator: ":")
+        guard let handle = cw_symbolizer_create(pid, path) else { throw SystemError("dwfl_linux_proc_report", pid: pid, errno: lastErrno()) }
+        self.handle = handle
+    }
+
+    /// Reports `images` to an offline libdw session. An image libdw cannot open is skipped and named in `failures`.
+    public init(offline images: [OfflineImage], debugDirectories: [String] = []) throws(SystemError) {
+        guard let handle = cw_symbolizer_create_offline(debugDirectories.joined(separator: ":")) else {
+            throw SystemError("dwfl_begin", errno: lastErrno())
+        }
+        self.handle = handle
+        for image in images {
+            let result: Int32
+            switch image.source {
+            case .file(let path):
+                result = cw_symbolizer_report_file(handle, image.name, path, image.loadAddress)
+            case .buildID(let bytes):
+                result = bytes.withUnsafeBufferPointer {
+                    cw_symbolizer_report_build_id(handle, image.name, image.loadAddress, image.loadAddress &+ image.size,
+                                                  $0.baseAddress, $0.count)
+                }
+            }
+            if result != 0 { failures.append((image.name, String(cString: cw_symbolizer_last_error()))) }
+        }
+        cw_symbolizer_end_reporting(handle)
+    }
+
+    /// Images an offline session could not report, with libdw's reason.
+    public private(set) var failures: [(path: String, reason: String)] = []
+
+    deinit { cw_symbolizer_destroy(handle) }
+
+    /// Looks `address` up, with its inline chain and source lines when `withSource`; nil when no module contains it.
+    public func lookup(_ address: UInt64, withSource: Bool = true) -> SymbolLookup? {
         if let known = cache[address] { return known }
         var raw = cw_symbol()
         let result = cw_symbolize(handle, address, &raw)
-        let found = result < 0 ? nil : SymbolLookup(
-            module: raw.module_name.map { String(cString: $0) },
-            symbol: raw.name.map { String(cString: $0) },
-            offset: raw.offset)
+        var found: SymbolLookup?
+        if result >= 0 {
+            var levels: [SourceLevel] = []
+            if withSource {
+                var buffer = [cw_source_level](repeating: cw_source_level(), count: 32)
+                let count = buffer.withUnsafeMutableBufferPointer { cw_source_levels(handle, address, $0.baseAddress, 32) }
+                levels = buffer[0..<Int(count)].map { level in
+                    SourceLevel(name: level.name.map { String(cString: $0) }, file: level.file.map { String(cString: $0) },
+                                line: level.line > 0 ? Int(level.line) : nil, column: level.column > 0 ? Int(level.column) : nil,
+                                inlined: level.inlined != 0)
+                }
+            }
+            let source: SymbolSource? = switch raw.source {
+            case CW_SYMBOL_SOURCE_SYMTAB: .symtab
+            case CW_SYMBOL_SOURCE_DYNSYM: .dynsym
+            case CW_SYMBOL_SOURCE_DEBUGINFO: .debuginfo
+            default: nil
+            }
+            found = SymbolLookup(module: raw.module_name.map { String(cString: $0) }, symbol: raw.name.map { String(cString: $0) },
+                                 offset: raw.offset, source: raw.name == nil ? nil : source, levels: levels)
+        }
         cache[address] = found
         return found
     }
+}
+
+/// Demangles a C++ (`_Z…`) or Swift (`$s…`) symbol name; nil when the name is not mangled or not valid.
+public func demangle(_ name: String) -> String? {
+    guard let pointer = cw_demangle(name) else { return nil }
+    defer { free(pointer) }
+    return String(cString: pointer)
 }

@@ -75,14 +75,15 @@ enum JSONTestReports {
 
     /// A capture shaped like a real busy process: `threads` threads of 27 registers and `frames` frames each.
     static func large(threads threadCount: Int = 65, frames frameCount: Int = 12) -> CrashReport {
-        let names: [String] = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
-                     "r14", "r15", "rip", "eflags", "cs", "ss", "ds", "es", "fs", "gs", "fs_base", "gs_base", "orig_rax"]
+        let names: [String] = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12",
+                               "r13", "r14", "r15", "rip", "eflags", "cs", "ss", "ds", "es", "fs", "gs", "fs_base",
+                               "gs_base", "orig_rax"]
         let images: [ImageRecord] = (0..<40).map { (index: Int) -> ImageRecord in
             let buildID = String(repeating: String(format: "%02x", index), count: 20)
             let loadAddress = Address(0x7f3a_0000_0000 + UInt64(index) * 0x20_0000)
             return ImageRecord(path: "/usr/lib/x86_64-linux-gnu/libmodule\(index).so.\(index % 7)", buildID: buildID,
-                        loadAddress: loadAddress, size: 0x1b_d000 + index,
-                        inApp: index < 3, architecture: "x86_64", isMainExecutable: index == 0)
+                               loadAddress: loadAddress, size: 0x1b_d000 + index, inApp: index < 3,
+                               architecture: "x86_64", isMainExecutable: index == 0)
         }
         let threads: [ThreadRecord] = (0..<threadCount).map { (thread: Int) -> ThreadRecord in
             let base = UInt64(0x7f3a_9b00_0000 + thread * 0x80_0000)
@@ -111,7 +112,9 @@ enum JSONTestReports {
         var report = SampleReport.report
         report.threads = threads
         report.images = images
-        report.softErrors = (0..<5).map { SoftError(stage: "unwind", tid: Int32(40_000 + $0), message: "no unwind info \($0)") }
+        report.softErrors = (0..<5).map {
+            SoftError(stage: "unwind", tid: Int32(40_000 + $0), message: "no unwind info \($0)")
+        }
         return report
     }
 
@@ -126,7 +129,9 @@ enum JSONTestReports {
     }
 }
 
+/// The direct writer: valid JSON for awkward content, and the former encoder's exact bytes.
 @Suite struct ReportJSONTests {
+    /// Escapes, non-ASCII, nils, empty lists and extreme numbers give JSON that parses and decodes to the same report.
     @Test("awkward content encodes to JSON that parses and decodes back to the same report")
     func awkwardContentRoundTrips() throws {
         let report = JSONTestReports.awkward
@@ -148,7 +153,9 @@ enum JSONTestReports {
         #expect(text.contains(#""app": {"# + "\n" + #"      "name": null,"#))
     }
 
-    @Test("the writer's bytes equal the former Codable tree encoder's", arguments: ["sample", "awkward", "sparse", "large"])
+    /// The writer's output is byte-identical to the replaced Codable tree encoder's, report by report.
+    @Test("the writer's bytes equal the former Codable tree encoder's",
+          arguments: ["sample", "awkward", "sparse", "large"])
     func identicalToTreeEncoder(_ name: String) throws {
         let report = JSONTestReports.named(name)
         let expected = try ReferenceReportJSONEncoder().encode(report)
@@ -156,18 +163,22 @@ enum JSONTestReports {
         #expect(actual.count == expected.count)
         if actual != expected {
             let first = zip(actual, expected).prefix { $0 == $1 }.count
-            Issue.record("\(name): first difference at byte \(first): ours …\(String(decoding: actual[first...].prefix(80), as: UTF8.self))…")
+            let ours = String(decoding: actual[first...].prefix(80), as: UTF8.self)
+            Issue.record("\(name): first difference at byte \(first): ours …\(ours)…")
         }
     }
 
+    /// The generated report has the shape the identity test and the timing claim rely on, and round-trips.
     @Test("the large report is the size of a real 65-thread capture")
     func largeReportShape() throws {
         let report = JSONTestReports.large()
-        #expect(report.threads.count == 65 && report.threads.allSatisfy { $0.registers.count == 27 && $0.frames.count == 12 })
+        #expect(report.threads.count == 65)
+        #expect(report.threads.allSatisfy { $0.registers.count == 27 && $0.frames.count == 12 })
         #expect(try report.encodedJSON().count > 250_000)
         #expect(try CrashReport.decode(report.encodedJSON()) == report)
     }
 
+    /// Durations print as `Double.description`, exactly as the tree encoder printed them, and read back exactly.
     @Test("durations are formatted as the tree encoder did", arguments: [
         0, -0.0, 1e-7, 1e20, 0.1 + 0.2, 123_456_789.125, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -18.75,
     ] as [Double])
@@ -178,7 +189,9 @@ enum JSONTestReports {
         #expect(try CrashReport.decode(report.encodedJSON()).captureDurationMs == duration)
     }
 
-    @Test("NaN and infinite durations throw EncodingError, as before", arguments: [.nan, .infinity, -.infinity] as [Double])
+    /// A duration JSON cannot hold is refused with `EncodingError` by both encoders.
+    @Test("NaN and infinite durations throw EncodingError, as before",
+          arguments: [.nan, .infinity, -.infinity] as [Double])
     func nonFiniteDurations(_ duration: Double) {
         var report = SampleReport.report
         report.captureDurationMs = duration
@@ -186,9 +199,11 @@ enum JSONTestReports {
         #expect(throws: EncodingError.self) { try ReferenceReportJSONEncoder().encode(report) }
     }
 
+    /// Every digit count, and values on either side of each power of two, format as `hex(_:)` does.
     @Test("addresses are written as hex(_:) writes them")
     func addressesMatchHex() throws {
-        for value in JSONTestReports.edgeAddresses + (0..<64).map({ UInt64(1) << $0 }) + (1..<64).map({ (UInt64(1) << $0) - 1 }) {
+        let powers = (0..<64).map { UInt64(1) << $0 }
+        for value in JSONTestReports.edgeAddresses + powers + powers.map({ $0 &- 1 }) + powers.map({ $0 | 0xa5 }) {
             var report = JSONTestReports.sparse
             report.images = [ImageRecord(path: "x", buildID: nil, loadAddress: Address(value), size: 0, inApp: false,
                                          architecture: nil)]

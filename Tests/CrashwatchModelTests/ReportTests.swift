@@ -199,7 +199,7 @@ private func walk(_ value: Any, path: String, _ visit: (String, String, Any) -> 
         #expect(text.contains(#""commandLine": ["/opt/demo/bin/segv_reraise", "--mode", "write \"quoted\""]"#))
         #expect(text.contains("\"environment\": {\n      \"DEMO_MODE\": \"production\",\n      \"LANG\": \"C.UTF-8\"\n    }"))
         // One line per frame, image and register.
-        #expect(text.contains(#"        {"index": 0, "address": "0x55812a401189", "imageIndex": 0, "imageOffset": "0x1189", "symbol": "store_byte", "function": "store_byte", "symbolOffset": "0x0", "file": "/src/demo/segv_reraise.c", "line": 31, "column": 12, "inlined": true, "how": "inline"}"#))
+        #expect(text.contains(#"        {"index": 0, "address": "0x55812a401189", "imageIndex": 0, "imageOffset": "0x1189", "symbol": "store_byte", "function": "store_byte", "symbolOffset": "0x0", "symbolSource": null, "file": "/src/demo/segv_reraise.c", "line": 31, "column": 12, "inlined": true, "how": "inline"}"#))
         #expect(text.contains(#""file": null, "line": null, "column": null, "inlined": false, "how": "scan"}"#))
     }
 

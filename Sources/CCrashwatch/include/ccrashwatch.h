@@ -168,11 +168,40 @@ const char *cw_unwind_error_name(int code);
 /** A libdw session over one live process's modules. */
 typedef struct cw_symbolizer cw_symbolizer;
 
-/** Reports `pid`'s modules from /proc/PID/maps to libdw; NULL with errno on failure. */
-cw_symbolizer *cw_symbolizer_create(pid_t pid);
+/**
+ * Reports `pid`'s modules from /proc/PID/maps to libdw. `debug_directories` (colon-separated, may be
+ * NULL) are searched for separate debug info after the standard places, by build-id
+ * (`DIR/.build-id/xx/rest.debug`) and by .gnu_debuglink. NULL with errno on failure.
+ */
+cw_symbolizer *cw_symbolizer_create(pid_t pid, const char *debug_directories);
+
+/** Starts an offline session: report files with cw_symbolizer_report_file, then end reporting. */
+cw_symbolizer *cw_symbolizer_create_offline(const char *debug_directories);
+
+/** Reports the ELF file at `path` as module `name`, its first segment loaded at `load_address`. */
+int cw_symbolizer_report_file(cw_symbolizer *symbolizer, const char *name, const char *path, uint64_t load_address);
+
+/**
+ * Reports a module known only by its address range and build-id: libdw then looks for its file in the
+ * debug directories' `.build-id` trees and, when `DEBUGINFOD_URLS` is set, on debuginfod servers.
+ */
+int cw_symbolizer_report_build_id(cw_symbolizer *symbolizer, const char *name, uint64_t start, uint64_t end,
+                                  const uint8_t *build_id, size_t build_id_length);
+
+/** Ends an offline session's reporting; lookups work afterwards. */
+void cw_symbolizer_end_reporting(cw_symbolizer *symbolizer);
+
+/** libdw's text for its last error on this thread. */
+const char *cw_symbolizer_last_error(void);
 
 /** Ends the libdw session. */
 void cw_symbolizer_destroy(cw_symbolizer *symbolizer);
+
+/* Where a symbol came from. */
+#define CW_SYMBOL_SOURCE_NONE 0
+#define CW_SYMBOL_SOURCE_SYMTAB 1    /* the file's own .symtab */
+#define CW_SYMBOL_SOURCE_DYNSYM 2    /* only the dynamic symbol table */
+#define CW_SYMBOL_SOURCE_DEBUGINFO 3 /* a separate debug file */
 
 /** What libdw knows about one address. Strings belong to the symbolizer. */
 typedef struct {
@@ -181,10 +210,30 @@ typedef struct {
     const char *name;        /* the raw (mangled) symbol name, or NULL */
     uint64_t offset;         /* address - symbol value */
     uint64_t size;           /* the symbol's size */
+    int32_t source;          /* CW_SYMBOL_SOURCE_* */
 } cw_symbol;
 
 /** Looks up `address`: 0 with a symbol, 1 when only the module is known, -1 when no module contains it. */
 int cw_symbolize(cw_symbolizer *symbolizer, uint64_t address, cw_symbol *out);
+
+/** One level of the (possibly inlined) calls an address is in, from DWARF. Strings belong to the symbolizer. */
+typedef struct {
+    const char *name;  /* linkage (mangled) name, else the DWARF name; NULL when unknown */
+    const char *file;  /* source file, NULL when unknown */
+    int32_t line;      /* 0 when unknown */
+    int32_t column;    /* 0 when unknown */
+    int32_t inlined;   /* this level was inlined into the next one */
+} cw_source_level;
+
+/**
+ * The inline chain at `address`, innermost first, ending with the concrete function; each level's
+ * location is where the inner call happened (the line table's row for the innermost). Returns the
+ * number of levels written (0 without DWARF).
+ */
+int cw_source_levels(cw_symbolizer *symbolizer, uint64_t address, cw_source_level *levels, int max_levels);
+
+/** Demangles a C++ (`_Z…`) or Swift (`$s…`) symbol; a malloc'ed string to free, or NULL when not mangled. */
+char *cw_demangle(const char *name);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,54 @@
+// SymbolizedFrame.swift — how a libdw lookup becomes frame records: the symbol and its demangled form,
+// the offset into it, source file:line:column, and one record per inlined call. Shared by capture and
+// offline re-symbolication, so both write frames the same way.
+import CrashwatchModel
+import CrashwatchSystem
+
+/// Turns symbol lookups into frame records.
+public enum SymbolizedFrame {
+    /// The records for one physical frame: `base` (address, image, how) filled in from `found`, expanded
+    /// into one record per inline level, innermost first; every record but the last is `inlined`.
+    /// `exact` says the pc is the faulting instruction rather than a return address.
+    public static func records(for base: FrameRecord, found: SymbolLookup, exact: Bool) -> [FrameRecord] {
+        var concrete = base
+        if let symbol = found.symbol {
+            concrete.symbol = symbol
+            concrete.function = functionName(symbol)
+            // The lookup was at pc - 1 for a return address; the offset is the pc's.
+            concrete.symbolOffset = Address(found.offset &+ (exact ? 0 : 1))
+            concrete.symbolSource = found.source?.rawValue
+        }
+        guard !found.levels.isEmpty else { return [concrete] }
+
+        var records: [FrameRecord] = []
+        for (position, level) in found.levels.enumerated() {
+            var record = position == found.levels.count - 1 ? concrete : base
+            record.index = base.index + position
+            record.file = level.file
+            record.line = level.line
+            record.column = level.column
+            record.inlined = level.inlined
+            // The innermost record is the physical frame; the ones outside it come from inline info.
+            record.how = position == 0 ? base.how : .inline
+            if level.inlined {
+                record.symbol = level.name
+                record.function = level.name.map(functionName)
+                record.symbolOffset = nil
+                record.symbolSource = SymbolSource.debuginfo.rawValue
+            } else if concrete.symbol == nil, let name = level.name {
+                record.symbol = name
+                record.function = functionName(name)
+                record.symbolSource = SymbolSource.debuginfo.rawValue
+            }
+            records.append(record)
+        }
+        return records
+    }
+
+    /// The human name of a raw symbol: demangled C++/Swift, or the name without an ELF symbol version
+    /// (`__libc_start_main@@GLIBC_2.34` → `__libc_start_main`).
+    public static func functionName(_ symbol: String) -> String {
+        let unversioned = symbol.split(separator: "@", maxSplits: 1).first.map(String.init) ?? symbol
+        return demangle(unversioned) ?? unversioned
+    }
+}
