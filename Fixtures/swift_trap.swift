@@ -9,8 +9,9 @@
  * deterministic). The innermost frames are libswiftCore.so's (a closure inside
  * _assertionFailure, then _assertionFailure) and libswiftSwiftOnoneSupport.so's (the subscript);
  * the first frame in the executable is crashHere, at its subscript call: CRASH-SYMBOL is its
- * mangled ELF symbol (a local symbol, nm type t), CRASH-DEMANGLED its full demangling as
- * swift-demangle prints it without options (not --simplified, which gives crashHere(_:_:)).
+ * mangled ELF symbol (a local symbol, nm type t), CRASH-DEMANGLED its demangling as the Swift
+ * runtime's swift_demangle() prints it: full, without the [T] sugar that the swift-demangle tool
+ * adds (`[Swift.Int]`), and not --simplified (`crashHere(_:_:)`).
  *
  * The Swift runtime's own backtracer is on by default on Linux: it handles the SIGILL, prints a
  * backtrace, restores the default action and returns, so the ud2 faults again. The ENV key
@@ -25,7 +26,7 @@
  * CRASH-CODE: ILL_ILLOPN
  * CRASH-THREAD: main
  * CRASH-SYMBOL: $s10swift_trap9crashHereySiSaySiG_SitF
- * CRASH-DEMANGLED: swift_trap.crashHere([Swift.Int], Swift.Int) -> Swift.Int
+ * CRASH-DEMANGLED: swift_trap.crashHere(Swift.Array<Swift.Int>, Swift.Int) -> Swift.Int
  * CRASH-FILE: swift_trap.swift
  * CRASH-LINE: 37
  * STDOUT: ready

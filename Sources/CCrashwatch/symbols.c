@@ -213,12 +213,23 @@ static int32_t die_udata(Dwarf_Die *die, int attribute_name) {
     return (int32_t)value;
 }
 
+/* The compilation unit containing `address`, found by each unit's ranges: for objects without
+ * .debug_aranges (swiftc emits none), where dwfl_module_addrdie finds nothing. */
+static Dwarf_Die *find_cu_without_aranges(Dwfl_Module *module, uint64_t address, Dwarf_Addr *bias) {
+    Dwarf_Die *cu = NULL;
+    while ((cu = dwfl_module_nextcu(module, cu, bias)) != NULL) {
+        if (dwarf_haspc(cu, address - *bias) > 0) return cu;
+    }
+    return NULL;
+}
+
 int cw_source_levels(cw_symbolizer *s, uint64_t address, cw_source_level *levels, int max_levels) {
     current_symbolizer = s;
     int count = 0;
     Dwfl_Module *module = dwfl_addrmodule(s->dwfl, address);
     Dwarf_Addr bias = 0;
     Dwarf_Die *cu = module ? dwfl_module_addrdie(module, address, &bias) : NULL;
+    if (!cu && module) cu = find_cu_without_aranges(module, address, &bias);
     if (!cu || max_levels <= 0) {
         current_symbolizer = NULL;
         return 0;
@@ -226,8 +237,12 @@ int cw_source_levels(cw_symbolizer *s, uint64_t address, cw_source_level *levels
     /* The innermost level's location is the line table's row for the address. */
     const char *file = NULL;
     int line = 0, column = 0;
-    Dwfl_Line *row = dwfl_module_getsrc(module, address);
-    if (row) file = dwfl_lineinfo(row, NULL, &line, &column, NULL, NULL);
+    Dwarf_Line *row = dwarf_getsrc_die(cu, address - bias);
+    if (row) {
+        file = dwarf_linesrc(row, NULL, NULL);
+        dwarf_lineno(row, &line);
+        dwarf_linecol(row, &column);
+    }
 
     Dwarf_Die *scopes = NULL;
     int scope_count = dwarf_getscopes(cu, address - bias, &scopes);

@@ -4,6 +4,7 @@
 // the report is always produced. Runs on the tracer thread while the process is held stopped.
 import CrashwatchModel
 import CrashwatchSystem
+import FoundationEssentials
 
 /// What a capture records and how hard it tries.
 public struct CaptureOptions: Sendable {
@@ -254,13 +255,13 @@ struct LiveCapture {
                 fileOffset: Address(image.mappings.first?.offset ?? 0),
                 inApp: image.kind == .file && rule.isInApp(image.path),
                 architecture: identity.architecture?.rawValue, deleted: image.isDeleted,
-                isMainExecutable: image.path == mainExecutable)
+                isMainExecutable: image.path == mainExecutable, package: identity.package)
         }
     }
 
     /// Build-id and architecture from the ELF header and notes in the process's memory; from the file
     /// when memory does not hold them.
-    private mutating func identify(_ image: LoadedImage) -> (buildID: [UInt8]?, architecture: Architecture?) {
+    private mutating func identify(_ image: LoadedImage) -> ImageIdentity {
         if let base = image.baseAddress, let unwinder, let found = identifyInMemory(base: base, unwinder: unwinder) {
             return found
         }
@@ -269,12 +270,12 @@ struct LiveCapture {
             if image.kind == .file || image.kind == .memfd {
                 softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id could be read"))
             }
-            return (nil, nil)
+            return ImageIdentity(buildID: nil, architecture: nil, package: nil)
         }
-        return (ELFNotes.buildID(in: ELFNotes.notes(inFile: bytes, header: header)), header.architecture)
+        return ImageIdentity(notes: ELFNotes.notes(inFile: bytes, header: header), architecture: header.architecture)
     }
 
-    private func identifyInMemory(base: UInt64, unwinder: RemoteUnwinder) -> (buildID: [UInt8]?, architecture: Architecture?)? {
+    private func identifyInMemory(base: UInt64, unwinder: RemoteUnwinder) -> ImageIdentity? {
         var bytes = unwinder.read(base, count: ELFHeaderInfo.fileHeaderSize)
         var header: ELFHeaderInfo
         do {
@@ -287,12 +288,13 @@ struct LiveCapture {
             return nil
         }
         guard let bias = header.loadBias(imageBase: base) else { return nil }
+        var notes: [ELFNote] = []
         for segment in header.noteSegments {
-            let notes = ELFNotes.parseNotes(unwinder.read(bias &+ segment.virtualAddress, count: Int(segment.size)),
-                                            alignment: segment.alignment)
-            if let id = ELFNotes.buildID(in: notes) { return (id, header.architecture) }
+            notes += ELFNotes.parseNotes(unwinder.read(bias &+ segment.virtualAddress, count: Int(segment.size)),
+                                         alignment: segment.alignment)
         }
-        return nil
+        let identity = ImageIdentity(notes: notes, architecture: header.architecture)
+        return identity.buildID == nil ? nil : identity
     }
 
     // MARK: Process
@@ -327,3 +329,25 @@ struct LiveCapture {
 }
 
 private func hexDigits(_ value: UInt64) -> String { String(value, radix: 16) }
+
+/// What an image's ELF header and notes say about it.
+struct ImageIdentity {
+    var buildID: [UInt8]?
+    var architecture: Architecture?
+    var package: PackageRecord?
+
+    init(buildID: [UInt8]?, architecture: Architecture?, package: PackageRecord?) {
+        self.buildID = buildID
+        self.architecture = architecture
+        self.package = package
+    }
+
+    /// Reads the build-id and the `.note.package` metadata (JSON) from an image's notes.
+    init(notes: [ELFNote], architecture: Architecture?) {
+        self.buildID = ELFNotes.buildID(in: notes)
+        self.architecture = architecture
+        self.package = ELFNotes.packageMetadataJSON(in: notes).flatMap { json in
+            try? JSONDecoder().decode(PackageRecord.self, from: Data(json.utf8))
+        }
+    }
+}

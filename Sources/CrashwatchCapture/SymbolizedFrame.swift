@@ -39,6 +39,10 @@ public enum SymbolizedFrame {
                 record.symbol = name
                 record.function = functionName(name)
                 record.symbolSource = SymbolSource.debuginfo.rawValue
+            } else if let name = level.name {
+                // DWARF names the function itself where the symbol table may hold an alias
+                // (`__libc_start_main_impl`, not `__libc_start_main@@GLIBC_2.34`); the raw symbol stays.
+                record.function = functionName(name)
             }
             records.append(record)
         }

@@ -11,7 +11,8 @@ private let speciallyRun: Set<String> = ["sigecho", "deleted_exe"]
 
     @Test("bare and supervised runs agree, with the promised crash lines", arguments: fixtures)
     func bareAndSupervised(_ fixture: Fixture) throws {
-        let (bare, supervised) = try runBareAndSupervised(Paths.fixture(fixture.name), fixture.arguments)
+        let (bare, supervised) = try runBareAndSupervised(Paths.fixture(fixture.name), fixture.arguments,
+                                                          environment: fixture.environment)
         try check(fixture, bare: bare, supervised: supervised)
     }
 

@@ -39,17 +39,19 @@ final class TemporaryDirectory {
 
 /// Runs `executable` under crashwatch with a fresh spool and returns the run and the reports it wrote.
 func runCapturing(_ executable: String, _ arguments: [String] = [], options: [String] = [], workingDirectory: String? = nil,
-                  spool: TemporaryDirectory? = nil, shellPrefix: String? = nil) throws -> (RunResult, [WrittenReport], TemporaryDirectory)
+                  spool: TemporaryDirectory? = nil, shellPrefix: String? = nil, environment: [String: String] = [:])
+    throws -> (RunResult, [WrittenReport], TemporaryDirectory)
 {
     let spool = try spool ?? TemporaryDirectory("cw-spool")
     let result: RunResult
     if let shellPrefix {
         let command = ([Paths.crashwatch, "run", "--spool", spool.path] + options + ["--", executable] + arguments)
             .map { "'\($0)'" }.joined(separator: " ")
-        result = try run("/bin/sh", ["-c", "\(shellPrefix); exec \(command)"], workingDirectory: workingDirectory)
+        result = try run("/bin/sh", ["-c", "\(shellPrefix); exec \(command)"], workingDirectory: workingDirectory,
+                         environment: environment)
     } else {
         result = try run(Paths.crashwatch, ["run", "--spool", spool.path] + options + ["--", executable] + arguments,
-                         workingDirectory: workingDirectory)
+                         workingDirectory: workingDirectory, environment: environment)
     }
     let names = (try? FileManager.default.contentsOfDirectory(atPath: spool.path)) ?? []
     #expect(!names.contains { $0.hasPrefix(".tmp-") }, "a temporary file was left in the spool")
@@ -79,7 +81,8 @@ func readelfBuildID(_ path: String) throws -> String? {
 
     @Test("each crash fixture yields one valid report that says what its header promises", arguments: crashing)
     func reportMatchesFixture(_ fixture: Fixture) throws {
-        let (result, reports, _) = try runCapturing(Paths.fixture(fixture.name), fixture.arguments)
+        let (result, reports, _) = try runCapturing(Paths.fixture(fixture.name), fixture.arguments, options: fixture.captureOptions,
+                                                    environment: fixture.environment)
         #expect(result.termination == fixture.expectedExit, "\(result.stderr)")
         try #require(reports.count == fixture.expectedCrashes, "stderr: \(result.stderr)")
         #expect(result.crashwatchLines.filter { $0.hasPrefix("crashwatch: report written to ") }.count == fixture.expectedCrashes)
@@ -136,8 +139,8 @@ func readelfBuildID(_ path: String) throws -> String? {
         #expect(crashed["unwindStopReason"] is String)
     }
 
-    @Test("the crashed thread's frames agree with eu-stack on the core dump of the same crash",
-          arguments: ["null_deref", "omit_fp_o2", "threads64", "dlopen_crash", "segv_reraise"])
+    @Test("every thread's frames agree with eu-stack -s -i on the core dump of the same crash: address, function, file:line:column",
+          arguments: ["null_deref", "omit_fp_o2", "threads64", "dlopen_crash", "segv_reraise", "inline_o2", "cxx_throw", "abort"])
     func crossCheckWithCoreDump(_ name: String) throws {
         let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
         try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
@@ -148,24 +151,25 @@ func readelfBuildID(_ path: String) throws -> String? {
         let cores = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("core") }
         let core = try #require(cores.first, "no core file was written")
         #expect(cores.count == 1, "crashwatch must not dump a core of its own: \(cores)")
-        let stack = try run("/usr/bin/eu-stack", ["--core", "\(directory.path)/\(core)", "-e", executable])
-        // eu-stack lists the thread that got the signal first: "#N  0xADDR function".
-        var coreFrames: [(UInt64, String)] = []
-        for line in stack.stdout.split(separator: "\n") {
-            if line.hasPrefix("TID ") && !coreFrames.isEmpty { break }
-            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard parts.count >= 2, parts[0].hasPrefix("#"), let address = UInt64(parts[1].dropFirst(2), radix: 16) else { continue }
-            coreFrames.append((address, parts.count > 2 ? String(parts[2]) : "?"))
-        }
-        let crashed = try #require(report.crashedThreads.first)
-        let ours = report.frames(of: crashed)
-        let compared = min(coreFrames.count, ours.count, 6)
-        try #require(compared >= 3, "eu-stack: \(stack.stdout) \(stack.stderr)")
-        for index in 0..<compared {
-            let address = UInt64((ours[index]["address"] as? String ?? "").dropFirst(2), radix: 16)
-            #expect(address == coreFrames[index].0, "frame \(index): ours \(ours[index]) vs eu-stack \(coreFrames[index])")
-            let function = ours[index]["function"] as? String ?? "?"
-            #expect(coreFrames[index].1.hasPrefix(function), "frame \(index): \(function) vs \(coreFrames[index].1)")
+        let stack = try run("/usr/bin/eu-stack", ["-s", "-i", "--core", "\(directory.path)/\(core)", "-e", executable])
+        let reference = EuStack.parse(stack.stdout)
+        try #require(reference.count == report.threads.count, "eu-stack saw \(reference.count) threads: \(stack.stdout) \(stack.stderr)")
+        for thread in report.threads {
+            let tid = thread["tid"] as? Int ?? -1
+            let theirs = try #require(reference[tid], "eu-stack has no thread \(tid)")
+            let ours = report.frames(of: thread)
+            // libunwind and libdw may differ in how far they go past the entry point; the rest must agree.
+            #expect(ours.count >= theirs.count - 1, "thread \(tid): \(report.functions(of: thread)) vs \(theirs.map(\.function))")
+            for (index, frame) in theirs.prefix(ours.count).enumerated() {
+                let mine = ours[index]
+                let address = UInt64((mine["address"] as? String ?? "").dropFirst(2), radix: 16)
+                #expect(address == frame.address, "thread \(tid) frame \(index): \(mine) vs eu-stack \(frame)")
+                #expect(mine["function"] as? String == frame.function, "thread \(tid) frame \(index): \(mine) vs eu-stack \(frame)")
+                if let file = frame.file {
+                    #expect(mine["file"] as? String == file && mine["line"] as? Int == frame.line && mine["column"] as? Int == frame.column,
+                            "thread \(tid) frame \(index): \(mine) vs eu-stack \(frame)")
+                }
+            }
         }
     }
 
@@ -195,11 +199,25 @@ func readelfBuildID(_ path: String) throws -> String? {
         }
         #expect(report.threads.first?["crashed"] as? Bool == true, "the crashed thread comes first")
 
-        // The innermost frame in the fixture's own code is the documented function.
+        // The innermost frames in the fixture's own code: the first record (perhaps an inlined call) has
+        // the documented file and line, the first concrete one the documented function.
         let ownImage = fixture.keys["CRASH-IMAGE"] ?? (executable as NSString).lastPathComponent
-        let own = report.frames(of: crashed).first { (report.image(of: $0)?["name"] as? String) == ownImage }
-        #expect(own?["function"] as? String == fixture.keys["CRASH-FUNCTION"],
-                "frames: \(report.functions(of: crashed))")
+        let ownFrames = report.frames(of: crashed).filter { (report.image(of: $0)?["name"] as? String) == ownImage }
+        let concrete = ownFrames.first { $0["inlined"] as? Bool == false }
+        let trail = "frames: \(report.functions(of: crashed))"
+        if let function = fixture.keys["CRASH-FUNCTION"] { #expect(concrete?["function"] as? String == function, "\(trail)") }
+        if let symbol = fixture.keys["CRASH-SYMBOL"] { #expect(concrete?["symbol"] as? String == symbol, "\(trail)") }
+        if let demangled = fixture.keys["CRASH-DEMANGLED"] { #expect(concrete?["function"] as? String == demangled, "\(trail)") }
+        if let file = fixture.keys["CRASH-FILE"] {
+            #expect((ownFrames.first?["file"] as? String).map { ($0 as NSString).lastPathComponent } == file, "\(trail)")
+        }
+        if let line = fixture.keys["CRASH-LINE"] { #expect(ownFrames.first?["line"] as? Int == Int(line), "\(trail)") }
+        if let chain = fixture.keys["CRASH-INLINE-CHAIN"] {
+            let expected = chain.split(separator: ",").map(String.init)
+            let got = ownFrames.prefix(expected.count).map { $0["function"] as? String ?? "?" }
+            #expect(got == expected)
+            #expect(ownFrames.prefix(expected.count - 1).allSatisfy { $0["inlined"] as? Bool == true })
+        }
         #expect(report.frames(of: crashed).first?["how"] as? String == "context")
 
         // Images: the main executable is present and in-app, system libraries are not, build-ids match readelf.
@@ -215,5 +233,52 @@ func readelfBuildID(_ path: String) throws -> String? {
             #expect(image["buildID"] as? String == (try readelfBuildID(path)), "\(path)")
         }
         if let buildID { #expect(main["buildID"] as? String == buildID) }
+        if let package = fixture.keys["PACKAGE"] {
+            let fields = package.split(separator: " ").map(String.init)
+            let record = main["package"] as? [String: Any]
+            #expect([record?["type"], record?["name"], record?["version"], record?["architecture"]].map { $0 as? String } == fields)
+        } else {
+            #expect(main["package"] is NSNull, "\(main)")
+        }
+    }
+}
+
+/// `eu-stack -s -i` output: threads by tid, each a list of frames (address, function, optional file:line:column).
+enum EuStack {
+    struct Frame: CustomStringConvertible {
+        let address: UInt64
+        let function: String?
+        var file: String?
+        var line: Int?
+        var column: Int?
+        var description: String { "\(String(address, radix: 16)) \(function ?? "?") \(file ?? ""):\(line ?? 0):\(column ?? 0)" }
+    }
+
+    static func parse(_ text: String) -> [Int: [Frame]] {
+        var threads: [Int: [Frame]] = [:]
+        var current: Int?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("TID "), let tid = Int(line.dropFirst(4).prefix { $0.isNumber }) {
+                current = tid
+                threads[tid] = []
+            } else if let tid = current, line.hasPrefix("#") {
+                let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+                guard parts.count >= 2, let address = UInt64(parts[1].dropFirst(2), radix: 16) else { continue }
+                threads[tid]?.append(Frame(address: address, function: parts.count > 2 ? String(parts[2]) : nil))
+            } else if let tid = current, line.hasPrefix("    "), var frame = threads[tid]?.popLast() {
+                // "    /path/file.c:39:18": split from the right, the path may hold colons.
+                let fields = line.trimmingCharacters(in: .whitespaces).split(separator: ":")
+                if fields.count >= 3, let lineNumber = Int(fields[fields.count - 2]), let column = Int(fields[fields.count - 1]) {
+                    frame.file = fields.dropLast(2).joined(separator: ":")
+                    frame.line = lineNumber
+                    frame.column = column
+                } else if fields.count >= 2, let lineNumber = Int(fields[fields.count - 1]) {
+                    frame.file = fields.dropLast().joined(separator: ":")
+                    frame.line = lineNumber
+                }
+                threads[tid]?.append(frame)
+            }
+        }
+        return threads
     }
 }

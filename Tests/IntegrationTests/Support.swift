@@ -62,10 +62,15 @@ struct Fixture: CustomTestStringConvertible, Sendable {
 
     var testDescription: String { name }
 
-    /// Reads `Fixtures/<name>.c` and parses its header block.
+    /// The languages fixtures are written in, by file extension.
+    static let extensions = ["c", "cpp", "swift"]
+
+    /// Reads `Fixtures/<name>.<c|cpp|swift>` and parses its header block.
     init(_ name: String) {
         self.name = name
-        let source = (try? String(contentsOfFile: "\(Paths.root)/Fixtures/\(name).c", encoding: .utf8)) ?? ""
+        let source = Fixture.extensions.lazy
+            .compactMap { try? String(contentsOfFile: "\(Paths.root)/Fixtures/\(name).\($0)", encoding: .utf8) }
+            .first ?? ""
         var keys: [String: String] = [:]
         if let end = source.range(of: "*/") {
             for rawLine in source[..<end.lowerBound].split(separator: "\n") {
@@ -83,9 +88,24 @@ struct Fixture: CustomTestStringConvertible, Sendable {
     /// Every fixture program (not the `lib*.c` shared objects), sorted by name.
     static var all: [Fixture] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(Paths.root)/Fixtures")) ?? []
-        return names.filter { $0.hasSuffix(".c") && !$0.hasPrefix("lib") }
-            .map { Fixture(String($0.dropLast(2))) }
-            .sorted { $0.name < $1.name }
+        return names.compactMap { name -> Fixture? in
+            guard !name.hasPrefix("lib"), let dot = name.lastIndex(of: "."),
+                  extensions.contains(String(name[name.index(after: dot)...])) else { return nil }
+            return Fixture(String(name[..<dot]))
+        }.sorted { $0.name < $1.name }
+    }
+
+    /// `crashwatch run` options the fixture needs: its separate debug directory for `DEBUG: separate`.
+    var captureOptions: [String] { keys["DEBUG"] == "separate" ? ["--debug-dir", "\(Paths.fixtures)/debug"] : [] }
+
+    /// Environment variables the fixture must run with (`ENV: NAME=value ...`).
+    var environment: [String: String] {
+        var result: [String: String] = [:]
+        for assignment in (keys["ENV"] ?? "").split(separator: " ") {
+            guard let equals = assignment.firstIndex(of: "=") else { continue }
+            result[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
+        }
+        return result
     }
 
     var arguments: [String] { (keys["ARGS"] ?? "").split(separator: " ").map(String.init) }
@@ -138,7 +158,8 @@ struct CrashLine {
     }
 }
 
-/// Runs `executable` with `arguments` to completion (killed after `timeout` seconds), capturing output.
+/// Runs `executable` with `arguments` to completion (killed after `timeout` seconds), capturing output;
+/// `environment` adds to (or overrides) the test process's environment.
 func run(_ executable: String, _ arguments: [String] = [], stdin: String? = nil, workingDirectory: String? = nil,
          environment: [String: String]? = nil, timeout: Double = 60) throws -> RunResult
 {
@@ -154,7 +175,7 @@ func run(_ executable: String, _ arguments: [String] = [], stdin: String? = nil,
     process.executableURL = URL(fileURLWithPath: Paths.fixture("clean_exec"))
     process.arguments = [executable] + arguments
     if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
-    if let environment { process.environment = environment }
+    if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
     let outHandle = try FileHandle(forWritingTo: outURL), errHandle = try FileHandle(forWritingTo: errURL)
     process.standardOutput = outHandle
     process.standardError = errHandle
@@ -187,12 +208,12 @@ func run(_ executable: String, _ arguments: [String] = [], stdin: String? = nil,
 
 /// Runs `executable` bare and under `crashwatch run` with the same arguments.
 func runBareAndSupervised(_ executable: String, _ arguments: [String], extraOptions: [String] = [],
-                          stdin: String? = nil) throws -> (bare: RunResult, supervised: RunResult)
+                          stdin: String? = nil, environment: [String: String] = [:]) throws -> (bare: RunResult, supervised: RunResult)
 {
-    let bare = try run(executable, arguments, stdin: stdin)
+    let bare = try run(executable, arguments, stdin: stdin, environment: environment)
     let spool = FileManager.default.temporaryDirectory.appendingPathComponent("cw-spool-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: spool) }
     let supervised = try run(Paths.crashwatch, ["run", "--spool", spool] + extraOptions + ["--", executable] + arguments,
-                             stdin: stdin)
+                             stdin: stdin, environment: environment)
     return (bare, supervised)
 }
