@@ -11,7 +11,7 @@ FIXTURES := .build/fixtures
 BIN := .build/release/crashwatch
 
 # Debian packages the build and the tests need (dpkg names).
-DEBS := gcc make python3 libunwind-dev liblzma-dev libdw-dev libelf-dev elfutils gdb
+DEBS := gcc g++ binutils make python3 libunwind-dev liblzma-dev libdw-dev libelf-dev elfutils gdb libc6-dbg debuginfod
 
 .PHONY: all deps build debug fixtures test demo bench clean
 

@@ -224,6 +224,10 @@ struct LiveCapture {
     private mutating func symbolizerForCapture() -> Symbolizer? {
         if let symbolizer { return symbolizer }
         if symbolizerFailed { return nil }
+        // libdw asks debuginfod servers when DEBUGINFOD_URLS is set, by default for up to 90 s per
+        // request: keep that inside the capture deadline.
+        let remainingSeconds = max((deadline - Clock.monotonicNanoseconds()) / 1_000_000_000, 1)
+        ProcessEnvironment.setDefault("DEBUGINFOD_TIMEOUT", String(min(remainingSeconds, 5)))
         do {
             symbolizer = try Symbolizer(pid: pid, debugDirectories: options.debugDirectories)
         } catch {

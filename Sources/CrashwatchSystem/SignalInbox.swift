@@ -111,6 +111,12 @@ extension SelfProcess {
 
 /// The supervisor's own environment.
 public enum ProcessEnvironment {
+    /// Sets `name` in the supervisor's environment unless it is already set. Only for after the child
+    /// was spawned: the child's environment must stay the one crashwatch was given.
+    public static func setDefault(_ name: String, _ value: String) {
+        setenv(name, value, 0)
+    }
+
     /// Every variable of the supervisor's environment.
     public static var current: [String: String] {
         var result: [String: String] = [:]
