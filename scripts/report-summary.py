@@ -21,9 +21,11 @@ def main(path):
         print("thread    %d \"%s\" crashed; unwinding: %s" % (thread["tid"], thread["name"], thread["unwindStopReason"]))
         for frame in thread["frames"]:
             image = images[frame["imageIndex"]] if frame["imageIndex"] is not None else None
-            print("  #%-3d %s  %-28s %-14s %s%s" % (
-                frame["index"], frame["address"], frame["function"] or "?",
-                image["name"] if image else "?", frame["how"], "  [in app]" if image and image["inApp"] else ""))
+            where = "%s:%s" % (frame["file"].rsplit("/", 1)[-1], frame["line"]) if frame["file"] else ""
+            print("  #%-3d %s  %-26s %-28s %-12s %-7s%s%s" % (
+                frame["index"], frame["address"], frame["function"] or "?", where,
+                image["name"] if image else "?", frame["how"], " inlined" if frame["inlined"] else "",
+                "  [in app]" if image and image["inApp"] else ""))
     print("threads   %d, images %d, soft errors %d" % (len(report["threads"]), len(images), len(report["softErrors"])))
     for image in images:
         print("  %-20s build-id %s  in-app %s" % (image["name"], image["buildID"], str(image["inApp"]).lower()))
