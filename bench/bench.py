@@ -39,14 +39,14 @@ def timed(argv, runs, **kwargs):
     return statistics.median(samples)
 
 
-def capture_ms(runs):
+def capture_ms(runs, mode="full"):
     """Medians over `runs` crashes of threads64 under crashwatch: the report's captureDurationMs
     (registers, unwinding, images, symbols), and the time from the crash line on stderr (printed when
     the fatal signal is seen) to the "report written" line (stop-all, capture, encoding, fsynced write)."""
     captures, handled = [], []
     for _ in range(runs):
         spool = tempfile.mkdtemp(prefix="cw-bench-")
-        process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--", fixture("threads64")],
+        process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--symbolicate", mode, "--", fixture("threads64")],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         seen = None
         for line in process.stderr:
@@ -82,7 +82,8 @@ def peak_rss_kib(argv):
 
 def main():
     rows = []
-    capture, handled, threads, frames = capture_ms(7)
+    names, names_handled, threads, frames = capture_ms(7, "functions")
+    full, full_handled, threads, frames = capture_ms(7, "full")
     process = live_process()
     try:
         eu = timed(["eu-stack", "-p", str(process.pid)], 7)
@@ -91,12 +92,15 @@ def main():
     finally:
         process.kill()
         process.wait()
-    rows.append(("capture, %d threads / %d frames (report captureDurationMs)" % (threads, frames), "%.1f ms" % capture, ""))
-    rows.append(("crash seen -> report written (stop-all, capture, fsync)", "%.1f ms" % handled, ""))
-    rows.append(("eu-stack -p (names)", "%.1f ms" % eu, "%.2fx crashwatch's crash-to-report time" % (eu / handled)))
-    rows.append(("eu-stack -s -i -p (lines, inlines)", "%.1f ms" % eu_full, "%.2fx" % (eu_full / handled)))
+    rows.append(("threads64: %d threads, %d frames" % (threads, frames), "", ""))
+    rows.append(("  names: capture (report captureDurationMs)", "%.1f ms" % names, ""))
+    rows.append(("  names: crash seen -> report written (stop-all, capture, fsync)", "%.1f ms" % names_handled, ""))
+    rows.append(("  eu-stack -p (names)", "%.1f ms" % eu, "%.2fx crashwatch's crash-to-report time" % (eu / names_handled)))
+    rows.append(("  full: capture (functions, lines, inline frames)", "%.1f ms" % full, ""))
+    rows.append(("  full: crash seen -> report written", "%.1f ms" % full_handled, ""))
+    rows.append(("  eu-stack -s -i -p (lines, inlines)", "%.1f ms" % eu_full, "%.2fx crashwatch's full crash-to-report time" % (eu_full / full_handled)))
     if gdb:
-        rows.append(("gdb -batch -p, thread apply all bt", "%.1f ms" % gdb, "%.2fx" % (gdb / handled)))
+        rows.append(("  gdb -batch -p, thread apply all bt", "%.1f ms" % gdb, "%.2fx" % (gdb / full_handled)))
 
     storm = 100000
     bare = timed([fixture("signal_storm"), str(storm)], 3)

@@ -216,6 +216,13 @@ static int32_t die_udata(Dwarf_Die *die, int attribute_name) {
 /* The compilation unit containing `address`, found by each unit's ranges: for objects without
  * .debug_aranges (swiftc emits none), where dwfl_module_addrdie finds nothing. */
 static Dwarf_Die *find_cu_without_aranges(Dwfl_Module *module, uint64_t address, Dwarf_Addr *bias) {
+    /* Only for modules without any: where aranges exist and miss the address, no unit covers it
+     * (assembly without DWARF, _start), and scanning thousands of units would be wasted. */
+    Dwarf_Addr dwarf_bias = 0;
+    Dwarf *dwarf = dwfl_module_getdwarf(module, &dwarf_bias);
+    Dwarf_Aranges *aranges = NULL;
+    size_t arange_count = 0;
+    if (!dwarf || (dwarf_getaranges(dwarf, &aranges, &arange_count) == 0 && arange_count > 0)) return NULL;
     Dwarf_Die *cu = NULL;
     while ((cu = dwfl_module_nextcu(module, cu, bias)) != NULL) {
         if (dwarf_haspc(cu, address - *bias) > 0) return cu;

@@ -25,10 +25,22 @@
 #define CW_PAGE_SIZE 4096u
 #define CW_CACHE_SLOTS 512u /* 2 MiB of cached target memory per unwinder */
 
+#define CW_MAX_IMAGES 4096
+
+/* One loaded image with its own libunwind-ptrace state. libunwind-ptrace remembers the unwind table
+ * of one image only, and re-reads /proc/PID/maps and re-maps the ELF file on every switch; a state per
+ * image keeps each image's table for the whole capture. */
+struct cw_image_slot {
+    uint64_t start, end;
+    void *upt; /* created on first use */
+};
+
 struct cw_unwinder {
     pid_t pid;
     int mem_fd; /* /proc/PID/mem, the fallback when process_vm_readv is refused */
-    void *upt;  /* libunwind-ptrace's per-process state: ELF image lookup */
+    void *upt;  /* libunwind-ptrace's state for addresses outside every known image */
+    struct cw_image_slot *images;
+    size_t image_count;
     unw_addr_space_t space;
     uint64_t *page_address; /* page address per cache slot; UINT64_MAX when empty */
     uint8_t *pages;
@@ -138,14 +150,32 @@ static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
     return -UNW_EBADREG;
 }
 
+/* The libunwind-ptrace state for the image containing `ip` (binary search over sorted ranges). */
+static void *upt_for(cw_unwinder *u, uint64_t ip) {
+    size_t low = 0, high = u->image_count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (ip < u->images[middle].start) {
+            high = middle;
+        } else if (ip >= u->images[middle].end) {
+            low = middle + 1;
+        } else {
+            struct cw_image_slot *slot = &u->images[middle];
+            if (!slot->upt) slot->upt = _UPT_create(u->pid);
+            return slot->upt ? slot->upt : u->upt;
+        }
+    }
+    return u->upt;
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg) {
     (void)arg;
-    return _UPT_find_proc_info(as, ip, pi, need_unwind_info, current_unwinder->upt);
+    return _UPT_find_proc_info(as, ip, pi, need_unwind_info, upt_for(current_unwinder, ip));
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg) {
     (void)arg;
-    _UPT_put_unwind_info(as, pi, current_unwinder->upt);
+    _UPT_put_unwind_info(as, pi, upt_for(current_unwinder, pi->start_ip));
 }
 
 static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg) {
@@ -196,8 +226,29 @@ cw_unwinder *cw_unwinder_create(pid_t pid) {
     return u;
 }
 
+int cw_unwinder_set_images(cw_unwinder *u, const uint64_t *starts, const uint64_t *ends, size_t count) {
+    if (count > CW_MAX_IMAGES) count = CW_MAX_IMAGES;
+    struct cw_image_slot *slots = calloc(count ? count : 1, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; i < count; i++) {
+        slots[i].start = starts[i];
+        slots[i].end = ends[i];
+    }
+    for (size_t i = 0; i < u->image_count; i++) {
+        if (u->images[i].upt) _UPT_destroy(u->images[i].upt);
+    }
+    free(u->images);
+    u->images = slots;
+    u->image_count = count;
+    return 0;
+}
+
 void cw_unwinder_destroy(cw_unwinder *u) {
     if (!u) return;
+    for (size_t i = 0; i < u->image_count; i++) {
+        if (u->images[i].upt) _UPT_destroy(u->images[i].upt);
+    }
+    free(u->images);
     if (u->space) unw_destroy_addr_space(u->space);
     if (u->upt) _UPT_destroy(u->upt);
     if (u->mem_fd >= 0) close(u->mem_fd);

@@ -107,7 +107,15 @@ struct LiveCapture {
             errors.append(SoftError(stage: "images", message: "\(error)"))
         }
         do {
-            unwinder = try RemoteUnwinder(pid: pid)
+            let unwinder = try RemoteUnwinder(pid: pid)
+            // Images are sorted by start; ranges of one image may interleave another's gap, so clamp.
+            var ranges: [Range<UInt64>] = []
+            for image in table.images where image.kind == .file || image.kind == .memfd {
+                let start = max(image.start, ranges.last?.upperBound ?? 0)
+                if start < image.end { ranges.append(start..<image.end) }
+            }
+            unwinder.setImageRanges(ranges)
+            self.unwinder = unwinder
         } catch {
             unwinder = nil
             errors.append(SoftError(stage: "unwind", message: "\(error)"))

@@ -53,6 +53,15 @@ public final class RemoteUnwinder {
 
     deinit { cw_unwinder_destroy(handle) }
 
+    /// Tells the unwinder the address ranges of the process's images (sorted by start, non-overlapping),
+    /// so each keeps its unwind tables for the whole capture instead of being re-read on every switch.
+    public func setImageRanges(_ ranges: [Range<UInt64>]) {
+        let starts = ranges.map(\.lowerBound), ends = ranges.map(\.upperBound)
+        _ = starts.withUnsafeBufferPointer { s in
+            ends.withUnsafeBufferPointer { e in cw_unwinder_set_images(handle, s.baseAddress, e.baseAddress, ranges.count) }
+        }
+    }
+
     /// Reads up to `count` bytes at `address`; fewer when the range runs into unmapped memory, empty when unreadable.
     public func read(_ address: UInt64, count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)

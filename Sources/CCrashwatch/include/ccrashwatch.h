@@ -133,6 +133,12 @@ void cw_unwinder_destroy(cw_unwinder *unwinder);
 /** Reads target memory through the unwinder's page cache; returns the bytes read (short at an unmapped page) or -1. */
 ssize_t cw_unwinder_read(cw_unwinder *unwinder, uint64_t address, void *buffer, size_t length);
 
+/**
+ * Tells the unwinder where the process's images are (sorted, non-overlapping [start, end) ranges), so
+ * each image keeps its own unwind tables for the whole capture. Returns 0, or -1 when out of memory.
+ */
+int cw_unwinder_set_images(cw_unwinder *unwinder, const uint64_t *starts, const uint64_t *ends, size_t count);
+
 /** Drops every cached page (after the target ran again). */
 void cw_unwinder_forget_memory(cw_unwinder *unwinder);
 
