@@ -28,7 +28,7 @@
  * CRASH-SYMBOL: $s10swift_trap9crashHereySiSaySiG_SitF
  * CRASH-DEMANGLED: swift_trap.crashHere(Swift.Array<Swift.Int>, Swift.Int) -> Swift.Int
  * CRASH-FILE: swift_trap.swift
- * CRASH-LINE: 37
+ * CRASH-LINE: 38
  * STDOUT: ready
  */
 import Glibc
