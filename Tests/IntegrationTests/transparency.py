@@ -611,6 +611,24 @@ def _declared_run_options():
     return [f"--{name}" for name, _ in specs] + [f"-{short}" for _, short in specs if short]
 
 
+def case_pid1_exit_status():
+    """As PID 1 of a PID namespace (a container entrypoint) a process cannot kill itself with its own
+    signal: crashwatch then exits with 128+S, so the namespace's parent sees 139 for a SIGSEGV."""
+    unshare = shutil.which("unshare")
+    if not unshare:
+        raise Skip("unshare (util-linux) is not installed")
+    probe = run([unshare, "--pid", "--fork", "--mount-proc", "true"])
+    if probe.returncode != 0:
+        raise Skip(f"cannot create a PID namespace here: {probe.stderr.strip()}")
+    with tempfile.TemporaryDirectory() as spool:
+        result = run([unshare, "--pid", "--fork", "--mount-proc", CRASHWATCH, "run", "--spool", spool, "--",
+                      fixture("null_deref")])
+        check(result.returncode == 139,
+              f"exit status {result.returncode} (negative: killed by a signal), expected exit code 139; stderr {result.stderr!r}")
+        check(" crashed: SIGSEGV (SEGV_MAPERR)" in result.stderr, f"no crash line in {result.stderr!r}")
+        check(len([n for n in os.listdir(spool) if n.endswith(".json")]) == 1, "expected one report in the spool")
+
+
 def case_command_errors():
     """Exit statuses and messages when the command cannot run, usage errors, --help, --version."""
     problems = []
