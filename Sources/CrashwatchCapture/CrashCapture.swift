@@ -49,11 +49,14 @@ public enum CrashCapture {
         for tid in stopped.unstopped {
             capture.softErrors.append(SoftError(stage: "stop", tid: tid, message: "thread did not stop before the capture deadline"))
         }
+        let original = crash.originalFault.map { fault in
+            let (registers, frames) = capture.snapshot(registers: fault.registers, tid: fault.tid)
+            return OriginalFault(fault.signal, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
+                                 registers: registers, frames: frames)
+        }
         let process = capture.processRecord()
         let images = capture.imageRecords(mainExecutable: process.executable)
-        let signal = SignalRecord(crash.signal, originalFault: crash.originalFault.map {
-            OriginalFault($0.signal, tid: $0.tid, time: RFC3339.format(nanosecondsSinceEpoch: $0.timeNanoseconds))
-        })
+        let signal = SignalRecord(crash.signal, originalFault: original)
         let status = try? ProcFS.threadStatus(crash.pid)
         let diagnostics = Diagnostics(
             ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
@@ -127,6 +130,23 @@ struct LiveCapture {
 
     mutating func threads(stopped: StoppedProcess) -> [ThreadRecord] {
         stopped.threads.map { tid in thread(tid, crashed: tid == stopped.crashedTID) }
+    }
+
+    /// The registers and frames of an original fault, unwound from the registers saved when the handled
+    /// signal was delivered; the frames above the fault are still on the stack under a re-raising handler.
+    mutating func snapshot(registers bytes: [UInt8], tid: Int32) -> ([RegisterValue], [FrameRecord]) {
+        guard !bytes.isEmpty else { return ([], []) }
+        do {
+            let registers = try RegisterDecoder.decode(bytes, architecture: .host)
+            let words = bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
+            let (frames, _) = unwind(registers: registers, words: words)
+            var records: [FrameRecord] = []
+            for frame in frames { records += frameRecords(frame, startingAt: records.count) }
+            return (registers.values.map { RegisterValue($0.name, Address($0.value)) }, records)
+        } catch {
+            softErrors.append(SoftError(stage: "registers", tid: tid, message: "original fault: \(error)"))
+            return ([], [])
+        }
     }
 
     private mutating func thread(_ tid: Int32, crashed: Bool) -> ThreadRecord {

@@ -9,6 +9,10 @@ public struct HandledFault: Equatable, Sendable {
     public let signal: SignalInfo
     /// When the supervisor saw it (CLOCK_REALTIME, nanoseconds since the epoch).
     public let timeNanoseconds: Int64
+    /// The thread's registers at the fault (raw NT_PRSTATUS bytes); empty when they could not be read.
+    /// The frames above the fault are still on the stack when the handler re-raises, so a capture
+    /// can unwind the original fault from these.
+    public let registers: [UInt8]
 }
 
 /// A process about to die of a crash signal, stopped at the fatal signal's delivery.

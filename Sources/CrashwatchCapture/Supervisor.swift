@@ -193,7 +193,8 @@ public final class Supervisor {
         case .passThrough:
             break
         case .rememberAndDeliver:
-            handledFaults[tid] = HandledFault(tid: tid, signal: info, timeNanoseconds: Clock.realtimeNanoseconds())
+            handledFaults[tid] = HandledFault(tid: tid, signal: info, timeNanoseconds: Clock.realtimeNanoseconds(),
+                                              registers: (try? Ptrace.registerSet(tid)) ?? [])
         case .fatal:
             if reportedProcesses.insert(pid).inserted {
                 let crash = DetectedCrash(

@@ -184,6 +184,12 @@ func readelfBuildID(_ path: String) throws -> String? {
         let original = report.signal["originalFault"] as? [String: Any]
         #expect(original?["name"] as? String == fixture.keys["ORIGINAL-SIGNAL"])
         #expect(original?["codeName"] as? String == fixture.keys["ORIGINAL-CODE"])
+        if let function = fixture.keys["ORIGINAL-FUNCTION"] {
+            // The original fault's own stack, unwound from the registers saved when it was delivered.
+            let frames = original?["frames"] as? [[String: Any]] ?? []
+            #expect(frames.first?["function"] as? String == function, "original fault frames: \(frames.map { $0["function"] ?? "?" })")
+            #expect((original?["registers"] as? [Any])?.isEmpty == false)
+        }
 
         // Exactly one crashed thread, the one the crash line named.
         try #require(report.crashedThreads.count == 1)
