@@ -288,9 +288,10 @@ int cw_unwind(cw_unwinder *u, const uint64_t *registers, size_t register_count,
         frame->has_unwind_info = unw_get_proc_info(&cursor, &info) == 0 && info.format != UNW_INFO_FORMAT_DYNAMIC;
         if (count > 0) {
             const cw_frame *previous = &frames[count - 1];
-            /* The stack grows down: a caller's frame never sits below its callee's, except across a
-             * signal frame (the handler may run on an alternate stack). */
-            if ((sp < previous->sp && !previous->signal_frame) || (sp == previous->sp && pc == previous->pc)) {
+            /* The stack grows down: a caller's frame never sits below its callee's, except where a
+             * signal interrupted it (the handler may have run on an alternate stack). libunwind marks
+             * the interrupted frame, the one restored from the signal frame's saved context. */
+            if ((sp < previous->sp && !frame->signal_frame) || (sp == previous->sp && pc == previous->pc)) {
                 *stop = CW_UNWIND_STOP_NO_PROGRESS;
                 break;
             }

@@ -199,17 +199,20 @@ struct LiveCapture {
         let (unwound, stop) = unwinder.unwind(registers: seed, maxFrames: budget)
         var frames = prefix
         for (index, frame) in unwound.enumerated() {
-            // A frame interrupted by a signal is restored from the signal frame's saved context, like the
+            // A frame a signal interrupted is restored from the signal frame's saved context, like the
             // crashed frame from the thread's registers: `context` marks both, and both pcs are exact.
+            // The frame just inside it is the signal trampoline (`__restore_rt`), which the handler
+            // "returns" to at its first instruction: exact as well.
             let how: FrameTrust
             if index == 0 {
                 how = prefix.isEmpty ? .context : .returnAddressAtSP
-            } else if unwound[index - 1].isSignalFrame {
+            } else if frame.isSignalFrame {
                 how = .context
             } else {
                 how = unwound[index - 1].hasUnwindInfo ? .cfi : .framePointer
             }
-            frames.append(Frame(pc: frame.pc, how: how, isExact: how == .context))
+            let isTrampoline = index + 1 < unwound.count && unwound[index + 1].isSignalFrame
+            frames.append(Frame(pc: frame.pc, how: how, isExact: how == .context || isTrampoline))
         }
         return (frames, stop.text)
     }

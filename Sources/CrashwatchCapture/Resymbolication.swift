@@ -51,12 +51,15 @@ public enum Resymbolication {
             var updated = thread
             var frames: [FrameRecord] = []
             // Records derived from inline info are rebuilt from the physical frame they came from.
-            for frame in thread.frames where frame.how != .inline {
+            let physical = thread.frames.filter { $0.how != .inline }
+            for (position, frame) in physical.enumerated() {
                 var base = FrameRecord(index: frames.count, address: frame.address, imageIndex: frame.imageIndex,
                                        imageOffset: frame.imageOffset, how: frame.how)
-                // Keep what the capture knew when nothing better is found.
-                let exact = frame.how == .context
+                // Exact pcs, looked up as they are: an interrupted frame (`context`), and the signal
+                // trampoline just inside one (the handler returned to its first instruction).
+                let exact = frame.how == .context || (position > 0 && position + 1 < physical.count && physical[position + 1].how == .context)
                 let pc = frame.address.value
+                // Keep what the capture knew when nothing better is found.
                 guard frame.imageIndex != nil, let found = symbolizer.lookup(exact ? pc : pc &- 1),
                       found.symbol != nil || !found.levels.isEmpty
                 else {

@@ -10,7 +10,7 @@ public struct UnwoundFrame: Equatable, Sendable {
     public let pc: UInt64
     /// The frame's stack pointer.
     public let sp: UInt64
-    /// Whether a signal interrupted this frame, so its pc is exact.
+    /// Whether a signal interrupted this frame: its registers come from the signal frame and its pc is exact.
     public let isSignalFrame: Bool
     /// Whether unwind info (CFI) covers this frame's pc, so its caller was found through CFI.
     public let hasUnwindInfo: Bool

@@ -149,7 +149,7 @@ void cw_unwinder_cache_stats(const cw_unwinder *unwinder, uint64_t *hits, uint64
 typedef struct {
     uint64_t pc;
     uint64_t sp;
-    int32_t signal_frame;    /* the frame was interrupted by a signal: its pc is exact */
+    int32_t signal_frame;    /* a signal interrupted this frame: restored from the signal frame's context, its pc is exact */
     int32_t has_unwind_info; /* CFI exists for pc, so the next frame was found through it */
 } cw_frame;
 
