@@ -1,0 +1,58 @@
+// ConfigFile.swift — crashwatch's settings file (`/etc/crashwatch.conf`, or `--config FILE`): `key = value`
+// lines whose keys are the long option names they stand for. Options on the command line win.
+
+/// A parsed settings file: option values by long option name.
+public struct ConfigFile: Equatable, Sendable {
+    /// Where crashwatch looks when no `--config` is given; a missing file there is not an error.
+    public static let defaultPath = "/etc/crashwatch.conf"
+
+    /// The keys a settings file may hold: the spool and retention options shared by `run` and `prune`.
+    public static let keys: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe"]
+
+    /// Values by key, the last one winning.
+    public private(set) var values: [String: String] = [:]
+    /// The file the values came from, for messages.
+    public let path: String
+
+    /// An empty configuration (no file).
+    public init() { path = "" }
+
+    /// Parses `text`: `key = value` per line; blank lines and lines starting with `#` are ignored;
+    /// values may be quoted with double quotes. An unknown key or a malformed line is an error naming
+    /// the file and line.
+    public init(parsing text: String, path: String) throws(UsageError) {
+        self.path = path
+        // "\r\n" is one Character in Swift: split on both line endings.
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (number, rawLine) in lines.enumerated() {
+            let line = rawLine.drop(while: { $0 == " " || $0 == "\t" })
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw UsageError("\(path):\(number + 1): expected 'key = value', got '\(line)'")
+            }
+            let key = line[..<equals].trimmingCharacters(in: " \t")
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: " \t\r")
+            if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            guard ConfigFile.keys.contains(key) else {
+                throw UsageError("\(path):\(number + 1): unknown setting '\(key)' (known: \(ConfigFile.keys.sorted().joined(separator: ", ")))")
+            }
+            guard !value.isEmpty else { throw UsageError("\(path):\(number + 1): '\(key)' has no value") }
+            values[key] = value
+        }
+    }
+
+    /// The value for `key`: the command line's when given, else the file's.
+    public func value(_ key: String, overriddenBy parsed: ParsedArguments) -> String? {
+        parsed.value(key) ?? values[key]
+    }
+}
+
+extension Substring {
+    /// The text without leading and trailing characters from `set`.
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var result = self
+        while let first = result.first, set.contains(first) { result.removeFirst() }
+        while let last = result.last, set.contains(last) { result.removeLast() }
+        return String(result)
+    }
+}
