@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "CrashwatchCapture", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
         // Spool: atomic report files, listing, retention.
         .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem"]),
+        // Rendering reports for people: list lines, show pages, text export.
+        .target(name: "CrashwatchExport", dependencies: ["CrashwatchModel"]),
         // Commands: parse, validate, run; exit codes.
         .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSpool", "CrashwatchSystem", "CrashwatchModel"]),
         .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"]),
@@ -35,6 +37,7 @@ let package = Package(
         .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel"]),
         .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool"]),
+        .testTarget(name: "CrashwatchExportTests", dependencies: ["CrashwatchExport"]),
         .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),
         .testTarget(name: "IntegrationTests", exclude: ["transparency.py"]),
     ],

@@ -173,7 +173,8 @@ final class CrashReporter: SupervisorObserver {
         do {
             let bytes = try report.encodedJSON()
             let spool = try Spool(path: configuration.spool)
-            let name = ReportFileName(timeNanoseconds: time, pid: pid, id: UUID(uuidString: report.id) ?? UUID())
+            let name = ReportFileName(timeNanoseconds: time, pid: pid, executable: report.process.executable,
+                                      id: UUID(uuidString: report.id) ?? UUID())
             let path = try spool.write(bytes: bytes, name: name)
             _ = try? spool.prune(policy: configuration.retention)
             return "crashwatch: report written to \(path)"

@@ -1,19 +1,28 @@
-// ReportFileName.swift — the name of a report file in the spool, `<UTC time>-<pid>-<report id>.json`:
-// built and parsed with integer calendar arithmetic, so that listing and pruning need names only.
+// ReportFileName.swift — the name of a report file in the spool,
+// `<UTC time>-<pid>-<executable tag>-<report id>.json`: built and parsed with integer calendar arithmetic,
+// so that listing, pruning and the flood guard need names only.
 import FoundationEssentials
 
-/// A report file's name: capture time (UTC, milliseconds), the crashed process's pid and the report id.
+/// A report file's name: capture time (UTC, milliseconds), the crashed process's pid, a tag naming its
+/// executable, and the report id.
 ///
-/// The text is `YYYYMMDDTHHMMSS.mmmZ-<pid>-<uuid>.json`, e.g.
-/// `20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json`: fixed-width time first, so names
-/// sort by time; no colons; nothing secret. Times are clamped to what nanoseconds in an `Int64` can hold
-/// (1970-01-01 … 2262-04-11T23:47:16.854Z) and a negative pid is recorded as 0, so every value has a name
-/// that parses back to it and every parsed name has a time in nanoseconds.
+/// The text is `YYYYMMDDTHHMMSS.mmmZ-<pid>-<tag>-<uuid>.json`, e.g.
+/// `20240229T235959.123Z-4242-nginx-0f8fad5b-d9cb-469f-a165-70867728950e.json`: fixed-width time first, so
+/// names sort by time; no colons; nothing secret. The tag is the executable's file name reduced to
+/// `[A-Za-z0-9_.+]` (every other byte, `-` included, becomes `_`), at most 32 characters, `unknown` when
+/// empty; it lets the flood guard group reports by executable without reading them. Names written before
+/// tags existed (`<time>-<pid>-<uuid>.json`) still parse, with `tag` nil.
+///
+/// Times are clamped to what nanoseconds in an `Int64` can hold (1970-01-01 … 2262-04-11T23:47:16.854Z)
+/// and a negative pid is recorded as 0, so every value has a name that parses back to it and every parsed
+/// name has a time in nanoseconds.
 public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Capture time in milliseconds since the Unix epoch (UTC).
     public let timeMilliseconds: Int64
     /// The pid of the process the report is about.
     public let pid: Int32
+    /// The crashed executable's sanitised file name (see `tag(forExecutable:)`); nil in a legacy name without one.
+    public let tag: String?
     /// The report id, the same on every attempt to write or ship that crash.
     public let id: UUID
 
@@ -21,31 +30,69 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
     public static let suffix = ".json"
     /// The prefix of a report being written; it is renamed to the final name once complete.
     public static let temporaryPrefix = ".tmp-"
+    /// The longest tag, in bytes (all ASCII).
+    public static let maxTagLength = 32
+    /// The tag of an executable whose file name is empty or unknown.
+    public static let unknownTag = "unknown"
 
     /// The largest time a name can hold, 2262-04-11T23:47:16.854Z: the last millisecond of `Int64` nanoseconds.
     static let maxMilliseconds: Int64 = Int64.max / 1_000_000
 
-    /// Names a report captured at `timeNanoseconds` (since the epoch, UTC) about process `pid`.
-    public init(timeNanoseconds: Int64, pid: Int32, id: UUID) {
+    /// Names a report captured at `timeNanoseconds` (since the epoch, UTC) about process `pid`, whose
+    /// executable is at path `executable` (the tag is derived from its last component).
+    public init(timeNanoseconds: Int64, pid: Int32, executable: String, id: UUID) {
+        self.init(timeNanoseconds: timeNanoseconds, pid: pid, validTag: Self.tag(forExecutable: executable), id: id)
+    }
+
+    /// The one place the stored properties are set; `validTag` is already sanitised (or nil for legacy).
+    init(timeNanoseconds: Int64, pid: Int32, validTag: String?, id: UUID) {
         self.timeMilliseconds = min(max(timeNanoseconds / 1_000_000, 0), Self.maxMilliseconds)
         self.pid = max(pid, 0)
+        self.tag = validTag
         self.id = id
     }
 
-    /// Parses a name this type produced; anything else (other files, temporary files, near misses) is nil.
+    /// The tag for an executable path: its last component (trailing slashes and a ` (deleted)` suffix
+    /// dropped), every byte outside `[A-Za-z0-9_.+]` replaced by `_`, cut to 32 bytes; `unknown` when empty.
+    ///
+    /// Byte-wise replacement means a multi-byte UTF-8 character becomes several `_`: `café` → `caf__`.
+    public static func tag(forExecutable executable: String) -> String {
+        var path = Substring(executable)
+        if path.hasSuffix(" (deleted)") { path = path.dropLast(" (deleted)".count) }
+        while path.hasSuffix("/") { path.removeLast() }
+        let base = path.split(separator: "/", omittingEmptySubsequences: true).last ?? ""
+        let bytes = base.utf8.prefix(maxTagLength).map { isTagByte($0) ? $0 : UInt8(ascii: "_") }
+        return bytes.isEmpty ? unknownTag : String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Parses a name this type produced, with or without a tag; anything else (other files, temporary
+    /// files, claims, near misses) is nil.
     public init?(parsing text: some StringProtocol) {
         let bytes = Array(text.utf8)
-        // 20 (time) + 1 + at least 1 (pid) + 1 + 36 (uuid) + 5 (.json)
-        guard bytes.count >= 64, bytes.count <= 73 else { return nil }
+        // 20 (time) + 1 + 1…10 (pid) + [1 + 1…32 (tag)] + 1 + 36 (uuid) + 5 (.json)
+        guard bytes.count >= 64, bytes.count <= 73 + 1 + Self.maxTagLength else { return nil }
         guard let milliseconds = Self.parseTime(bytes[0..<20]), bytes[20] == UInt8(ascii: "-") else { return nil }
         let uuidEnd = bytes.count - Self.suffix.utf8.count
         let uuidStart = uuidEnd - 36
         guard bytes[uuidEnd...].elementsEqual(Self.suffix.utf8), bytes[uuidStart - 1] == UInt8(ascii: "-"),
-              let pid = Self.parsePID(bytes[21..<(uuidStart - 1)]),
               let id = Self.parseUUID(bytes[uuidStart..<uuidEnd])
         else { return nil }
+        // Between the time and the id: `<pid>` or `<pid>-<tag>`; a tag never holds `-`.
+        let middle = bytes[21..<(uuidStart - 1)]
+        var tag: String?
+        var pidBytes = middle
+        if let dash = middle.firstIndex(of: UInt8(ascii: "-")) {
+            let tagBytes = middle[(dash + 1)...]
+            guard !tagBytes.isEmpty, tagBytes.count <= Self.maxTagLength, tagBytes.allSatisfy(Self.isTagByte) else {
+                return nil
+            }
+            tag = String(decoding: tagBytes, as: UTF8.self)
+            pidBytes = middle[..<dash]
+        }
+        guard let pid = Self.parsePID(pidBytes) else { return nil }
         self.timeMilliseconds = milliseconds
         self.pid = pid
+        self.tag = tag
         self.id = id
     }
 
@@ -55,8 +102,12 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
     /// The report id as lowercase canonical text (RFC 9562).
     public var idText: String { id.uuidString.lowercased() }
 
-    /// The full file name, e.g. `20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json`.
-    public var text: String { "\(timestampText)-\(pid)-\(idText)\(Self.suffix)" }
+    /// The full file name, e.g. `20240229T235959.123Z-4242-nginx-0f8fad5b-d9cb-469f-a165-70867728950e.json`
+    /// (without the `-<tag>` part for a legacy name).
+    public var text: String {
+        if let tag { return "\(timestampText)-\(pid)-\(tag)-\(idText)\(Self.suffix)" }
+        return "\(timestampText)-\(pid)-\(idText)\(Self.suffix)"
+    }
 
     /// The name the report is written under before it is complete: `.tmp-<report id>`.
     public var temporaryName: String { Self.temporaryPrefix + idText }
@@ -74,11 +125,23 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
             + pad(seconds / 60 % 60, 2) + pad(seconds % 60, 2) + "." + pad(dayMilliseconds % 1000, 3) + "Z"
     }
 
-    /// Oldest first; names of the same millisecond order by pid, then by id.
+    /// Oldest first; names of the same millisecond order by pid, then by id, then by tag (legacy first).
     public static func < (lhs: ReportFileName, rhs: ReportFileName) -> Bool {
         if lhs.timeMilliseconds != rhs.timeMilliseconds { return lhs.timeMilliseconds < rhs.timeMilliseconds }
         if lhs.pid != rhs.pid { return lhs.pid < rhs.pid }
-        return lhs.idText < rhs.idText
+        if lhs.id != rhs.id { return lhs.idText < rhs.idText }
+        return (lhs.tag ?? "") < (rhs.tag ?? "")
+    }
+
+    /// Whether `byte` may appear in a tag: ASCII letters, digits, `_`, `.` and `+`.
+    static func isTagByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "+"):
+            true
+        default:
+            false
+        }
     }
 
     /// Whether `name` is a temporary file this type would create: `.tmp-` and a lowercase UUID.
@@ -139,7 +202,7 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
 }
 
 /// Left-pads a non-negative number with zeros to `width` digits.
-private func pad(_ value: Int64, _ width: Int) -> String {
+func pad(_ value: Int64, _ width: Int) -> String {
     let text = String(value)
     return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
 }

@@ -1,8 +1,10 @@
-// Retention.swift — how many reports the spool keeps: the policy as a value, the decision as a pure
-// function of names and sizes, and `Spool.prune` that applies it (plus removal of abandoned temporary files).
+// Retention.swift — how many reports the spool keeps: the policy as a value (flood guard, age, count,
+// bytes), the decision as a pure function of names and sizes, and `Spool.prune` that applies it to unclaimed
+// reports (plus removal of abandoned temporary files and of expired claims whose holder died).
 import CrashwatchSystem
 
-/// Limits on what the spool keeps; the oldest reports go first.
+/// Limits on what the spool keeps; the oldest reports go first, and one executable's crash loop cannot
+/// push out the reports of others.
 public struct RetentionPolicy: Equatable, Sendable {
     /// The default maximum number of reports.
     public static let defaultMaxReports = 50
@@ -11,6 +13,12 @@ public struct RetentionPolicy: Equatable, Sendable {
 
     /// The most reports kept; at least 1, so the report just written always survives the count limit.
     public let maxReports: Int
+    /// The flood guard: the most reports kept per executable tag (at least 1), or nil for no limit.
+    ///
+    /// Applied before every other limit, so that a crash loop of one executable removes its own oldest
+    /// reports rather than everyone else's. Legacy names without a tag are not grouped; reports whose
+    /// executable was unknown share the tag `unknown`.
+    public let maxPerExecutable: Int?
     /// The most bytes all reports may take together, or nil for no limit; never removes the newest report.
     public let maxBytes: Int64?
     /// Reports whose name says they are older than this (relative to `now`) are removed, or nil for no limit.
@@ -18,24 +26,42 @@ public struct RetentionPolicy: Equatable, Sendable {
     /// Temporary files whose modification time is older than this are removed.
     public let staleTemporaryAge: Duration
 
-    /// A policy; `maxReports` is clamped to at least 1 and `maxBytes` to at least 0.
-    public init(maxReports: Int = defaultMaxReports, maxBytes: Int64? = nil, maxAge: Duration? = nil,
-                staleTemporaryAge: Duration = defaultStaleTemporaryAge)
+    /// A policy; `maxReports` and `maxPerExecutable` are clamped to at least 1 and `maxBytes` to at least 0.
+    public init(maxReports: Int = defaultMaxReports, maxPerExecutable: Int? = nil, maxBytes: Int64? = nil,
+                maxAge: Duration? = nil, staleTemporaryAge: Duration = defaultStaleTemporaryAge)
     {
         self.maxReports = max(maxReports, 1)
+        self.maxPerExecutable = maxPerExecutable.map { max($0, 1) }
         self.maxBytes = maxBytes.map { max($0, 0) }
         self.maxAge = maxAge
         self.staleTemporaryAge = staleTemporaryAge
     }
 
-    /// Which reports to remove and why, oldest first: expired ones (age), then the oldest beyond
-    /// `maxReports` (count), then the oldest until the rest fit in `maxBytes` (bytes, keeping the newest).
+    /// Which reports to remove and why: first, per executable tag, the oldest beyond `maxPerExecutable`
+    /// (flood); then, among the rest, expired ones (age), the oldest beyond `maxReports` (count), and the
+    /// oldest until the rest fit in `maxBytes` (bytes, keeping the newest). Each group comes oldest first.
     ///
     /// `entries` may come in any order; `now` is nanoseconds since the epoch. A report whose name lies in
     /// the future (clock skew) has age zero.
     public func removals(from entries: [SpoolEntry], now: Int64) -> [RetentionDecision] {
-        var remaining = entries.sorted { $0.name < $1.name }[...]
+        var sorted = entries.sorted { $0.name < $1.name }
         var decisions: [RetentionDecision] = []
+        if let maxPerExecutable {
+            var perTag: [String: Int] = [:]
+            for entry in sorted { if let tag = entry.name.tag { perTag[tag, default: 0] += 1 } }
+            var flooded = Set<ReportFileName>()
+            var seen: [String: Int] = [:]
+            for entry in sorted {
+                guard let tag = entry.name.tag, let total = perTag[tag], total > maxPerExecutable else { continue }
+                seen[tag, default: 0] += 1
+                if seen[tag]! <= total - maxPerExecutable {
+                    flooded.insert(entry.name)
+                    decisions.append(RetentionDecision(entry: entry, reason: .flood))
+                }
+            }
+            if !flooded.isEmpty { sorted.removeAll { flooded.contains($0.name) } }
+        }
+        var remaining = sorted[...]
         if let maxAge {
             let limit = nanoseconds(maxAge)
             let expired = remaining.prefix { now - $0.name.timeNanoseconds > limit }
@@ -61,6 +87,8 @@ public struct RetentionPolicy: Equatable, Sendable {
 
 /// Why a file was removed from the spool.
 public enum PruneReason: String, Equatable, Sendable, CustomStringConvertible {
+    /// One of the oldest reports of an executable that has more than `maxPerExecutable`.
+    case flood
     /// Older than `maxAge`.
     case age
     /// Beyond `maxReports`.
@@ -69,14 +97,18 @@ public enum PruneReason: String, Equatable, Sendable, CustomStringConvertible {
     case bytes
     /// A temporary file abandoned by a writer that died mid-write.
     case staleTemporary
+    /// A claim whose holder died, on a report older than `maxAge`.
+    case staleClaim
 
     /// A few words for a person: `older than the age limit`.
     public var description: String {
         switch self {
+        case .flood: "beyond the per-executable limit"
         case .age: "older than the age limit"
         case .count: "beyond the report count limit"
         case .bytes: "beyond the size limit"
         case .staleTemporary: "abandoned temporary file"
+        case .staleClaim: "claimed by a reader that died, and older than the age limit"
         }
     }
 }
@@ -97,7 +129,7 @@ public struct RetentionDecision: Equatable, Sendable {
 
 /// A file `prune` removed: its name in the spool, its size, and why.
 public struct PrunedFile: Equatable, Sendable {
-    /// The file name (a report name or `.tmp-<id>`).
+    /// The file's name relative to the spool: a report name, `.tmp-<id>`, or `.claims/<report name>.<holder>`.
     public let name: String
     /// Its size in bytes when it was listed.
     public let bytes: Int64
@@ -112,31 +144,41 @@ public struct PrunedFile: Equatable, Sendable {
     }
 }
 
-/// What `Spool.prune` did: the files removed, the reports left, and the removals that failed.
+/// What `Spool.prune` did: the files removed, the reports left, the claims left alone, and what failed.
 public struct PruneResult: Equatable, Sendable {
-    /// Files removed, in the order they were removed (oldest reports first, then temporary files).
+    /// Files removed, in the order they were removed (reports oldest first, then temporary files, then
+    /// expired stale claims).
     public var removed: [PrunedFile] = []
-    /// The reports still in the spool, oldest first (including those whose removal failed).
+    /// The unclaimed reports still in the spool, oldest first (including those whose removal failed).
     public var kept: [SpoolEntry] = []
-    /// Removals that failed (each a `.removeFile`); the others went ahead regardless.
+    /// The report names (`ReportFileName.text`) of the claims prune saw and left alone, oldest first.
+    public var skippedClaimed: [String] = []
+    /// Steps that failed (`.removeFile`, `.syncDirectory`, or an unusable `.claims`); the rest went ahead.
     public var failures: [SpoolError] = []
 
-    /// A result; the default is "nothing removed, nothing kept, nothing failed".
-    public init(removed: [PrunedFile] = [], kept: [SpoolEntry] = [], failures: [SpoolError] = []) {
+    /// A result; the default is "nothing removed, nothing kept, nothing skipped, nothing failed".
+    public init(removed: [PrunedFile] = [], kept: [SpoolEntry] = [], skippedClaimed: [String] = [],
+                failures: [SpoolError] = [])
+    {
         self.removed = removed
         self.kept = kept
+        self.skippedClaimed = skippedClaimed
         self.failures = failures
     }
 }
 
 extension Spool {
-    /// Applies `policy` to the spool: removes the oldest reports beyond its limits and temporary files
-    /// older than `policy.staleTemporaryAge`, then flushes the directory.
+    /// Applies `policy` to the spool: removes the unclaimed reports beyond its limits, temporary files
+    /// older than `policy.staleTemporaryAge`, and stale claims older than `policy.maxAge`; then flushes.
     ///
     /// `now` (nanoseconds since the epoch) dates the reports through their names and the temporary files
     /// through their modification times. Only well-formed report names and `.tmp-<uuid>` regular files are
-    /// ever touched. A file that another process removed first is simply gone; other failed removals are
-    /// listed in the result and do not stop the rest. Only failing to list the spool throws.
+    /// ever touched in the spool. Claimed reports are in flight: they neither count towards the limits nor
+    /// are removed, and they are listed in `skippedClaimed` — except a claim whose holder died (stale) on a
+    /// report older than `maxAge`, which is removed (reason `.staleClaim`); a stale claim within the age
+    /// limit stays for the next reader to take over. A file that another process removed or claimed first is
+    /// simply not removed here; other failed removals, and an unusable `.claims`, are listed in the result
+    /// and do not stop the rest. Only failing to list the spool throws.
     public func prune(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds()) throws(SpoolError)
         -> PruneResult
     {
@@ -145,6 +187,7 @@ extension Spool {
         var reports: [SpoolEntry] = []
         var temporaries: [PrunedFile] = []
         let staleLimit = nanoseconds(policy.staleTemporaryAge)
+        var hasClaims = false
         for name in names {
             if let parsed = ReportFileName(parsing: name) {
                 guard let status = try? directory.status(of: name), status.kind == .regular else { continue }
@@ -154,6 +197,8 @@ extension Spool {
                       now - status.modificationNanoseconds > staleLimit
                 else { continue }
                 temporaries.append(PrunedFile(name: name, bytes: status.size, reason: .staleTemporary))
+            } else if name == Self.claimsDirectoryName {
+                hasClaims = true
             }
         }
         let decisions = policy.removals(from: reports, now: now)
@@ -168,16 +213,58 @@ extension Spool {
         for temporary in temporaries where remove(temporary.name, into: &result) {
             result.removed.append(temporary)
         }
+        var claimsChanged = false
+        if hasClaims {
+            do throws(SpoolError) {
+                claimsChanged = try pruneClaims(policy: policy, now: now, into: &result)
+            } catch {
+                result.failures.append(error)
+            }
+        }
         let failedNames = Set(result.failures.compactMap { failure -> String? in
             if case .removeFile(_, let name, _) = failure { return name }
             return nil
         })
         result.kept = reports.filter { !removedNames.contains($0.name) || failedNames.contains($0.name.text) }
             .sorted { $0.name < $1.name }
-        if !result.removed.isEmpty {
+        if result.removed.contains(where: { $0.reason != .staleClaim }) {
             do { try directory.synchronize() } catch { result.failures.append(.syncDirectory(spool: path, error)) }
         }
+        if claimsChanged, let claims = try? openSubdirectory(.claims, create: false) {
+            do { try claims.synchronize() } catch {
+                result.failures.append(.syncDirectory(spool: join(Self.claimsDirectoryName), error))
+            }
+        }
         return result
+    }
+
+    /// Removes the stale claims on reports older than `policy.maxAge` and lists every other claim as
+    /// skipped; true when something was removed.
+    private func pruneClaims(policy: RetentionPolicy, now: Int64, into result: inout PruneResult) throws(SpoolError)
+        -> Bool
+    {
+        let claims = try openSubdirectory(.claims, create: false)
+        var liveness = HolderLiveness(me: (try? ClaimHolder.current()) ?? ClaimHolder(pid: 0, startTicks: 0))
+        let ageLimit = policy.maxAge.map(nanoseconds)
+        var removedAny = false
+        for entry in try claimEntries(in: claims) {
+            guard let status = try? claims.status(of: entry.text), status.kind == .regular else { continue }
+            if let ageLimit, now - entry.name.timeNanoseconds > ageLimit, !liveness.isAlive(entry.holder) {
+                let shown = "\(Self.claimsDirectoryName)/\(entry.text)"
+                do {
+                    try claims.removeFile(named: entry.text)
+                    result.removed.append(PrunedFile(name: shown, bytes: status.size, reason: .staleClaim))
+                    removedAny = true
+                    continue
+                } catch let error where error.isNotFound {
+                    continue  // taken over or acknowledged meanwhile
+                } catch {
+                    result.failures.append(.removeFile(spool: path, name: shown, error))
+                }
+            }
+            result.skippedClaimed.append(entry.name.text)
+        }
+        return removedAny
     }
 
     /// Removes entry `name`; true when this call removed it. A missing file is not a failure; others are recorded.

@@ -1,5 +1,6 @@
 // Spool.swift — the spool directory: opened safely, reports written atomically (temporary file, fsync,
-// rename, fsync the directory) and listed by name alone.
+// rename, fsync the directory) and listed by name alone; its `.claims` and `.quarantine` subdirectories
+// opened without following links.
 import CrashwatchSystem
 
 /// One report in the spool as a listing sees it: its parsed name and its size, without reading it.
@@ -18,9 +19,14 @@ public struct SpoolEntry: Equatable, Sendable {
 
 /// An open spool directory shared by writers (supervisors) and readers (shippers, `list`, `prune`).
 ///
+/// Layout: reports (`<time>-<pid>-<tag>-<id>.json`, mode 0640) and reports being written (`.tmp-<id>`) in
+/// the directory itself; reports readers took in `.claims/<report name>.<holder>` (see `claim(limit:holder:)`);
+/// files set aside in `.quarantine/<report name>` with `<report name>.reason` (see `quarantine(name:reason:now:)`).
 /// Opening never follows a symbolic link as the spool itself and refuses a directory that group or others
-/// may write without the sticky bit. Every file operation is relative to the open directory and never
-/// follows a link. Safe to use from several threads; several processes may use one spool at once.
+/// may write without the sticky bit; the same holds for `.claims` and `.quarantine`. Every file operation
+/// is relative to an open directory and never follows a link, and every name or id a caller passes is
+/// validated first, so no operation can reach outside the spool. Safe to use from several threads;
+/// several processes may use one spool at once.
 public final class Spool: Sendable {
     /// Permissions of a spool directory (and its parents) that `open` creates, before the umask.
     public static let directoryPermissions: UInt32 = 0o750
@@ -115,7 +121,8 @@ public final class Spool: Sendable {
         return path(of: name)
     }
 
-    /// The reports in the spool, oldest first, found by name alone (`readdir` and `fstatat`, no parsing).
+    /// The unclaimed reports in the spool, oldest first, found by name alone (`readdir` and `fstatat`, no
+    /// parsing of their contents); claimed ones are listed by `claims()`, quarantined ones by `quarantined()`.
     ///
     /// Entries that are not well-formed report names, not regular files (links, directories) or that
     /// vanish meanwhile are skipped: they never stop a listing.
@@ -128,6 +135,80 @@ public final class Spool: Sendable {
             entries.append(SpoolEntry(name: parsed, bytes: status.size))
         }
         return entries.sorted { $0.name < $1.name }
+    }
+
+    /// The subdirectories the spool keeps beside its reports.
+    enum Subdirectory: String {
+        /// `.claims`: reports readers have taken.
+        case claims = ".claims"
+        /// `.quarantine`: files set aside as unreadable or corrupt.
+        case quarantine = ".quarantine"
+    }
+
+    /// The error for a subdirectory entry that is `kind` instead of a directory.
+    private func unsafe(_ which: Subdirectory, _ kind: FileKind) -> SpoolError {
+        which == .claims ? .unsafeClaims(spool: path, kind: kind) : .unsafeQuarantine(spool: path, kind: kind)
+    }
+
+    /// Whether the subdirectory exists; a link or non-directory under its name is refused.
+    func subdirectoryExists(_ which: Subdirectory) throws(SpoolError) -> Bool {
+        let status: FileStatus
+        do { status = try directory.status(of: which.rawValue) } catch let error where error.isNotFound {
+            return false
+        } catch {
+            throw .openSubdirectory(spool: path, name: which.rawValue, error)
+        }
+        guard status.kind == .directory else { throw unsafe(which, status.kind) }
+        return true
+    }
+
+    /// Opens a subdirectory (creating it when missing and `create` is true) without following a link.
+    ///
+    /// It is created with the spool's own permission bits (0750 for a spool crashwatch created, less the
+    /// umask), so whoever may take reports out of the spool may also claim or quarantine them. A symbolic
+    /// link or non-directory under its name is refused (`.unsafeClaims`, `.unsafeQuarantine`), and so is a
+    /// directory that group or others may write without the sticky bit (`.unsafePermissions`).
+    func openSubdirectory(_ which: Subdirectory, create: Bool) throws(SpoolError) -> DirectoryHandle {
+        let name = which.rawValue
+        if create {
+            let permissions = ((try? directory.status())?.permissions ?? Self.directoryPermissions) & 0o1777
+            do { try directory.createDirectory(named: name, permissions: permissions) } catch let error
+                where error.isAlreadyExisting
+            {
+                // Made by an earlier call or another process; opening decides whether it is usable.
+            } catch {
+                throw .openSubdirectory(spool: path, name: name, error)
+            }
+        }
+        let handle: DirectoryHandle
+        do { handle = try directory.openDirectory(named: name) } catch let error where error.isNotADirectoryOrLink {
+            throw unsafe(which, (try? directory.status(of: name))?.kind ?? .other)
+        } catch {
+            throw .openSubdirectory(spool: path, name: name, error)
+        }
+        let status: FileStatus
+        do { status = try handle.status() } catch { throw .openSubdirectory(spool: path, name: name, error) }
+        if status.isWritableByGroupOrOthers && !status.isSticky {
+            throw .unsafePermissions(path: join(name), permissions: status.permissions)
+        }
+        return handle
+    }
+
+    /// Reads entry `name` of `directory` (the spool or a subdirectory) whole, refusing links, non-regular
+    /// files and more than `maxBytes`; `shown` names it in errors.
+    func readEntry(_ name: String, in directory: borrowing DirectoryHandle, maxBytes: Int, shown: String? = nil)
+        throws(SpoolError) -> [UInt8]
+    {
+        let shown = shown ?? name
+        let result: FileReadResult
+        do { result = try directory.readFile(named: name, maxBytes: maxBytes) } catch {
+            throw .readReport(spool: path, name: shown, error)
+        }
+        switch result {
+        case .contents(let bytes): return bytes
+        case .notRegular(let kind): throw .notARegularFile(spool: path, name: shown, kind: kind)
+        case .tooLarge(let bytes): throw .tooLarge(spool: path, name: shown, bytes: bytes, limit: maxBytes)
+        }
     }
 
     /// Every entry name in the spool directory, except `.` and `..`.

@@ -1,5 +1,5 @@
-// SpoolError.swift — what can go wrong with the spool, one case per step, each carrying the spool path
-// and the system's error, with a message a person can act on.
+// SpoolError.swift — what can go wrong with the spool (writing, reading, claiming, quarantining), one case
+// per step, each carrying the spool path and the system's error, with a message a person can act on.
 import CrashwatchSystem
 
 /// A failed spool operation: which step failed, on which spool (and file), and the system's reason.
@@ -30,6 +30,44 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case listDirectory(spool: String, SystemError)
     /// A file could not be removed from the spool.
     case removeFile(spool: String, name: String, SystemError)
+    /// No report (claimed or not, as the operation says) has an id that starts with `id`.
+    case noSuchReport(spool: String, id: String)
+    /// More than one report id starts with `prefix`; `count` is how many.
+    case ambiguous(spool: String, prefix: String, count: Int)
+    /// A report id (or prefix) given by a caller holds something other than hexadecimal digits and `-`.
+    case invalidID(spool: String, id: String)
+    /// A file name given by a caller is not a report file name (so it could name something outside the spool).
+    case invalidName(spool: String, name: String)
+    /// The entry is a symbolic link, directory, FIFO, socket or device, not a report file; it was not opened.
+    case notARegularFile(spool: String, name: String, kind: FileKind)
+    /// The report is larger than the reader allowed.
+    case tooLarge(spool: String, name: String, bytes: Int64, limit: Int)
+    /// A report (or claimed report, or quarantine reason) could not be read.
+    case readReport(spool: String, name: String, SystemError)
+    /// `.claims` in the spool is a symbolic link or not a directory; crashwatch does not use it.
+    case unsafeClaims(spool: String, kind: FileKind)
+    /// `.quarantine` in the spool is a symbolic link or not a directory; crashwatch does not use it.
+    case unsafeQuarantine(spool: String, kind: FileKind)
+    /// `.claims` or `.quarantine` (`name`) could not be created, opened or listed.
+    case openSubdirectory(spool: String, name: String, SystemError)
+    /// The identity (pid and start time) of the process that would hold a claim could not be read.
+    case holderIdentity(spool: String, pid: Int32, SystemError)
+    /// A report could not be moved into `.claims` (or a stale claim taken over).
+    case claimReport(spool: String, name: String, SystemError)
+    /// The report is claimed by another process that is still alive, so this one may not take, ack or release it.
+    case claimedByAnother(spool: String, name: String, pid: Int32)
+    /// The report is in the spool but nobody claimed it, so there is nothing to acknowledge or release.
+    case notClaimed(spool: String, name: String)
+    /// The claim is gone: acknowledged or released already, or taken over after its holder was judged dead.
+    case claimLost(spool: String, name: String)
+    /// A claimed report could not be removed after acknowledgement.
+    case acknowledgeReport(spool: String, name: String, SystemError)
+    /// A claimed report could not be renamed back into the spool.
+    case releaseReport(spool: String, name: String, SystemError)
+    /// A file could not be moved into `.quarantine`.
+    case quarantineFile(spool: String, name: String, SystemError)
+    /// The file was quarantined, but its `.reason` file could not be written.
+    case writeQuarantineReason(spool: String, name: String, SystemError)
 
     /// The spool directory the error is about.
     public var spool: String {
@@ -39,7 +77,14 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             path
         case .createTemporaryFile(let spool, _, _), .setPermissions(let spool, _, _), .writeReport(let spool, _),
              .syncReport(let spool, _), .publishReport(let spool, _, _), .syncDirectory(let spool, _),
-             .listDirectory(let spool, _), .removeFile(let spool, _, _):
+             .listDirectory(let spool, _), .removeFile(let spool, _, _), .noSuchReport(let spool, _),
+             .ambiguous(let spool, _, _), .invalidID(let spool, _), .invalidName(let spool, _),
+             .notARegularFile(let spool, _, _), .tooLarge(let spool, _, _, _), .readReport(let spool, _, _),
+             .unsafeClaims(let spool, _), .unsafeQuarantine(let spool, _), .openSubdirectory(let spool, _, _),
+             .holderIdentity(let spool, _, _), .claimReport(let spool, _, _), .claimedByAnother(let spool, _, _),
+             .notClaimed(let spool, _), .claimLost(let spool, _), .acknowledgeReport(let spool, _, _),
+             .releaseReport(let spool, _, _), .quarantineFile(let spool, _, _),
+             .writeQuarantineReason(let spool, _, _):
             spool
         }
     }
@@ -50,9 +95,12 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .createDirectory(_, let error), .openDirectory(_, let error), .createTemporaryFile(_, _, let error),
              .setPermissions(_, _, let error), .writeReport(_, let error), .syncReport(_, let error),
              .publishReport(_, _, let error), .syncDirectory(_, let error), .listDirectory(_, let error),
-             .removeFile(_, _, let error):
+             .removeFile(_, _, let error), .readReport(_, _, let error), .openSubdirectory(_, _, let error),
+             .holderIdentity(_, _, let error), .claimReport(_, _, let error), .acknowledgeReport(_, _, let error),
+             .releaseReport(_, _, let error), .quarantineFile(_, _, let error), .writeQuarantineReason(_, _, let error):
             error
-        case .symbolicLink, .notADirectory, .unsafePermissions:
+        case .symbolicLink, .notADirectory, .unsafePermissions, .noSuchReport, .ambiguous, .invalidID, .invalidName,
+             .notARegularFile, .tooLarge, .unsafeClaims, .unsafeQuarantine, .claimedByAnother, .notClaimed, .claimLost:
             nil
         }
     }
@@ -87,8 +135,64 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             "cannot list spool \(spool): \(error.reason)"
         case .removeFile(let spool, let name, let error):
             "cannot remove \(name) from spool \(spool): \(error.reason)"
+        case .noSuchReport(let spool, let id):
+            "no report with id \(id) in spool \(spool)"
+        case .ambiguous(let spool, let prefix, let count):
+            "\(count) reports in spool \(spool) have ids starting with \(prefix); give more of the id"
+        case .invalidID(let spool, let id):
+            "\(quoted(id)) is not a report id (hexadecimal digits and -) for spool \(spool)"
+        case .invalidName(let spool, let name):
+            "\(quoted(name)) is not a report file name in spool \(spool)"
+        case .notARegularFile(let spool, let name, let kind):
+            kind == .symbolicLink
+                ? "\(name) in spool \(spool) is a symbolic link; crashwatch never follows links in the spool"
+                : "\(name) in spool \(spool) is not a regular file (\(kindWords(kind))); not opened"
+        case .tooLarge(let spool, let name, let bytes, let limit):
+            "\(name) in spool \(spool) has \(bytes) bytes, more than the limit of \(limit)"
+        case .readReport(let spool, let name, let error):
+            "cannot read \(name) in spool \(spool): \(error.reason)"
+        case .unsafeClaims(let spool, let kind):
+            "\(spool)/.claims is \(kindWords(kind)), not a directory; refusing to claim through it (remove it)"
+        case .unsafeQuarantine(let spool, let kind):
+            "\(spool)/.quarantine is \(kindWords(kind)), not a directory; refusing to quarantine through it (remove it)"
+        case .openSubdirectory(let spool, let name, let error):
+            "cannot open \(name) in spool \(spool): \(error.reason)"
+        case .holderIdentity(let spool, let pid, let error):
+            "cannot read the start time of pid \(pid) to claim reports in spool \(spool): \(error.reason)"
+        case .claimReport(let spool, let name, let error):
+            "cannot claim \(name) in spool \(spool): \(error.reason)"
+        case .claimedByAnother(let spool, let name, let pid):
+            "\(name) in spool \(spool) is claimed by pid \(pid), which is still running"
+        case .notClaimed(let spool, let name):
+            "\(name) in spool \(spool) is not claimed"
+        case .claimLost(let spool, let name):
+            "the claim on \(name) in spool \(spool) is gone (acknowledged, released, or taken over)"
+        case .acknowledgeReport(let spool, let name, let error):
+            "cannot remove acknowledged \(name) from spool \(spool): \(error.reason)"
+        case .releaseReport(let spool, let name, let error):
+            "cannot return \(name) to spool \(spool): \(error.reason)"
+        case .quarantineFile(let spool, let name, let error):
+            "cannot move \(name) to the quarantine of spool \(spool): \(error.reason)"
+        case .writeQuarantineReason(let spool, let name, let error):
+            "\(name) was quarantined in spool \(spool), but its reason could not be written: \(error.reason)"
         }
     }
+}
+
+/// A file kind as a person says it: `a symbolic link`, `a regular file`.
+func kindWords(_ kind: FileKind) -> String {
+    switch kind {
+    case .regular: "a regular file"
+    case .directory: "a directory"
+    case .symbolicLink: "a symbolic link"
+    case .other: "a FIFO, socket or device"
+    }
+}
+
+/// Text from a caller, quoted and cut short for a message, with control characters shown as `?`.
+func quoted(_ text: String) -> String {
+    let shown = String(text.unicodeScalars.prefix(80).map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
+    return "\"\(shown)\(text.unicodeScalars.count > 80 ? "…" : "")\""
 }
 
 /// Permission bits as four octal digits, e.g. `0777` or `1777`.

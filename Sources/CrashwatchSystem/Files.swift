@@ -1,7 +1,9 @@
 // Files.swift — thin, EINTR-safe wrappers over the file calls the spool needs (openat, write, fsync,
-// renameat, unlinkat, fstatat, fdopendir/readdir, mkdir). Every name is one path component relative to an
-// open directory, and no call here follows a symbolic link in that component. The spool and every later
-// writer of files use these instead of calling Glibc themselves.
+// renameat, renameat2, unlinkat, fstatat, fdopendir/readdir, mkdirat), plus whether a process exists (for
+// claim holders). Every name is one path component relative to an open directory, and no call here follows
+// a symbolic link in that component. The spool and every later writer of files use these instead of
+// calling Glibc themselves.
+import CCrashwatch
 import Glibc
 
 /// What kind of file an entry is, seen without following symbolic links.
@@ -59,6 +61,15 @@ extension SystemError {
 
     /// Whether the path was a symbolic link or not a directory where a directory was required (ELOOP, ENOTDIR).
     public var isNotADirectoryOrLink: Bool { errno == ELOOP || errno == ENOTDIR }
+
+    /// Whether the call was refused for lack of permission (EPERM, EACCES), e.g. renaming another user's
+    /// entry in a sticky directory.
+    public var isPermissionDenied: Bool { errno == EPERM || errno == EACCES }
+
+    /// A failure that is not a system call's: `call` met data it cannot use (reported as EINVAL).
+    public static func invalidData(_ call: String, pid: Int32? = nil) -> SystemError {
+        SystemError(call, pid: pid, errno: EINVAL)
+    }
 }
 
 /// Path-based file system calls: the few that cannot start from an open directory.
@@ -220,6 +231,96 @@ public struct DirectoryHandle: ~Copyable, Sendable {
         if saved != EINVAL { throw SystemError("fsync directory", errno: saved) }
     }
 
+    /// Wraps a directory descriptor opened relative to another one; it is closed exactly once.
+    private init(descriptor fd: Int32) {
+        self.fd = fd
+    }
+
+    /// Opens the subdirectory `name`; a symbolic link there fails (ELOOP), a non-directory too (ENOTDIR).
+    public func openDirectory(named name: String) throws(SystemError) -> DirectoryHandle {
+        try Self.check(name, "openat")
+        let child = retryingOnEINTR { openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        guard child >= 0 else { throw SystemError("openat \(name)", errno: lastErrno()) }
+        return DirectoryHandle(descriptor: child)
+    }
+
+    /// Creates the subdirectory `name` with `permissions` (narrowed by the umask); EEXIST when any entry has that name.
+    public func createDirectory(named name: String, permissions: UInt32) throws(SystemError) {
+        try Self.check(name, "mkdirat")
+        guard mkdirat(fd, name, mode_t(permissions)) == 0 else {
+            throw SystemError("mkdirat \(name)", errno: lastErrno())
+        }
+    }
+
+    /// Moves entry `name` to `newName` in `destination` (which may be this directory) only when nothing
+    /// exists under `newName` (EEXIST otherwise); a symbolic link is moved itself, never followed.
+    ///
+    /// The move is one `renameat2(RENAME_NOREPLACE)`: of several processes moving the same entry, exactly one
+    /// succeeds and the others get ENOENT. Where the file system lacks the flag (EINVAL, ENOSYS) it falls
+    /// back to a plain `renameat`, which keeps that exclusivity but may replace an entry at `newName`.
+    public func move(_ name: String, to newName: String, in destination: borrowing DirectoryHandle)
+        throws(SystemError)
+    {
+        try Self.check(name, "renameat2")
+        try Self.check(newName, "renameat2")
+        if retryingOnEINTR({ cw_renameat_noreplace(fd, name, destination.fd, newName) }) == 0 { return }
+        let saved = lastErrno()
+        guard saved == EINVAL || saved == ENOSYS else {
+            throw SystemError("renameat2 \(name) \(newName)", errno: saved)
+        }
+        guard retryingOnEINTR({ renameat(fd, name, destination.fd, newName) }) == 0 else {
+            throw SystemError("renameat \(name) \(newName)", errno: lastErrno())
+        }
+    }
+
+    /// Reads the regular file `name` whole, without following a symbolic link and without opening anything
+    /// else (a FIFO, a device): those, and files longer than `maxBytes`, are reported instead of read.
+    ///
+    /// The entry is checked with `fstatat` before it is opened (`O_NOFOLLOW|O_NONBLOCK`) and again with
+    /// `fstat` after, so an entry swapped in between is caught; a file that grows past `maxBytes` while it
+    /// is read is reported as too large.
+    public func readFile(named name: String, maxBytes: Int) throws(SystemError) -> FileReadResult {
+        let before = try status(of: name)
+        guard before.kind == .regular else { return .notRegular(before.kind) }
+        guard before.size <= Int64(maxBytes) else { return .tooLarge(before.size) }
+        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
+        let file = retryingOnEINTR { openat(fd, name, flags) }
+        guard file >= 0 else {
+            let saved = lastErrno()
+            if saved == ELOOP { return .notRegular(.symbolicLink) }
+            throw SystemError("openat \(name)", errno: saved)
+        }
+        defer { close(file) }
+        var raw = stat()
+        guard fstat(file, &raw) == 0 else { throw SystemError("fstat \(name)", errno: lastErrno()) }
+        let opened = FileStatus(raw)
+        guard opened.kind == .regular else { return .notRegular(opened.kind) }
+        guard opened.size <= Int64(maxBytes) else { return .tooLarge(opened.size) }
+        // One byte more than allowed tells a file that grew past the limit from one that ends at it.
+        let capacity = max(0, min(maxBytes, Int.max - 1)) + 1
+        var bytes = [UInt8](repeating: 0, count: min(capacity, Int(opened.size) + 1))
+        var count = 0
+        while true {
+            if count == bytes.count {
+                guard bytes.count < capacity else { return .tooLarge(Int64(count)) }
+                bytes.append(contentsOf: repeatElement(0, count: min(capacity - bytes.count, max(bytes.count, 4096))))
+            }
+            let room = bytes.count - count
+            var saved: Int32 = 0
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                let result = retryingOnEINTR { read(file, buffer.baseAddress! + count, room) }
+                if result < 0 { saved = lastErrno() }
+                return result
+            }
+            if got < 0 { throw SystemError("read \(name)", errno: saved) }
+            if got == 0 { break }
+            count += got
+        }
+        if count > maxBytes { return .tooLarge(Int64(count)) }
+        bytes.removeSubrange(count...)
+        return .contents(bytes)
+    }
+
     /// Refuses names that are not exactly one path component.
     private static func check(_ name: String, _ call: String) throws(SystemError) {
         if name.isEmpty || name == "." || name == ".." || name.utf8.contains(UInt8(ascii: "/")) {
@@ -284,5 +385,30 @@ public struct WritableFile: ~Copyable, Sendable {
             let saved = lastErrno()
             if saved != EINTR { throw SystemError("close \(name)", errno: saved) }
         }
+    }
+}
+
+/// What `DirectoryHandle.readFile(named:maxBytes:)` found: the bytes, or why it did not read them.
+public enum FileReadResult: Equatable, Sendable {
+    /// The whole file.
+    case contents([UInt8])
+    /// The entry is not a regular file (a symbolic link, directory, FIFO, socket or device); it was not read.
+    case notRegular(FileKind)
+    /// The file holds more than the allowed bytes (its size, or the bytes read when it grew meanwhile).
+    case tooLarge(Int64)
+}
+
+/// Whether a process exists, for deciding if the holder of a spool claim is still alive.
+public enum ProcessProbe {
+    /// The calling process's id (`getpid`).
+    public static var currentID: Int32 { getpid() }
+
+    /// Whether a process with id `pid` exists in this pid namespace (`kill(pid, 0)`: success or EPERM).
+    ///
+    /// A zombie still exists here; ids ≤ 0 (process groups, "every process") never do.
+    public static func exists(_ pid: Int32) -> Bool {
+        guard pid > 0 else { return false }
+        if kill(pid, 0) == 0 { return true }
+        return lastErrno() == EPERM
     }
 }

@@ -1,5 +1,5 @@
-// ReportFileNameTests.swift — report file names: exact text, round trips through parsing, time order,
-// and refusal of everything the spool did not write.
+// ReportFileNameTests.swift — report file names: exact text, executable tags, round trips through parsing
+// (legacy names without a tag included), time order, and refusal of everything the spool did not write.
 @testable import CrashwatchSpool
 import Foundation
 import Testing
@@ -12,18 +12,61 @@ import Testing
     /// A known time, pid and id give exactly the documented name and temporary name.
     @Test func exactText() {
         // 2024-02-29T23:59:59Z is 1709251199; the sub-millisecond part is truncated.
-        let name = ReportFileName(timeNanoseconds: 1_709_251_199_123_456_789, pid: 4242, id: Self.id)
-        #expect(name.text == "20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json")
+        let name = ReportFileName(timeNanoseconds: 1_709_251_199_123_456_789, pid: 4242, executable: "/usr/sbin/nginx", id: Self.id)
+        #expect(name.text == "20240229T235959.123Z-4242-nginx-0f8fad5b-d9cb-469f-a165-70867728950e.json")
+        #expect(name.tag == "nginx")
         #expect(name.temporaryName == ".tmp-0f8fad5b-d9cb-469f-a165-70867728950e")
         #expect(name.timeNanoseconds == 1_709_251_199_123_000_000)
     }
 
     /// Times before the epoch and beyond Int64 nanoseconds are clamped; a negative pid becomes 0.
     @Test func epochAndLimits() {
-        #expect(ReportFileName(timeNanoseconds: 0, pid: 1, id: Self.id).timestampText == "19700101T000000.000Z")
-        #expect(ReportFileName(timeNanoseconds: -5, pid: 1, id: Self.id).timestampText == "19700101T000000.000Z")
-        #expect(ReportFileName(timeNanoseconds: .max, pid: 1, id: Self.id).timestampText == "22620411T234716.854Z")
-        #expect(ReportFileName(timeNanoseconds: 0, pid: -3, id: Self.id).pid == 0)
+        #expect(ReportFileName(timeNanoseconds: 0, pid: 1, executable: "/usr/bin/app", id: Self.id).timestampText == "19700101T000000.000Z")
+        #expect(ReportFileName(timeNanoseconds: -5, pid: 1, executable: "/usr/bin/app", id: Self.id).timestampText == "19700101T000000.000Z")
+        #expect(ReportFileName(timeNanoseconds: .max, pid: 1, executable: "/usr/bin/app", id: Self.id).timestampText == "22620411T234716.854Z")
+        #expect(ReportFileName(timeNanoseconds: 0, pid: -3, executable: "/usr/bin/app", id: Self.id).pid == 0)
+    }
+
+    /// Executable paths become tags of `[A-Za-z0-9_.+]`, at most 32 bytes, `unknown` when empty.
+    @Test(arguments: [
+        ("/usr/bin/python3.11", "python3.11"),
+        ("/opt/app/bin/my server", "my_server"),  // space
+        ("/opt/app/bin/crash-loop", "crash_loop"),  // a dash would make the name ambiguous
+        ("/opt/app/bin/café", "caf__"),  // é is two UTF-8 bytes
+        ("/opt/app/bin/日本", "______"),
+        ("/usr/bin/g++", "g++"),
+        ("relative/tool", "tool"),
+        ("tool", "tool"),
+        ("/usr/bin/app (deleted)", "app"),
+        ("/usr/bin/app/", "app"),
+        ("/memfd:payload (deleted)", "memfd_payload"),
+        ("", "unknown"),
+        ("/", "unknown"),
+        ("/usr/bin/" + String(repeating: "x", count: 40), String(repeating: "x", count: 32)),
+        ("/usr/bin/a\nb\tc:d", "a_b_c_d"),
+    ])
+    func tags(executable: String, tag: String) throws {
+        #expect(ReportFileName.tag(forExecutable: executable) == tag)
+        let name = ReportFileName(timeNanoseconds: 1_709_251_199_123_000_000, pid: 7, executable: executable, id: Self.id)
+        #expect(name.tag == tag)
+        #expect(name.text == "20240229T235959.123Z-7-\(tag)-0f8fad5b-d9cb-469f-a165-70867728950e.json")
+        let parsed = try #require(ReportFileName(parsing: name.text))
+        #expect(parsed == name)
+        #expect(parsed.text == name.text)
+    }
+
+    /// Names written before tags existed still parse, with no tag, and print back unchanged.
+    @Test func legacyNamesParse() throws {
+        let text = "20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json"
+        let name = try #require(ReportFileName(parsing: text))
+        #expect(name.tag == nil)
+        #expect(name.pid == 4242)
+        #expect(name.idText == "0f8fad5b-d9cb-469f-a165-70867728950e")
+        #expect(name.text == text)
+        // A legacy name and a tagged name of the same crash are different names, ordered legacy first.
+        let tagged = ReportFileName(timeNanoseconds: name.timeNanoseconds, pid: 4242, executable: "app", id: Self.id)
+        #expect(tagged != name)
+        #expect(name < tagged)
     }
 
     /// Names at calendar edges parse back to the same value and the same text.
@@ -34,7 +77,10 @@ import Testing
         9_223_372_036_854,  // 2262-04-11T23:47:16.854Z, the last millisecond Int64 nanoseconds can hold
     ])
     func roundTrip(milliseconds: Int64) throws {
-        let name = ReportFileName(timeNanoseconds: milliseconds * 1_000_000, pid: 2_147_483_647, id: Self.id)
+        // The largest pid and the longest tag: the longest name there is.
+        let executable = "/bin/" + String(repeating: "z", count: 32)
+        let name = ReportFileName(timeNanoseconds: milliseconds * 1_000_000, pid: 2_147_483_647, executable: executable, id: Self.id)
+        #expect(name.text.utf8.count == 106)
         let parsed = try #require(ReportFileName(parsing: name.text))
         #expect(parsed == name)
         #expect(parsed.text == name.text)
@@ -57,7 +103,7 @@ import Testing
     /// Sorting names as text gives the same order as sorting them by time.
     @Test func namesSortByTime() {
         let times: [Int64] = [1_709_251_199_123, 5, 1_000_000_000_000, 999_999_999_999, 9_223_372_036_854, 1_709_251_199_122]
-        let names = times.enumerated().map { ReportFileName(timeNanoseconds: $1 * 1_000_000, pid: Int32(100_000 - $0), id: testID($0)) }
+        let names = times.enumerated().map { ReportFileName(timeNanoseconds: $1 * 1_000_000, pid: Int32(100_000 - $0), executable: "/usr/bin/app", id: testID($0)) }
         #expect(names.map(\.text).sorted() == names.sorted().map(\.text))
         #expect(names.sorted().map(\.timeMilliseconds) == times.sorted())
     }
@@ -90,6 +136,17 @@ import Testing
         "20240229T235959.12Z-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // short milliseconds
         "20240229T235959.123Z-42a2-0f8fad5b-d9cb-469f-a165-70867728950e.json",
         "20240229T235959.123Z-4242-0f8fad5b-d9cb-469f-a165-70867728950é.json",
+        "20240229T235959.123Z-4242--0f8fad5b-d9cb-469f-a165-70867728950e.json",  // empty tag
+        "20240229T235959.123Z-4242-a-b-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // dash in the tag
+        "20240229T235959.123Z-4242-a b-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // space in the tag
+        "20240229T235959.123Z-4242-a/b-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // slash in the tag
+        "20240229T235959.123Z-4242-é-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // non-ASCII tag
+        "20240229T235959.123Z-4242-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // 33
+        "20240229T235959.123Z-app-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // tag without pid
+        "20240229T235959.123Z-app-4242-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // tag before pid
+        "20240229T235959.123Z-04242-app-0f8fad5b-d9cb-469f-a165-70867728950e.json",  // leading zero, tagged
+        "20240229T235959.123Z-4242-app-0f8fad5b-d9cb-469f-a165-70867728950e.json.4242-99",  // a claim
+        "../20240229T235959.123Z-4242-app-0f8fad5b-d9cb-469f-a165-70867728950e.json",
     ])
     func rejectsForeignNames(text: String) {
         #expect(ReportFileName(parsing: text) == nil)
@@ -97,7 +154,7 @@ import Testing
 
     /// Only `.tmp-` followed by a canonical UUID counts as a temporary report file.
     @Test func recognizesTemporaryNames() {
-        let name = ReportFileName(timeNanoseconds: 0, pid: 1, id: Self.id)
+        let name = ReportFileName(timeNanoseconds: 0, pid: 1, executable: "/usr/bin/app", id: Self.id)
         #expect(ReportFileName.isTemporaryName(name.temporaryName))
         #expect(!ReportFileName.isTemporaryName(".tmp-"))
         #expect(!ReportFileName.isTemporaryName(".tmp-notes"))

@@ -52,7 +52,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         try Probe.chmod(path, permissions)
         let spool = try Spool(path: path)
-        try spool.write(bytes: Array("{}".utf8), name: ReportFileName(timeNanoseconds: fixedNow, pid: 1, id: testID(1)))
+        try spool.write(bytes: Array("{}".utf8), name: ReportFileName(timeNanoseconds: fixedNow, pid: 1, executable: "/usr/bin/app", id: testID(1)))
         #expect(try spool.reports().count == 1)
     }
 
@@ -88,7 +88,7 @@ import Testing
 /// Writing reports: exact bytes and mode, atomicity, links, failure cleanup and concurrency.
 @Suite struct SpoolWriteTests {
     /// The report name most write tests use.
-    static let name = ReportFileName(timeNanoseconds: 1_709_251_199_123_000_000, pid: 4242, id: testID(7))
+    static let name = ReportFileName(timeNanoseconds: 1_709_251_199_123_000_000, pid: 4242, executable: "/usr/bin/app", id: testID(7))
 
     /// A write leaves exactly one regular file, mode 0640, holding exactly the bytes, and no temporary file.
     @Test func writesExactlyOneFileWithExactModeAndBytes() throws {
@@ -131,9 +131,9 @@ import Testing
         let data = Data("{\"schemaVersion\":1}".utf8)
         let path = try spool.write(bytes: data, name: Self.name)
         #expect(Probe.contents(path) == Array(data))
-        let empty = ReportFileName(timeNanoseconds: 0, pid: 1, id: testID(8))
+        let empty = ReportFileName(timeNanoseconds: 0, pid: 1, executable: "/usr/bin/app", id: testID(8))
         #expect(Probe.contents(try spool.write(bytes: [UInt8](), name: empty)) == [])
-        let lazy = ReportFileName(timeNanoseconds: 0, pid: 2, id: testID(9))
+        let lazy = ReportFileName(timeNanoseconds: 0, pid: 2, executable: "/usr/bin/app", id: testID(9))
         #expect(Probe.contents(try spool.write(bytes: (0..<10).lazy.map { UInt8($0) }, name: lazy)) == Array(0..<10))
     }
 
@@ -207,7 +207,7 @@ import Testing
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
-        let names = (0..<32).map { ReportFileName(timeNanoseconds: fixedNow, pid: Int32($0 + 1), id: testID($0)) }
+        let names = (0..<32).map { ReportFileName(timeNanoseconds: fixedNow, pid: Int32($0 + 1), executable: "/usr/bin/app", id: testID($0)) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, name) in names.enumerated() {
                 group.addTask { try spool.write(bytes: [UInt8](repeating: UInt8(index), count: 4096 + index), name: name) }
@@ -227,8 +227,8 @@ import Testing
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         try spool.write(bytes: [1], name: Self.name)
-        let linkName = ReportFileName(timeNanoseconds: 0, pid: 1, id: testID(1)).text
-        let directoryName = ReportFileName(timeNanoseconds: 0, pid: 2, id: testID(2)).text
+        let linkName = ReportFileName(timeNanoseconds: 0, pid: 1, executable: "/usr/bin/app", id: testID(1)).text
+        let directoryName = ReportFileName(timeNanoseconds: 0, pid: 2, executable: "/usr/bin/app", id: testID(2)).text
         try Probe.symlink(temporary.join(linkName), to: spool.path(of: Self.name))
         try FileManager.default.createDirectory(atPath: temporary.join(directoryName), withIntermediateDirectories: false)
         try Probe.writeFile(temporary.join("README"), [1])
@@ -244,7 +244,7 @@ import Testing
         let spool = try Spool(path: temporary.path)
         var names: [ReportFileName] = []
         for index in 0..<10 {
-            let name = ReportFileName(timeNanoseconds: fixedNow - Int64(10 - index) * minute, pid: 500 + Int32(index), id: testID(index))
+            let name = ReportFileName(timeNanoseconds: fixedNow - Int64(10 - index) * minute, pid: 500 + Int32(index), executable: "/usr/bin/app", id: testID(index))
             try spool.write(bytes: [UInt8](repeating: 0x7b, count: 100 + index), name: name)
             names.append(name)
         }
@@ -303,8 +303,8 @@ import Testing
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
         let (spool, names) = try Self.tenReports(in: temporary)
-        let stale = ReportFileName(timeNanoseconds: 0, pid: 1, id: testID(100)).temporaryName
-        let fresh = ReportFileName(timeNanoseconds: 0, pid: 1, id: testID(101)).temporaryName
+        let stale = ReportFileName(timeNanoseconds: 0, pid: 1, executable: "/usr/bin/app", id: testID(100)).temporaryName
+        let fresh = ReportFileName(timeNanoseconds: 0, pid: 1, executable: "/usr/bin/app", id: testID(101)).temporaryName
         let foreignOld = ".tmp-editor-swap"
         for name in [stale, fresh, foreignOld, "notes.txt"] { try Probe.writeFile(temporary.join(name), [0, 1, 2]) }
         try Probe.setModificationTime(temporary.join(stale), nanoseconds: fixedNow - 61 * minute)

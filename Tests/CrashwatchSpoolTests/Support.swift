@@ -1,5 +1,7 @@
-// Support.swift — the spool tests' helpers: private temporary directories, and direct file system probes
-// (modes, contents, links, times, tmpfs mounts) that check what the spool did without going through it.
+// Support.swift — the spool tests' helpers: private temporary directories, direct file system probes
+// (modes, contents, links, FIFOs, times, tmpfs mounts) that check what the spool did without going through
+// it, real threads for concurrency tests, and report names and contents made to order.
+import CrashwatchSpool
 import Foundation
 import Glibc
 import Testing
@@ -60,6 +62,11 @@ enum Probe {
     /// Creates a symbolic link at `path` pointing to `target`.
     static func symlink(_ path: String, to target: String) throws {
         guard Glibc.symlink(target, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
+    /// Creates a FIFO (named pipe) at `path`.
+    static func fifo(_ path: String) throws {
+        guard mkfifo(path, 0o640) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
     /// Sets permission bits exactly.
@@ -138,3 +145,59 @@ let fixedNow: Int64 = 1_700_000_000 * 1_000_000_000
 
 /// Nanoseconds in one minute.
 let minute: Int64 = 60 * 1_000_000_000
+
+/// Runs `body(0)` … `body(count - 1)` each on its own new thread (not a pool that might run them one after
+/// another), all released at once when every thread has started, and returns when all have finished.
+func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let started = DispatchGroup()
+    let finished = DispatchGroup()
+    for _ in 0..<count { started.enter() }
+    for index in 0..<count {
+        finished.enter()
+        let thread = Thread {
+            started.leave()
+            started.wait()
+            body(index)
+            finished.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    finished.wait()
+}
+
+/// A value shared between threads, changed only under its lock.
+final class Locked<Value>: @unchecked Sendable {
+    /// The lock that guards `value`.
+    private let lock = NSLock()
+    /// The value; touched only inside `withLock`.
+    private var value: Value
+
+    /// Shares `value`.
+    init(_ value: Value) { self.value = value }
+
+    /// Runs `body` with exclusive access to the value.
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    /// A copy of the value.
+    var current: Value { withLock { $0 } }
+}
+
+/// A report name `minutesAgo` minutes before `fixedNow` for executable `executable`, with id `testID(index)`.
+func reportName(_ index: Int, minutesAgo: Int64, executable: String = "/usr/bin/app", pid: Int32 = 100) -> ReportFileName {
+    ReportFileName(timeNanoseconds: fixedNow - minutesAgo * minute, pid: pid, executable: executable, id: testID(index))
+}
+
+/// The bytes a test writes for report `name`: its id and a size that varies with it, so a torn or
+/// mixed-up file is noticed.
+func reportBytes(for name: ReportFileName) -> [UInt8] {
+    let padding = String(repeating: "x", count: 100 + Int(name.id.uuid.15) * 7)
+    return Array("{\"id\":\"\(name.idText)\",\"pad\":\"\(padding)\"}".utf8)
+}
+
+/// A pid that no process can have: above the kernel's largest `pid_max` (2^22).
+let impossiblePID: Int32 = (1 << 22) + 4242

@@ -241,6 +241,14 @@ int cw_source_levels(cw_symbolizer *symbolizer, uint64_t address, cw_source_leve
 /** Demangles a C++ (`_Z…`) or Swift (`$s…`) symbol; a malloc'ed string to free, or NULL when not mangled. */
 char *cw_demangle(const char *name);
 
+/**
+ * Renames `old_name` (relative to `old_dirfd`) to `new_name` (relative to `new_dirfd`) only when no entry
+ * exists under the new name (renameat2 with RENAME_NOREPLACE). Never follows a symbolic link
+ * in either last component. Fails with EEXIST when the new name is taken, and with EINVAL or ENOSYS where
+ * the file system or kernel lacks the flag.
+ */
+int cw_renameat_noreplace(int old_dirfd, const char *old_name, int new_dirfd, const char *new_name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,112 @@
+// ReportSummary.swift — the handful of fields one `crashwatch list` line shows, taken from a report, and their
+// JSON form for `list --json`: an array of objects whose keys always appear in the order time, pid, executable,
+// signal, code, topFrame, id, app, written by hand (not by JSONEncoder, whose key order is unspecified).
+import CrashwatchModel
+
+/// What a list line shows about one report: when, which process, which signal, where, and which report.
+public struct ReportSummary: Codable, Sendable, Equatable {
+    /// The capture time as the report writes it: RFC 3339 UTC with milliseconds.
+    public var time: String
+    /// The pid of the process that died.
+    public var pid: Int32
+    /// The executable path of the process that died.
+    public var executable: String
+    /// The fatal signal's name (`SIGSEGV`).
+    public var signal: String
+    /// The signal's `si_code` name (`SEGV_MAPERR`).
+    public var code: String
+    /// The crashed thread's first in-app frame (`crash_here (main.c:21)`, `crash_here`, `app+0x1189`); nil when none.
+    public var topFrame: String?
+    /// The report id (a lower-case UUID).
+    public var id: String
+    /// The application's name, version and release, when the report has them.
+    public var app: AppRecord?
+
+    /// The JSON keys, in the order they are written.
+    enum CodingKeys: String, CodingKey {
+        /// The summary's fields, in JSON order.
+        case time, pid, executable, signal, code, topFrame, id, app
+    }
+
+    /// Creates a summary from its fields.
+    public init(time: String, pid: Int32, executable: String, signal: String, code: String, topFrame: String?,
+                id: String, app: AppRecord?) {
+        self.time = time
+        self.pid = pid
+        self.executable = executable
+        self.signal = signal
+        self.code = code
+        self.topFrame = topFrame
+        self.id = id
+        self.app = app
+    }
+
+    /// Extracts the summary of a report; the top frame is the crashed thread's first frame in an in-app image.
+    public init(_ report: CrashReport) {
+        let frames = report.crashedThread?.frames ?? []
+        let top = frames.first { frame in
+            FrameText.image(of: frame, in: report).map(\.inApp) ?? false
+        }
+        self.init(time: report.captureTime, pid: report.process.pid, executable: report.process.executable,
+                  signal: report.signal.name, code: report.signal.codeName,
+                  topFrame: top.map { FrameText.brief($0, in: report) }, id: report.id, app: report.process.app)
+    }
+
+    /// The first eight hex digits of the id: enough to tell reports apart in a list and to type.
+    public var shortID: String { String(id.filter(\.isHexDigit).prefix(8)) }
+
+    // MARK: JSON
+
+    /// The summaries as a JSON array, one object per line, keys in `CodingKeys` order, ending in a newline.
+    public static func json(_ summaries: [ReportSummary]) -> String {
+        if summaries.isEmpty { return "[]\n" }
+        return "[\n" + summaries.map { "  " + $0.json() }.joined(separator: ",\n") + "\n]\n"
+    }
+
+    /// This summary as a one-line JSON object; absent values are written as `null`, never omitted.
+    public func json() -> String {
+        var text = "{\"time\": " + JSONText.string(time)
+        text += ", \"pid\": " + String(pid)
+        text += ", \"executable\": " + JSONText.string(executable)
+        text += ", \"signal\": " + JSONText.string(signal)
+        text += ", \"code\": " + JSONText.string(code)
+        text += ", \"topFrame\": " + JSONText.string(topFrame)
+        text += ", \"id\": " + JSONText.string(id)
+        text += ", \"app\": "
+        if let app {
+            text += "{\"name\": " + JSONText.string(app.name) + ", \"version\": " + JSONText.string(app.version)
+            text += ", \"release\": " + JSONText.string(app.release) + "}"
+        } else {
+            text += "null"
+        }
+        return text + "}"
+    }
+}
+
+/// JSON string literals, escaped as `ReportJSONWriter` escapes them (`/` not escaped, controls as `\uXXXX`).
+enum JSONText {
+    /// A JSON string literal for the text, or `null` for nil.
+    static func string(_ text: String?) -> String {
+        guard let text else { return "null" }
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\u{08}": result += "\\b"
+            case "\u{0C}": result += "\\f"
+            default:
+                if scalar.value < 0x20 {
+                    let digits = String(scalar.value, radix: 16)
+                    result += "\\u00" + (digits.count < 2 ? "0" + digits : digits)
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}

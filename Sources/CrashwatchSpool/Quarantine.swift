@@ -1,0 +1,158 @@
+// Quarantine.swift — files a reader cannot use (unparsable JSON, unreadable, not a regular file) are moved
+// out of the way into `.quarantine/`, each with `<name>.reason` beside it saying when and why, so they never
+// stop a listing again and a person can look at them later.
+import CrashwatchSystem
+
+/// One file in the quarantine, with the reason recorded when it was put there.
+public struct QuarantinedFile: Equatable, Sendable {
+    /// The file's name (the report name it had in the spool).
+    public let name: String
+    /// What the entry is (normally a regular file; a quarantined link stays a link).
+    public let kind: FileKind
+    /// Its size in bytes (of the link itself, for a link).
+    public let bytes: Int64
+    /// When it was quarantined, RFC 3339 UTC with milliseconds; nil when the reason file is missing or unreadable.
+    public let time: String?
+    /// Why it was quarantined; nil when the reason file is missing or unreadable.
+    public let reason: String?
+
+    /// A listing entry.
+    public init(name: String, kind: FileKind, bytes: Int64, time: String?, reason: String?) {
+        self.name = name
+        self.kind = kind
+        self.bytes = bytes
+        self.time = time
+        self.reason = reason
+    }
+}
+
+extension Spool {
+    /// The subdirectory of the spool that holds quarantined files.
+    public static let quarantineDirectoryName = ".quarantine"
+    /// The suffix of the file beside each quarantined file that says when and why.
+    public static let reasonSuffix = ".reason"
+    /// The most bytes of a reason kept (longer ones are cut).
+    static let maxReasonBytes = 4096
+
+    /// Moves the unclaimed entry `name` (a report file name) into `.quarantine/` and records `reason` in
+    /// `.quarantine/<name>.reason`.
+    ///
+    /// The move is one rename that never follows a link (a link under the name is moved as the link) and
+    /// never replaces an entry already quarantined under that name. `.quarantine` is created on demand like
+    /// `.claims`; a symbolic link or non-directory there is refused (`.unsafeQuarantine`). The reason file is
+    /// written atomically with mode 0640: one line, the RFC 3339 time, a space, and `reason` with control
+    /// characters replaced by spaces. Errors: `.invalidName`, `.notARegularFile` for a directory,
+    /// `.quarantineFile` (ENOENT when the file is gone, e.g. claimed meanwhile), `.writeQuarantineReason`
+    /// (the file is quarantined, only its reason is missing).
+    public func quarantine(name: String, reason: String, now: Int64 = Clock.realtimeNanoseconds())
+        throws(SpoolError)
+    {
+        let report = try validatedName(name)
+        if let status = try? directory.status(of: report.text), status.kind == .directory {
+            throw .notARegularFile(spool: path, name: report.text, kind: .directory)
+        }
+        let quarantine = try openSubdirectory(.quarantine, create: true)
+        do { try directory.move(report.text, to: report.text, in: quarantine) } catch {
+            throw .quarantineFile(spool: path, name: report.text, error)
+        }
+        try? directory.synchronize()
+        try writeReason(for: report.text, reason: reason, now: now, in: quarantine)
+    }
+
+    /// Moves a claimed report into `.quarantine/` under its report name, with `reason`; for a shipper that
+    /// claimed a report and found it unusable. `.claimLost` when the claim is gone.
+    public func quarantine(_ claim: ClaimedReport, reason: String, now: Int64 = Clock.realtimeNanoseconds())
+        throws(SpoolError)
+    {
+        guard try subdirectoryExists(.claims) else { throw .claimLost(spool: path, name: claim.name.text) }
+        let claims = try openSubdirectory(.claims, create: false)
+        let quarantine = try openSubdirectory(.quarantine, create: true)
+        do {
+            try claims.move(claim.entryName, to: claim.name.text, in: quarantine)
+        } catch let error where error.isNotFound {
+            throw .claimLost(spool: path, name: claim.name.text)
+        } catch {
+            throw .quarantineFile(spool: path, name: claim.name.text, error)
+        }
+        try? claims.synchronize()
+        try writeReason(for: claim.name.text, reason: reason, now: now, in: quarantine)
+    }
+
+    /// The quarantined files, in name (so time) order, each with its recorded time and reason.
+    ///
+    /// No `.quarantine` directory means an empty quarantine; a link or non-directory there is refused.
+    /// Reason files, temporary files and other dot files are not listed themselves.
+    public func quarantined() throws(SpoolError) -> [QuarantinedFile] {
+        guard try subdirectoryExists(.quarantine) else { return [] }
+        let quarantine = try openSubdirectory(.quarantine, create: false)
+        let names: [String]
+        do { names = try quarantine.entryNames() } catch {
+            throw .openSubdirectory(spool: path, name: Self.quarantineDirectoryName, error)
+        }
+        var files: [QuarantinedFile] = []
+        for name in names.sorted() where !name.hasPrefix(".") && !name.hasSuffix(Self.reasonSuffix) {
+            guard let status = try? quarantine.status(of: name) else { continue }
+            var time: String?
+            var reason: String?
+            let reasonFile = try? quarantine.readFile(named: name + Self.reasonSuffix, maxBytes: 64 << 10)
+            if case .contents(let bytes)? = reasonFile {
+                (time, reason) = Self.parseReasonLine(bytes)
+            }
+            files.append(QuarantinedFile(name: name, kind: status.kind, bytes: status.size, time: time, reason: reason))
+        }
+        return files
+    }
+
+    /// The reason file's line: RFC 3339 time, a space, the reason (control characters made spaces, at most
+    /// 4096 bytes), and a newline.
+    static func reasonLine(reason: String, now: Int64) -> String {
+        var cleaned = String(reason.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) })
+        while cleaned.utf8.count > maxReasonBytes { cleaned.removeLast() }
+        return "\(rfc3339(nanoseconds: now)) \(cleaned)\n"
+    }
+
+    /// Splits a reason file into its time and its reason; nil parts when the line does not have them.
+    static func parseReasonLine(_ bytes: [UInt8]) -> (time: String?, reason: String?) {
+        var line = String(decoding: bytes, as: UTF8.self)
+        if let newline = line.firstIndex(of: "\n") { line = String(line[..<newline]) }
+        guard let space = line.firstIndex(of: " ") else { return (line.isEmpty ? nil : line, nil) }
+        return (String(line[..<space]), String(line[line.index(after: space)...]))
+    }
+
+    /// Writes `<name>.reason` in the quarantine atomically (temporary file, 0640, fsync, rename, fsync).
+    private func writeReason(for name: String, reason: String, now: Int64, in quarantine: borrowing DirectoryHandle)
+        throws(SpoolError)
+    {
+        let final = name + Self.reasonSuffix
+        let temporary = ".\(final).tmp-\(ProcessProbe.currentID)"
+        let bytes = Array(Self.reasonLine(reason: reason, now: now).utf8)
+        do throws(SystemError) {
+            // A leftover of a writer that died here would block O_EXCL: it is ours to replace.
+            try? quarantine.removeFile(named: temporary)
+            let file = try quarantine.createFile(named: temporary, permissions: Self.reportPermissions)
+            do throws(SystemError) {
+                try file.setPermissions(Self.reportPermissions)
+                try file.writeAll(bytes)
+                try file.synchronize()
+                try file.close()
+                try quarantine.rename(temporary, to: final)
+            } catch {
+                try? quarantine.removeFile(named: temporary)
+                throw error
+            }
+            try quarantine.synchronize()
+        } catch {
+            throw .writeQuarantineReason(spool: path, name: name, error)
+        }
+    }
+}
+
+/// A time as RFC 3339 UTC with milliseconds, e.g. `2024-02-29T23:59:59.123Z` (clamped like report names).
+func rfc3339(nanoseconds: Int64) -> String {
+    let milliseconds = min(max(nanoseconds / 1_000_000, 0), ReportFileName.maxMilliseconds)
+    let date = CivilDate(daysSinceEpoch: milliseconds / 86_400_000)
+    let dayMilliseconds = milliseconds % 86_400_000
+    let seconds = dayMilliseconds / 1000
+    return "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))T\(pad(seconds / 3600, 2)):"
+        + "\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2)).\(pad(dayMilliseconds % 1000, 3))Z"
+}
