@@ -30,7 +30,7 @@ let package = Package(
         // Rendering reports for people: list lines, show pages, text export.
         .target(name: "CrashwatchExport", dependencies: ["CrashwatchModel"]),
         // Commands: parse, validate, run; exit codes.
-        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSpool", "CrashwatchSystem", "CrashwatchModel"]),
+        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSpool", "CrashwatchExport", "CrashwatchSystem", "CrashwatchModel"]),
         .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"]),
 
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),

@@ -21,10 +21,21 @@ public enum CLI {
 
         Commands:
           run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and report its crashes
+          list [OPTIONS]                        list the spool's reports, newest first
+          show [OPTIONS] [ID|FILE|latest]       show one report for people
+          export [--format json|text] REPORT    write one report in a format
+          prune [OPTIONS]                       apply retention to the spool
+          claim [OPTIONS]                       take reports for shipping (a reader)
+          ack ID / release ID                   finish or give back a claimed report
           symbolicate [OPTIONS] REPORT          add names, lines and inline frames to a report offline
 
         Options:
         \(renderOptions(specs))
+
+        Spool: --spool DIR, else the settings file's spool, else $CRASHWATCH_SPOOL, else
+        /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports
+        (~/.local/state/crashwatch/reports). Settings: /etc/crashwatch.conf or --config FILE,
+        'key = value' lines for spool, max-reports, max-bytes, max-age, max-per-exe.
 
         Run 'crashwatch COMMAND --help' for a command's options and exit statuses.
         Exit status: 0 success, 64 usage error; 'run' exits as its command did.
@@ -59,6 +70,13 @@ public enum CLI {
         switch command {
         case "run": return RunCommand.main(rest)
         case "symbolicate": return SymbolicateCommand.main(rest)
+        case "list": return ListCommand.main(rest)
+        case "show": return ShowCommand.main(rest)
+        case "export": return ExportCommand.main(rest)
+        case "prune": return PruneCommand.main(rest)
+        case "claim": return ClaimCommands.claim(rest)
+        case "ack": return ClaimCommands.acknowledge(rest)
+        case "release": return ClaimCommands.release(rest)
         case "help": StandardStream.out(help); return ExitCode.success
         default:
             return usageFailure(UsageError("unknown command '\(command)'"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",

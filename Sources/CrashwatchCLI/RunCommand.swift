@@ -8,9 +8,7 @@ import FoundationEssentials
 
 /// `crashwatch run [options] [--] COMMAND [ARG...]`.
 enum RunCommand {
-    static let specs: [OptionSpec] = [
-        OptionSpec("spool", value: "DIR", help: "write reports to DIR (default: see Spool below)"),
-        OptionSpec("max-reports", value: "N", help: "keep at most N reports in the spool, oldest removed first (default 50, at least 1)"),
+    static let specs: [OptionSpec] = SpoolSettings.locationSpecs + SpoolSettings.retentionSpecs + [
         OptionSpec("app-root", value: "DIR", repeatable: true, help: "images under DIR are in-app (default: the executable's directory, or its parent when that is bin, sbin or libexec)"),
         OptionSpec("env-allow", value: "NAME", repeatable: true, help: "record environment variable NAME in reports (none are recorded otherwise)"),
         OptionSpec("redact-args", help: "record only argv[0] of the command line; later arguments become <redacted>"),
@@ -68,8 +66,7 @@ enum RunCommand {
         var retention: RetentionPolicy
     }
 
-    static func configuration(_ parsed: ParsedArguments, environment: [String: String], isRoot: Bool)
-        throws(UsageError) -> Configuration
+    static func configuration(_ parsed: ParsedArguments) throws(UsageError) -> Configuration
     {
         guard !parsed.operands.isEmpty, !parsed.operands[0].isEmpty else { throw UsageError("no command given") }
         var supervisor = SupervisorOptions(command: parsed.operands)
@@ -107,14 +104,9 @@ enum RunCommand {
         capture.app = AppRecord(name: parsed.value("app-name"), version: parsed.value("app-version"),
                                 release: parsed.value("app-release"))
 
-        var maxReports = RetentionPolicy.defaultMaxReports
-        if let text = parsed.value("max-reports") {
-            guard let count = Int(text) else { throw UsageError("--max-reports needs a whole number, not '\(text)'") }
-            maxReports = count  // clamped to at least 1 by the policy
-        }
-        let spool = SpoolLocation.resolve(explicit: parsed.value("spool"), environment: environment, isRoot: isRoot)
-        return Configuration(supervisor: supervisor, capture: capture, spool: spool,
-                             retention: RetentionPolicy(maxReports: maxReports))
+        let settings = try SpoolSettings(parsed)
+        return Configuration(supervisor: supervisor, capture: capture, spool: settings.spool,
+                             retention: try settings.retention(parsed))
     }
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -125,7 +117,7 @@ enum RunCommand {
                 StandardStream.out(help)
                 return ExitCode.success
             }
-            configuration = try self.configuration(parsed, environment: ProcessEnvironment.current, isRoot: SelfProcess.isRoot)
+            configuration = try self.configuration(parsed)
         } catch {
             return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch run --help")
         }

@@ -206,3 +206,16 @@ public enum StandardStream {
         }
     }
 }
+
+/// The terminal a standard stream may be.
+public enum Terminal {
+    /// Whether `fd` is a terminal.
+    public static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+    /// The terminal's width in columns, nil when `fd` is not a terminal or it does not say.
+    public static func columns(_ fd: Int32) -> Int? {
+        var size = winsize()
+        guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+}

@@ -1,0 +1,61 @@
+// SpoolSettings.swift — what the spool commands and `run` share: where the spool is, the settings file,
+// and the retention policy, each from the command line first and the settings file second.
+import CrashwatchModel
+import CrashwatchSpool
+import CrashwatchSystem
+
+/// Spool location and retention, resolved from options, the settings file and the environment.
+struct SpoolSettings {
+    /// Options every spool command accepts.
+    static let locationSpecs: [OptionSpec] = [
+        OptionSpec("spool", value: "DIR", help: "the spool directory (default: see Spool in 'crashwatch --help')"),
+        OptionSpec("config", value: "FILE", help: "read settings from FILE (default /etc/crashwatch.conf, when it exists)"),
+    ]
+
+    /// Retention options shared by `run` and `prune`.
+    static let retentionSpecs: [OptionSpec] = [
+        OptionSpec("max-reports", value: "N", help: "keep at most N reports, oldest removed first (default 50, at least 1)"),
+        OptionSpec("max-bytes", value: "SIZE", help: "keep the spool under SIZE bytes (10M, 1G); the newest report always stays"),
+        OptionSpec("max-age", value: "DURATION", help: "remove reports older than DURATION (12h, 7d, 1d12h)"),
+        OptionSpec("max-per-exe", value: "N", help: "flood guard: keep at most N reports of one executable, its oldest removed first"),
+    ]
+
+    let spool: String
+    let config: ConfigFile
+
+    /// Reads the settings file (`--config FILE`, else /etc/crashwatch.conf when present) and resolves the spool.
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        if let path = parsed.value("config") {
+            guard let text = try? ProcFS.readText(path) else { throw UsageError("cannot read settings file \(path)") }
+            config = try ConfigFile(parsing: text, path: path)
+        } else if let text = try? ProcFS.readText(ConfigFile.defaultPath) {
+            config = try ConfigFile(parsing: text, path: ConfigFile.defaultPath)
+        } else {
+            config = ConfigFile()
+        }
+        spool = SpoolLocation.resolve(explicit: config.value("spool", overriddenBy: parsed), environment: ProcessEnvironment.current,
+                                      isRoot: SelfProcess.isRoot)
+    }
+
+    /// The retention policy from `--max-*` options, then the settings file, then the defaults.
+    func retention(_ parsed: ParsedArguments) throws(UsageError) -> RetentionPolicy {
+        func count(_ key: String) throws(UsageError) -> Int? {
+            guard let text = config.value(key, overriddenBy: parsed) else { return nil }
+            guard let value = Int(text), value >= 0 else { throw UsageError("--\(key) needs a whole number, not '\(text)'") }
+            return value
+        }
+        var maxBytes: Int64?
+        if let text = config.value("max-bytes", overriddenBy: parsed) {
+            do { maxBytes = try ByteSize.parse(text) } catch { throw UsageError("--max-bytes: \(error)") }
+        }
+        var maxAge: Duration?
+        if let text = config.value("max-age", overriddenBy: parsed) {
+            do { maxAge = try DurationText.parse(text) } catch { throw UsageError("--max-age: \(error)") }
+        }
+        return RetentionPolicy(maxReports: try count("max-reports") ?? RetentionPolicy.defaultMaxReports,
+                               maxPerExecutable: try count("max-per-exe"), maxBytes: maxBytes, maxAge: maxAge)
+    }
+
+    /// Opens the spool for reading; a spool that does not exist is not created.
+    func open() throws(SpoolError) -> Spool { try Spool(path: spool, create: false) }
+}
