@@ -28,7 +28,7 @@ struct WrittenReport {
 }
 
 /// A temporary directory removed at the end of the test.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let path: String
     init(_ prefix: String = "cw-test") throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
