@@ -80,6 +80,32 @@ def peak_rss_kib(argv):
     return int(output.stdout.strip())
 
 
+def spool_benchmarks(count=10000):
+    """`list --limit 20` and `prune` over a spool of `count` reports (copies of the example report)."""
+    example = open(os.path.join(ROOT, "Fixtures/example-report.json")).read()
+    spool = tempfile.mkdtemp(prefix="cw-bench-spool-")
+    os.chmod(spool, 0o750)
+    for index in range(count):
+        report_id = "%08x-0000-4000-8000-%012d" % (index, index)
+        seconds = index % 86400
+        name = "20261129T%02d%02d%02d.%03dZ-%d-svc%d-%s.json" % (seconds // 3600, seconds // 60 % 60, seconds % 60,
+                                                                 index % 1000, 1000 + index, index % 7, report_id)
+        with open(os.path.join(spool, name), "w") as file:
+            file.write(example.replace("3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13", report_id))
+        os.chmod(os.path.join(spool, name), 0o640)
+    try:
+        listing = timed([CRASHWATCH, "list", "--spool", spool, "--limit", "20"], 7)
+        pruning = timed([CRASHWATCH, "prune", "--spool", spool, "--max-reports", str(count)], 7)
+        flood = timed([CRASHWATCH, "prune", "--spool", spool, "--max-per-exe", "1000", "--max-reports", str(count), "--dry-run"], 7)
+    finally:
+        shutil.rmtree(spool)
+    return [
+        ("spool of %d reports: list --limit 20" % count, "%.1f ms" % listing, "target <= 100 ms"),
+        ("spool of %d reports: prune (nothing to remove)" % count, "%.1f ms" % pruning, "target <= 100 ms"),
+        ("spool of %d reports: prune --max-per-exe 1000 --dry-run" % count, "%.1f ms" % flood, "target <= 100 ms"),
+    ]
+
+
 def main():
     rows = []
     names, names_handled, threads, frames = capture_ms(7, "functions")
@@ -102,6 +128,8 @@ def main():
     if gdb:
         rows.append(("  gdb -batch -p, thread apply all bt", "%.1f ms" % gdb, "%.2fx" % (gdb / full_handled)))
 
+    spool_rows = spool_benchmarks()
+
     storm = 100000
     bare = timed([fixture("signal_storm"), str(storm)], 3)
     supervised = timed([CRASHWATCH, "run", "--", fixture("signal_storm"), str(storm)], 3)
@@ -120,6 +148,7 @@ def main():
     large = peak_rss_kib([CRASHWATCH, "run", "--", fixture("thread_churn"), "10000"])
     rows.append(("supervisor peak RSS, 1k / 10k threads", "%d / %d KiB" % (small, large), "flat" if large <= small * 1.1 + 512 else "GROWS"))
 
+    rows.extend(spool_rows)
     width = max(len(r[0]) for r in rows)
     print("crashwatch benchmarks: %s, %d cores, %s" % (os.uname().machine, os.cpu_count(), os.uname().release))
     for name, value, note in rows:

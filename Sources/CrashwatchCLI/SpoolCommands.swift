@@ -87,6 +87,7 @@ private func load(_ name: ReportFileName, from spool: Spool) -> CrashReport? {
         return try CrashReport.decode(try spool.read(name))
     } catch let error as SpoolError {
         if case .readReport = error { return nil }  // gone meanwhile (pruned, claimed): not a bad file
+        if case .notARegularFile = error { return nil }  // a link or directory under a report's name: never followed
         reason = "\(error)"
     } catch {
         reason = "not a valid report: \(error)"
@@ -199,7 +200,7 @@ enum ListCommand {
                 throw CommandFailure(error)
             }
             let names: [ReportFileName]
-            do throws(SpoolError) { names = try spool.reports().map(\.name) } catch { throw CommandFailure(error) }
+            do throws(SpoolError) { names = try spool.reportNames() } catch { throw CommandFailure(error) }
             var summaries: [ReportSummary] = []
             for name in names.reversed() {
                 if summaries.count == limit { break }
