@@ -1,6 +1,7 @@
 // Quarantine.swift — files a reader cannot use (unparsable JSON, unreadable, not a regular file) are moved
 // out of the way into `.quarantine/`, each with `<name>.reason` beside it saying when and why, so they never
 // stop a listing again and a person can look at them later.
+import CrashwatchModel
 import CrashwatchSystem
 
 /// One file in the quarantine, with the reason recorded when it was put there.
@@ -149,10 +150,5 @@ extension Spool {
 
 /// A time as RFC 3339 UTC with milliseconds, e.g. `2024-02-29T23:59:59.123Z` (clamped like report names).
 func rfc3339(nanoseconds: Int64) -> String {
-    let milliseconds = min(max(nanoseconds / 1_000_000, 0), ReportFileName.maxMilliseconds)
-    let date = CivilDate(daysSinceEpoch: milliseconds / 86_400_000)
-    let dayMilliseconds = milliseconds % 86_400_000
-    let seconds = dayMilliseconds / 1000
-    return "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))T\(pad(seconds / 3600, 2)):"
-        + "\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2)).\(pad(dayMilliseconds % 1000, 3))Z"
+    RFC3339.format(nanosecondsSinceEpoch: min(max(nanoseconds, 0), ReportFileName.maxMilliseconds * 1_000_000))
 }

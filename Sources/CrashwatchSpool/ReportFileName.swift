@@ -1,6 +1,7 @@
 // ReportFileName.swift — the name of a report file in the spool,
 // `<UTC time>-<pid>-<executable tag>-<report id>.json`: built and parsed with integer calendar arithmetic,
 // so that listing, pruning and the flood guard need names only.
+import CrashwatchModel
 import FoundationEssentials
 
 /// A report file's name: capture time (UTC, milliseconds), the crashed process's pid, a tag naming its
@@ -117,12 +118,9 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
 
     /// The time part, `YYYYMMDDTHHMMSS.mmmZ`.
     public var timestampText: String {
-        let days = timeMilliseconds / 86_400_000
-        let dayMilliseconds = timeMilliseconds % 86_400_000
-        let date = CivilDate(daysSinceEpoch: days)
-        let seconds = dayMilliseconds / 1000
-        return pad(date.year, 4) + pad(date.month, 2) + pad(date.day, 2) + "T" + pad(seconds / 3600, 2)
-            + pad(seconds / 60 % 60, 2) + pad(seconds % 60, 2) + "." + pad(dayMilliseconds % 1000, 3) + "Z"
+        let time = UTCDateTime(nanosecondsSinceEpoch: timeNanoseconds)
+        return pad(time.year, 4) + pad(time.month, 2) + pad(time.day, 2) + "T" + pad(time.hour, 2) + pad(time.minute, 2)
+            + pad(time.second, 2) + "." + pad(time.nanosecond / 1_000_000, 3) + "Z"
     }
 
     /// Oldest first; names of the same millisecond order by pid, then by id, then by tag (legacy first).
@@ -159,11 +157,12 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
               let year = digits(b[0..<4]), let month = digits(b[4..<6]), let day = digits(b[6..<8]),
               let hour = digits(b[9..<11]), let minute = digits(b[11..<13]), let second = digits(b[13..<15]),
               let millisecond = digits(b[16..<19]),
-              year >= 1970, (1...12).contains(month), day >= 1, day <= CivilDate.daysIn(month: month, year: year),
-              hour < 24, minute < 60, second < 60
+              year >= 1970, (1...12).contains(month), day >= 1, day <= UTCDateTime.daysInMonth(Int(month), year: Int(year)),
+              hour < 24, minute < 60, second < 60,
+              let nanoseconds = UTCDateTime(year: Int(year), month: Int(month), day: Int(day), hour: Int(hour), minute: Int(minute),
+                                            second: Int(second), nanosecond: Int(millisecond) * 1_000_000).nanosecondsSinceEpoch
         else { return nil }
-        let days = CivilDate(year: year, month: month, day: day).daysSinceEpoch
-        let milliseconds = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
+        let milliseconds = nanoseconds / 1_000_000
         return milliseconds <= maxMilliseconds ? milliseconds : nil
     }
 
@@ -202,58 +201,7 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
 }
 
 /// Left-pads a non-negative number with zeros to `width` digits.
-func pad(_ value: Int64, _ width: Int) -> String {
+func pad(_ value: Int, _ width: Int) -> String {
     let text = String(value)
     return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
-}
-
-/// A proleptic Gregorian date, converted to and from days since 1970-01-01 with integer arithmetic.
-///
-/// The algorithms are Howard Hinnant's `days_from_civil` and `civil_from_days` (public domain).
-struct CivilDate: Equatable {
-    /// The year, e.g. 2024.
-    let year: Int64
-    /// The month, 1…12.
-    let month: Int64
-    /// The day of the month, 1…31.
-    let day: Int64
-
-    /// A date from its parts (not validated).
-    init(year: Int64, month: Int64, day: Int64) {
-        self.year = year
-        self.month = month
-        self.day = day
-    }
-
-    /// The date `days` days after 1970-01-01.
-    init(daysSinceEpoch days: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153  // March = 0
-        day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    }
-
-    /// Days from 1970-01-01 to this date.
-    var daysSinceEpoch: Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The number of days in `month` of `year`.
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
 }
