@@ -389,7 +389,7 @@ enum ClaimCommands {
             do throws(SpoolError) { claims = try settings.open().claim(limit: limit, holder: holder) } catch { throw CommandFailure(error) }
             if parsed.has("json") {
                 let items = claims.map { claim in
-                    "  {\"id\": \(jsonString(claim.name.idText)), \"name\": \(jsonString(claim.name.text)), \"path\": \(jsonString(claim.path))}"
+                    "  {\"id\": \(JSONText.string(claim.name.idText)), \"name\": \(JSONText.string(claim.name.text)), \"path\": \(JSONText.string(claim.path))}"
                 }
                 StandardStream.out(items.isEmpty ? "[]\n" : "[\n" + items.joined(separator: ",\n") + "\n]\n")
             } else {
@@ -455,20 +455,5 @@ enum ClaimCommands {
         do throws(SystemError) { return try ClaimHolder(process: pid) } catch {
             throw CommandFailure("--holder \(pid): \(error)", status: ExitCode.usage)
         }
-    }
-
-    private static func jsonString(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20:
-                let digits = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

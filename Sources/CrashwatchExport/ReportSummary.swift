@@ -83,30 +83,3 @@ public struct ReportSummary: Codable, Sendable, Equatable {
     }
 }
 
-/// JSON string literals, escaped as `ReportJSONWriter` escapes them (`/` not escaped, controls as `\uXXXX`).
-enum JSONText {
-    /// A JSON string literal for the text, or `null` for nil.
-    static func string(_ text: String?) -> String {
-        guard let text else { return "null" }
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\u{08}": result += "\\b"
-            case "\u{0C}": result += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let digits = String(scalar.value, radix: 16)
-                    result += "\\u00" + (digits.count < 2 ? "0" + digits : digits)
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
-    }
-}

@@ -431,3 +431,15 @@ struct ReportJSONWriter {
         init?(intValue: Int) { nil }
     }
 }
+
+/// JSON string literals escaped exactly as reports are written, for the other JSON crashwatch prints
+/// (`list --json`, `claim --json`): one escaper for all of it.
+public enum JSONText {
+    /// A JSON string literal for the text, or `null` for nil.
+    public static func string(_ text: String?) -> String {
+        guard let text else { return "null" }
+        var bytes: [UInt8] = []
+        ReportJSONWriter.writeString(text, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
