@@ -414,13 +414,8 @@ enum ClaimCommands {
         """
 
     static func acknowledge(_ arguments: [String]) -> Int32 {
-        spoolCommand(usage: ackUsage, help: ackHelp, specs: idSpecs, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
-            let holder = try self.holder(parsed)
-            do throws(SpoolError) {
-                let name = try settings.open().acknowledge(id: parsed.operands[0], holder: holder)
-                StandardStream.out("acknowledged \(name.text)\n")
-            } catch { throw CommandFailure(error) }
-            return ExitCode.success
+        finish(arguments, usage: ackUsage, help: ackHelp, done: "acknowledged") { spool, id, holder throws(SpoolError) in
+            try spool.acknowledge(id: id, holder: holder)
         }
     }
 
@@ -439,11 +434,20 @@ enum ClaimCommands {
         """
 
     static func release(_ arguments: [String]) -> Int32 {
-        spoolCommand(usage: releaseUsage, help: releaseHelp, specs: idSpecs, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
+        finish(arguments, usage: releaseUsage, help: releaseHelp, done: "released") { spool, id, holder throws(SpoolError) in
+            try spool.release(id: id, holder: holder)
+        }
+    }
+
+    /// Ends a claim by id (`ack`, `release`) and says what was done to which report.
+    private static func finish(_ arguments: [String], usage: String, help: String, done: String,
+                               _ action: (Spool, String, ClaimHolder?) throws(SpoolError) -> ReportFileName) -> Int32
+    {
+        spoolCommand(usage: usage, help: help, specs: idSpecs, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
             let holder = try self.holder(parsed)
             do throws(SpoolError) {
-                let name = try settings.open().release(id: parsed.operands[0], holder: holder)
-                StandardStream.out("released \(name.text)\n")
+                let name = try action(try settings.open(), parsed.operands[0], holder)
+                StandardStream.out("\(done) \(name.text)\n")
             } catch { throw CommandFailure(error) }
             return ExitCode.success
         }
