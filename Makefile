@@ -4,6 +4,7 @@
 #   make test    install what is missing, build, run the whole test suite
 #   make build   release binary at .build/release/crashwatch
 #   make bench   benchmarks (see BENCHMARKS.md)
+#   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr/local by default)
 
 SHELL := /bin/bash
 SWIFT ?= swift
@@ -13,7 +14,9 @@ BIN := .build/release/crashwatch
 # Debian packages the build and the tests need (dpkg names).
 DEBS := gcc g++ binutils make python3 libunwind-dev liblzma-dev libdw-dev libelf-dev elfutils gdb libc6-dbg debuginfod
 
-.PHONY: all deps build debug fixtures test demo bench clean
+PREFIX ?= /usr/local
+
+.PHONY: all deps build debug fixtures test demo bench install clean
 
 all: build
 
@@ -51,6 +54,9 @@ demo: build fixtures
 
 bench: build fixtures
 	@python3 bench/bench.py
+
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/crashwatch
 
 clean:
 	rm -rf .build
