@@ -144,7 +144,9 @@ public final class Supervisor {
         switch event.status {
         case .exited, .signaled:
             handledFaults[tid] = nil
-            if case .signaled(let signal, _) = event.status, signal == Signal.kill.number {
+            // Kernels that give no exit stop for SIGKILL leave the main child's own report as the record;
+            // threads and untraced orphans reaped here are not processes the supervisor reports on.
+            if tid == mainPID, case .signaled(let signal, _) = event.status, signal == Signal.kill.number {
                 recordAbnormalExit(pid: tid, signal: .kill)
             }
             reportedProcesses.remove(tid)
