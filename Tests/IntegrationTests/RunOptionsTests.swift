@@ -90,6 +90,42 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
+    @Test("the app killed while it is being inspected: the supervisor carries on, writes what it has, exits as the app did")
+    func appKilledDuringCapture() throws {
+        let spool = try TemporaryDirectory("cw-appkilled")
+        for delay: UInt32 in [0, 2_000, 10_000] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Paths.fixture("clean_exec"))
+            process.arguments = [Paths.crashwatch, "run", "--spool", spool.path, "--", Paths.fixture("threads1000")]
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            try process.run()
+            var seen = ""
+            while !seen.contains(" crashed: ") {
+                let chunk = errors.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen += String(decoding: chunk, as: UTF8.self)
+            }
+            let line = try #require(CrashLine(String(seen.split(separator: "\n").first { $0.contains(" crashed: ") } ?? "")))
+            usleep(delay)
+            kill(line.pid, SIGKILL)
+            let rest = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            // A 1,000-thread capture takes far longer than these delays, so the SIGKILL lands during it and
+            // is how the app dies; should a very fast machine finish first, the app dies of its SIGSEGV.
+            #expect(process.terminationReason == .uncaughtSignal && [SIGKILL, SIGSEGV].contains(process.terminationStatus),
+                    "crashwatch should die as its app did: \(process.terminationReason) \(process.terminationStatus)")
+            #expect(rest.contains("crashwatch: report written to "), "\(seen)\(rest)")
+        }
+        let reports = try FileManager.default.contentsOfDirectory(atPath: spool.path).filter { $0.hasSuffix(".json") }
+        #expect(reports.count == 3)
+        for name in reports {
+            let data = try Data(contentsOf: URL(fileURLWithPath: "\(spool.path)/\(name)"))
+            #expect(try SchemaValidator().validate(reportJSON: data).isEmpty, "\(name)")
+        }
+    }
+
     @Test("killing the supervisor at random points while it writes never leaves a partial report")
     func killDuringWrite() throws {
         let spool = try TemporaryDirectory("cw-killspool")
