@@ -103,23 +103,20 @@ public enum FileSystem {
     /// Replaces (or creates) the file at `path` with `bytes` atomically: a temporary file beside it,
     /// written fully, flushed, then renamed over it. On failure the temporary file is removed.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, permissions: UInt32 = 0o644) throws(SystemError) {
-        let temporary = "\(parentDirectory(of: path) ?? ".")/.\(path.split(separator: "/").last ?? "out").tmp-\(getpid())"
-        let fd = retryingOnEINTR { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(permissions)) }
-        guard fd >= 0 else { throw SystemError("open \(temporary)", errno: lastErrno()) }
-        var failure: SystemError?
-        var written = 0
-        while written < bytes.count && failure == nil {
-            let count = bytes.withUnsafeBytes { buffer in
-                retryingOnEINTR { write(fd, buffer.baseAddress! + written, buffer.count - written) }
-            }
-            if count < 0 { failure = SystemError("write \(temporary)", errno: lastErrno()) } else { written += count }
-        }
-        if failure == nil && fsync(fd) != 0 { failure = SystemError("fsync \(temporary)", errno: lastErrno()) }
-        close(fd)
-        if failure == nil && rename(temporary, path) != 0 { failure = SystemError("rename \(temporary) to \(path)", errno: lastErrno()) }
-        if let failure {
-            unlink(temporary)
-            throw failure
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        let name = String(trimmed.split(separator: "/").last ?? trimmed)
+        let directory = try DirectoryHandle(openingPath: parentDirectory(of: String(trimmed)) ?? ".")
+        let temporary = ".\(name).tmp-\(getpid())"
+        let file = try directory.createFile(named: temporary, permissions: permissions)
+        do {
+            try file.writeAll(bytes)
+            try file.synchronize()
+            try file.close()
+            try directory.rename(temporary, to: name)
+        } catch {
+            try? directory.removeFile(named: temporary)
+            throw error
         }
     }
 
