@@ -44,7 +44,6 @@ struct cw_unwinder {
     unw_addr_space_t space;
     uint64_t *page_address; /* page address per cache slot; UINT64_MAX when empty */
     uint8_t *pages;
-    uint64_t hits, misses;
 };
 
 /* The unwinder and register snapshot of the unwind in progress. libunwind passes accessors the
@@ -64,11 +63,9 @@ static int read_page(cw_unwinder *u, uint64_t page, const uint8_t **out) {
     size_t slot = (size_t)((page / CW_PAGE_SIZE) % CW_CACHE_SLOTS);
     uint8_t *data = u->pages + slot * CW_PAGE_SIZE;
     if (u->page_address[slot] == page) {
-        u->hits++;
         *out = data;
         return 0;
     }
-    u->misses++;
     ssize_t n = cw_process_read(u->pid, page, data, CW_PAGE_SIZE);
     if (n != (ssize_t)CW_PAGE_SIZE && u->mem_fd >= 0) {
         n = pread(u->mem_fd, data, CW_PAGE_SIZE, (off_t)page);
@@ -257,10 +254,6 @@ void cw_unwinder_destroy(cw_unwinder *u) {
     free(u);
 }
 
-void cw_unwinder_forget_memory(cw_unwinder *u) {
-    for (size_t i = 0; i < CW_CACHE_SLOTS; i++) u->page_address[i] = UINT64_MAX;
-}
-
 int cw_unwind(cw_unwinder *u, const uint64_t *registers, size_t register_count,
               cw_frame *frames, int max_frames, int *stop) {
     current_unwinder = u;
@@ -318,9 +311,4 @@ int cw_unwind(cw_unwinder *u, const uint64_t *registers, size_t register_count,
 
 const char *cw_unwind_error_name(int code) {
     return unw_strerror(code);
-}
-
-void cw_unwinder_cache_stats(const cw_unwinder *u, uint64_t *hits, uint64_t *misses) {
-    *hits = u->hits;
-    *misses = u->misses;
 }

@@ -31,8 +31,6 @@ public struct DetectedCrash: Equatable, Sendable {
     public let originalFault: HandledFault?
     /// When the supervisor saw the fatal signal (CLOCK_REALTIME, nanoseconds since the epoch).
     public let timeNanoseconds: Int64
-    /// Whether this is the supervisor's main child (false for a followed fork).
-    public let isMainProcess: Bool
 }
 
 /// A traced process that was killed by SIGKILL: an abnormal exit, not a crash.

@@ -205,8 +205,7 @@ public final class Supervisor {
                     executable: executableName(of: pid, status: status),
                     signal: info,
                     originalFault: handledFaults[tid],
-                    timeNanoseconds: Clock.realtimeNanoseconds(),
-                    isMainProcess: pid == mainPID)
+                    timeNanoseconds: Clock.realtimeNanoseconds())
                 let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
                 let stopped = try stopAllThreads(of: pid, crashedTID: tid, fatalSignal: signal, deadline: deadline)
                 observer?.supervisorDetected(crash, stopped: stopped)

@@ -40,11 +40,6 @@ public enum Ptrace {
         _ = try request("PTRACE_INTERRUPT", Int32(CW_PTRACE_INTERRUPT), tid)
     }
 
-    /// Detaches from a stopped tracee, delivering `signal` (0 for none).
-    public static func detach(_ tid: Int32, signal: Int32 = 0) throws(SystemError) {
-        _ = try request("PTRACE_DETACH", Int32(CW_PTRACE_DETACH), tid, 0, UInt(signal))
-    }
-
     /// The event message of the last ptrace event: a new tid, the former tid at exec, or an exit status.
     public static func eventMessage(_ tid: Int32) throws(SystemError) -> UInt {
         var message: UInt = 0

@@ -98,13 +98,6 @@ public final class RemoteUnwinder {
         }
         return (frames, reason)
     }
-
-    /// Page-cache hits and misses so far.
-    public var cacheStatistics: (hits: UInt64, misses: UInt64) {
-        var hits: UInt64 = 0, misses: UInt64 = 0
-        cw_unwinder_cache_stats(handle, &hits, &misses)
-        return (hits, misses)
-    }
 }
 
 /// Which symbol table named a function.

@@ -60,9 +60,6 @@ public struct SignalInbox: ~Copyable {
 
 /// Process-wide actions on the supervisor itself.
 public enum SelfProcess {
-    /// The supervisor's pid.
-    public static var pid: Int32 { getpid() }
-
     /// The supervisor's process group.
     public static var processGroup: Int32 { getpgrp() }
 

@@ -139,12 +139,6 @@ ssize_t cw_unwinder_read(cw_unwinder *unwinder, uint64_t address, void *buffer, 
  */
 int cw_unwinder_set_images(cw_unwinder *unwinder, const uint64_t *starts, const uint64_t *ends, size_t count);
 
-/** Drops every cached page (after the target ran again). */
-void cw_unwinder_forget_memory(cw_unwinder *unwinder);
-
-/** Cache counters, for benchmarks. */
-void cw_unwinder_cache_stats(const cw_unwinder *unwinder, uint64_t *hits, uint64_t *misses);
-
 /** One unwound frame. */
 typedef struct {
     uint64_t pc;
