@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <grp.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -204,4 +206,68 @@ void cw_die_by_signal(int signo) {
     kill(getpid(), signo);
     sigprocmask(SIG_UNBLOCK, &one, NULL);
     /* Still here: the signal did not kill us (PID 1 of a PID namespace, or a stop-class signal). */
+}
+
+/* The worker's side of cw_spawn_worker: async-signal-safe calls only. Never returns. */
+static void worker_child(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
+                         const cw_worker_limits *limits) {
+    /* Out of the supervisor's process group: a terminal's Ctrl-C is for the app, not for processing. */
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+    for (int signo = 1; signo < NSIG; signo++) {
+        if (signo != SIGKILL && signo != SIGSTOP) signal(signo, SIG_DFL);
+    }
+    /* The passed descriptors become 3, 4, …: first out of the way, then into place. */
+    int moved[fd_count ? fd_count : 1];
+    for (size_t i = 0; i < fd_count; i++) {
+        moved[i] = fcntl(fds[i], F_DUPFD, (int)(3 + fd_count));
+        if (moved[i] < 0) _exit(126);
+    }
+    for (size_t i = 0; i < fd_count; i++) {
+        if (dup2(moved[i], (int)(3 + i)) < 0) _exit(126);
+    }
+    close_range((unsigned)(3 + fd_count), ~0U, 0);
+
+    struct rlimit limit;
+    if (limits->address_space_bytes) {
+        limit.rlim_cur = limit.rlim_max = limits->address_space_bytes;
+        if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(126);
+    }
+    if (limits->cpu_seconds) {
+        limit.rlim_cur = limits->cpu_seconds;
+        limit.rlim_max = limits->cpu_seconds + 1;
+        if (setrlimit(RLIMIT_CPU, &limit) != 0) _exit(126);
+    }
+    if (limits->file_size_bytes) {
+        limit.rlim_cur = limit.rlim_max = limits->file_size_bytes;
+        if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(126);
+    }
+    limit.rlim_cur = limit.rlim_max = 0;
+    setrlimit(RLIMIT_CORE, &limit);
+    if (limits->drop_privileges) {
+        if (setgroups(limits->group_count, (const gid_t *)limits->groups) != 0) _exit(126);
+        if (setresgid(limits->gid, limits->gid, limits->gid) != 0) _exit(126);
+        if (setresuid(limits->uid, limits->uid, limits->uid) != 0) _exit(126);
+        if (setuid(0) == 0 && limits->uid != 0) _exit(126); /* the drop must be irreversible */
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(126);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    execve(path, argv, envp);
+    _exit(127);
+}
+
+int cw_spawn_worker(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
+                    const cw_worker_limits *limits, pid_t *pid_out) {
+    pid_t pid = fork();
+    if (pid == -1) return -1;
+    if (pid == 0) worker_child(path, argv, envp, fds, fd_count, limits);
+    *pid_out = pid;
+    return 0;
+}
+
+int cw_memfd(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
 }

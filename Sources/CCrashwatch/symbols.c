@@ -1,7 +1,8 @@
 /*
- * symbols.c — function names for addresses in a live process, through libdw's dwfl (elfutils):
- * the process's modules come from /proc/PID/maps, their ELF files from disk (a deleted or memfd main
- * executable from /proc/PID/exe), and separate debug info through the standard search.
+ * symbols.c — function names, source lines and inline chains for addresses, through libdw's dwfl
+ * (elfutils), over images the caller reports: as open files (descriptors the caller opened and checked)
+ * or by build-id alone. Nothing here opens a path the crashed process chose without O_NONBLOCK, a
+ * regular-file check and a build-id match; links are followed only inside trusted debug directories.
  */
 #define _GNU_SOURCE
 #include "ccrashwatch.h"
@@ -11,20 +12,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
 struct cw_symbolizer {
     Dwfl *dwfl;
-    pid_t pid;              /* 0 for an offline session */
-    char executable[4096];  /* readlink of /proc/PID/exe, " (deleted)" removed */
     char *debuginfo_path;   /* libdw's search path: ":.debug:/usr/lib/debug" plus the caller's directories */
+    char *directories;      /* the caller's debug directories, colon-separated (may be empty) */
+    int use_debuginfod;     /* ask debuginfod (DEBUGINFOD_URLS) when nothing local matches */
     Dwfl_Callbacks callbacks;
 };
 
+/* The session whose lookup is running: libdw's callbacks get the module, not the session. */
 static __thread cw_symbolizer *current_symbolizer;
 
 /* The standard search path (debuglink next to the file, in .debug/, under /usr/lib/debug, each of
@@ -39,91 +44,187 @@ static char *make_debuginfo_path(const char *extra_directories) {
     return path;
 }
 
-static int strip_deleted(char *path) {
-    size_t n = strlen(path);
-    static const char suffix[] = " (deleted)";
-    size_t s = sizeof suffix - 1;
-    if (n >= s && strcmp(path + n - s, suffix) == 0) {
-        path[n - s] = '\0';
-        return 1;
+int cw_open_untrusted(const char *path, int follow_links) {
+    int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow_links ? 0 : O_NOFOLLOW);
+    int fd;
+    do {
+        fd = open(path, flags);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = S_ISREG(st.st_mode) ? errno : EINVAL;
+        close(fd);
+        errno = e;
+        return -1;
     }
-    return 0;
+    return fd;
 }
 
-/* dwfl_linux_proc_find_elf, except that a deleted or memfd main executable is read through
- * /proc/PID/exe, which still reaches the whole file (symbols included) while the process lives. */
-static int find_elf(Dwfl_Module *mod, void **userdata, const char *module_name, Dwarf_Addr base,
-                    char **file_name, Elf **elfp) {
+/* Whether the ELF file open at `fd` carries `build_id`. */
+static int file_has_build_id(int fd, const uint8_t *build_id, int length) {
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf) return 0;
+    const void *found = NULL;
+    ssize_t found_length = dwelf_elf_gnu_build_id(elf, &found);
+    int match = found_length == length && length > 0 && memcmp(found, build_id, (size_t)length) == 0;
+    elf_end(elf);
+    return match;
+}
+
+/* Opens `path` as a debug file candidate for `mod`: a regular file, never blocking, carrying the
+ * module's build-id when it has one. */
+static int open_candidate(Dwfl_Module *mod, const char *path, int follow_links, char **found_name) {
+    int fd = cw_open_untrusted(path, follow_links);
+    if (fd < 0) return -1;
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr = 0;
+    int length = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (length > 0 && !file_has_build_id(fd, bits, length)) {
+        close(fd);
+        return -1;
+    }
+    if (found_name) *found_name = strdup(path);
+    return fd;
+}
+
+/* A debug file for `mod` without following anything the crashed process chose: by build-id under
+ * trusted directories (the caller's and /usr/lib/debug), then by .gnu_debuglink — a plain file
+ * name — next to the image, in its .debug/ and under the trusted directories; links are not
+ * followed in directories the image's path names. Each candidate is opened O_NONBLOCK and must be
+ * a regular file with the module's build-id. Then debuginfod, when enabled. */
+static int try_build_id_paths(Dwfl_Module *mod, const char *directory, char **found_name) {
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr = 0;
+    int length = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (length < 2 || length > 64) return -1;
+    char hex[129];
+    for (int i = 0; i < length; i++) snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/.build-id/%.2s/%s.debug", directory, hex, hex + 2) >= (int)sizeof path) return -1;
+    /* Trusted directories: their .build-id links are the packaging's own. */
+    return open_candidate(mod, path, 1, found_name);
+}
+
+static int safe_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                               const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                               char **debuginfo_file_name) {
     cw_symbolizer *s = current_symbolizer;
-    if (s && module_name && (strstr(module_name, " (deleted)") || strncmp(module_name, "/memfd:", 7) == 0)) {
-        char name[4096];
-        snprintf(name, sizeof name, "%s", module_name);
-        strip_deleted(name);
-        if (s->executable[0] && strcmp(name, s->executable) == 0) {
-            char exe[64];
-            snprintf(exe, sizeof exe, "/proc/%d/exe", (int)s->pid);
-            int fd = open(exe, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                *elfp = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-                if (*elfp) {
-                    *file_name = strdup(exe);
-                    return fd;
+    if (!s) return -1;
+    char trusted[8192];
+    snprintf(trusted, sizeof trusted, "%s%s/usr/lib/debug", s->directories, *s->directories ? ":" : "");
+
+    /* 1. By build-id under trusted directories. */
+    for (char *saveptr = NULL, *dir = strtok_r(trusted, ":", &saveptr); dir; dir = strtok_r(NULL, ":", &saveptr)) {
+        int fd = try_build_id_paths(mod, dir, debuginfo_file_name);
+        if (fd >= 0) return fd;
+    }
+
+    /* 2. By .gnu_debuglink (a bare file name) or a dwz alt link (an absolute path under a trusted directory). */
+    if (debuglink_file && *debuglink_file && strlen(debuglink_file) < 256) {
+        char path[PATH_MAX];
+        snprintf(trusted, sizeof trusted, "%s%s/usr/lib/debug", s->directories, *s->directories ? ":" : "");
+        if (debuglink_file[0] == '/') {
+            for (char *saveptr = NULL, *dir = strtok_r(trusted, ":", &saveptr); dir; dir = strtok_r(NULL, ":", &saveptr)) {
+                size_t n = strlen(dir);
+                if (strncmp(debuglink_file, dir, n) == 0 && debuglink_file[n] == '/' && !strstr(debuglink_file, "/../")) {
+                    int fd = open_candidate(mod, debuglink_file, 1, debuginfo_file_name);
+                    if (fd >= 0) return fd;
                 }
-                close(fd);
+            }
+        } else if (!strchr(debuglink_file, '/') && file_name && file_name[0] == '/') {
+            char directory[PATH_MAX];
+            snprintf(directory, sizeof directory, "%s", file_name);
+            char *slash = strrchr(directory, '/');
+            if (slash) *slash = '\0';
+            const char *image_dir = directory;
+            /* Next to the image and in its .debug/: directories the crashed process may control. */
+            if (snprintf(path, sizeof path, "%s/%s", image_dir, debuglink_file) < (int)sizeof path &&
+                strcmp(path, file_name) != 0) {
+                int fd = open_candidate(mod, path, 0, debuginfo_file_name);
+                if (fd >= 0) return fd;
+            }
+            if (snprintf(path, sizeof path, "%s/.debug/%s", image_dir, debuglink_file) < (int)sizeof path) {
+                int fd = open_candidate(mod, path, 0, debuginfo_file_name);
+                if (fd >= 0) return fd;
+            }
+            for (char *saveptr = NULL, *dir = strtok_r(trusted, ":", &saveptr); dir; dir = strtok_r(NULL, ":", &saveptr)) {
+                if (snprintf(path, sizeof path, "%s%s/%s", dir, image_dir, debuglink_file) < (int)sizeof path) {
+                    int fd = open_candidate(mod, path, 0, debuginfo_file_name);
+                    if (fd >= 0) return fd;
+                }
             }
         }
     }
-    return dwfl_linux_proc_find_elf(mod, userdata, module_name, base, file_name, elfp);
+
+    /* 3. debuginfod, only when crashwatch was told to use it: libdw's standard search, pointed at a
+     * directory that does not exist so that its local part opens nothing, falls through to it. */
+    if (s->use_debuginfod) {
+        char *saved = s->debuginfo_path;
+        char nowhere[] = "/nonexistent/crashwatch-no-local-search";
+        s->debuginfo_path = nowhere;
+        int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, NULL, debuglink_crc,
+                                              debuginfo_file_name);
+        s->debuginfo_path = saved;
+        if (fd >= 0) return fd;
+    }
+    errno = ENOENT;
+    return -1;
 }
 
-static cw_symbolizer *symbolizer_begin(const char *debug_directories, int offline) {
+/* The ELF file of a module reported by build-id only: the .build-id trees of trusted directories,
+ * then debuginfod when enabled (libdw's own lookup, which opens nothing the process named). */
+static int safe_find_elf(Dwfl_Module *mod, void **userdata, const char *module_name, Dwarf_Addr base,
+                         char **file_name, Elf **elfp) {
+    cw_symbolizer *s = current_symbolizer;
+    *elfp = NULL;
+    if (s && !s->use_debuginfod) {
+        /* Without debuginfod, libdw's lookup is its .build-id search under the debug path. */
+        char *saved = s->debuginfo_path;
+        char trusted[8192];
+        snprintf(trusted, sizeof trusted, "/usr/lib/debug%s%s", *s->directories ? ":" : "", s->directories);
+        s->debuginfo_path = trusted;
+        int fd = dwfl_build_id_find_elf(mod, userdata, module_name, base, file_name, elfp);
+        s->debuginfo_path = saved;
+        return fd;
+    }
+    return dwfl_build_id_find_elf(mod, userdata, module_name, base, file_name, elfp);
+}
+
+cw_symbolizer *cw_symbolizer_create(const char *debug_directories, int use_debuginfod) {
     cw_symbolizer *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->debuginfo_path = make_debuginfo_path(debug_directories);
-    s->callbacks.find_elf = offline ? dwfl_build_id_find_elf : find_elf;
-    s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-    s->callbacks.section_address = offline ? dwfl_offline_section_address : NULL;
+    s->directories = strdup(debug_directories ? debug_directories : "");
+    s->use_debuginfod = use_debuginfod;
+    s->callbacks.find_elf = safe_find_elf;
+    s->callbacks.find_debuginfo = safe_find_debuginfo;
+    s->callbacks.section_address = dwfl_offline_section_address;
     s->callbacks.debuginfo_path = &s->debuginfo_path;
-    s->dwfl = s->debuginfo_path ? dwfl_begin(&s->callbacks) : NULL;
+    s->dwfl = s->debuginfo_path && s->directories ? dwfl_begin(&s->callbacks) : NULL;
     if (!s->dwfl) {
         free(s->debuginfo_path);
+        free(s->directories);
         free(s);
         errno = ENOMEM;
         return NULL;
     }
-    return s;
-}
-
-cw_symbolizer *cw_symbolizer_create(pid_t pid, const char *debug_directories) {
-    cw_symbolizer *s = symbolizer_begin(debug_directories, 0);
-    if (!s) return NULL;
-    s->pid = pid;
-    char exe[64];
-    snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
-    ssize_t n = readlink(exe, s->executable, sizeof s->executable - 1);
-    s->executable[n > 0 ? n : 0] = '\0';
-    strip_deleted(s->executable);
-
     dwfl_report_begin(s->dwfl);
-    int result = dwfl_linux_proc_report(s->dwfl, pid);
-    dwfl_report_end(s->dwfl, NULL, NULL);
-    if (result != 0) {
-        cw_symbolizer_destroy(s);
-        errno = result > 0 ? result : ESRCH;
-        return NULL;
+    return s;
+}
+
+int cw_symbolizer_report_fd(cw_symbolizer *s, const char *name, int fd, uint64_t load_address) {
+    current_symbolizer = s;
+    /* libdw keeps the descriptor for the session and closes it at the end. */
+    int own = dup(fd);
+    if (own < 0) {
+        current_symbolizer = NULL;
+        return -1;
     }
-    return s;
-}
-
-cw_symbolizer *cw_symbolizer_create_offline(const char *debug_directories) {
-    cw_symbolizer *s = symbolizer_begin(debug_directories, 1);
-    if (s) dwfl_report_begin(s->dwfl);
-    return s;
-}
-
-int cw_symbolizer_report_file(cw_symbolizer *s, const char *name, const char *path, uint64_t load_address) {
-    Dwfl_Module *module = dwfl_report_elf(s->dwfl, name, path, -1, load_address, false);
+    Dwfl_Module *module = dwfl_report_elf(s->dwfl, name, name, own, load_address, false);
+    current_symbolizer = NULL;
     if (!module) {
+        close(own);
         errno = EINVAL;
         return -1;
     }
@@ -152,6 +253,7 @@ void cw_symbolizer_destroy(cw_symbolizer *s) {
     if (!s) return;
     dwfl_end(s->dwfl);
     free(s->debuginfo_path);
+    free(s->directories);
     free(s);
 }
 

@@ -1,18 +1,18 @@
 /*
- * unwind.c — remote stack unwinding with libunwind (whose API is macros, so it is called from C),
- * fed by fast, cached reads of the target's memory instead of libunwind-ptrace's one
- * PTRACE_PEEKDATA per word.
+ * unwind.c — stack unwinding with libunwind (whose API is macros, so it is called from C) over a
+ * captured address space: no ptrace, no /proc, no path. The space is a set of byte ranges the caller
+ * supplies — stack bytes copied while the process was held, image bytes copied from its memory, and
+ * image files opened safely and checked by the caller — plus the list of loaded images. Unwind tables
+ * are found here, from each image's program headers and `.eh_frame_hdr` read through the same space,
+ * every length checked before use; libunwind only ever sees memory through `access_mem`.
  *
- * libunwind-ptrace still finds the unwind tables (it maps the ELF files named in /proc/PID/maps);
- * memory and registers come from here. Registers are a snapshot taken with PTRACE_GETREGSET, so an
- * unwind needs no further ptrace request.
+ * Everything read here may come from a hostile process: reads are bounded by the ranges, header
+ * counts are capped, and a table libunwind would abort() on is refused before libunwind sees it.
  */
 #define _GNU_SOURCE
 #include "ccrashwatch.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,36 +20,46 @@
 
 #define UNW_REMOTE_ONLY
 #include <libunwind.h>
-#include <libunwind-ptrace.h>
 
 #define CW_PAGE_SIZE 4096u
-#define CW_CACHE_SLOTS 512u /* 2 MiB of cached target memory per unwinder */
+#define CW_CACHE_SLOTS 512u /* 2 MiB of cached file pages per space */
+#define CW_MAX_RANGES (1u << 20)
+#define CW_MAX_IMAGES 65536u
+#define CW_MAX_PROGRAM_HEADERS 512u
 
-#define CW_MAX_IMAGES 4096
+/* libunwind's table search (exported, not declared in its public headers). */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+                                              unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
-/* One loaded image with its own libunwind-ptrace state. libunwind-ptrace remembers the unwind table
- * of one image only, and re-reads /proc/PID/maps and re-maps the ELF file on every switch; a state per
- * image keeps each image's table for the whole capture. */
-struct cw_image_slot {
+struct cw_range {
     uint64_t start, end;
-    void *upt; /* created on first use */
+    const uint8_t *bytes; /* captured bytes, or NULL for a file range */
+    int fd;               /* file range: read at offset + (address - start) */
+    uint64_t offset;
 };
 
-struct cw_unwinder {
-    pid_t pid;
-    int mem_fd; /* /proc/PID/mem, the fallback when process_vm_readv is refused */
-    void *upt;  /* libunwind-ptrace's state for addresses outside every known image */
-    struct cw_image_slot *images;
-    size_t image_count;
+enum { TABLE_UNKNOWN = 0, TABLE_FOUND, TABLE_MISSING };
+
+struct cw_image {
+    uint64_t start, end, base;
+    int table_state;
+    const char *problem; /* why the image has no usable table; static text */
+    unw_dyn_info_t info;
+};
+
+struct cw_space {
+    struct cw_range *ranges;
+    size_t range_count, range_capacity;
+    struct cw_image *images;
+    size_t image_count, image_capacity;
+    int sorted;
     unw_addr_space_t space;
-    uint64_t *page_address; /* page address per cache slot; UINT64_MAX when empty */
+    uint64_t *page_address; /* cached file page per slot; UINT64_MAX when empty */
     uint8_t *pages;
 };
 
-/* The unwinder and register snapshot of the unwind in progress. libunwind passes accessors the
- * `arg` of whichever call reached them (ours or libunwind-ptrace's), so they find their context
- * here instead: every unwind runs on the one tracer thread. */
-static __thread cw_unwinder *current_unwinder;
+/* The space and register snapshot of the unwind in progress (libunwind hands accessors only `arg`). */
+static __thread cw_space *current_space;
 static __thread const uint64_t *current_registers;
 static __thread size_t current_register_count;
 
@@ -59,36 +69,130 @@ ssize_t cw_process_read(pid_t pid, uint64_t address, void *buffer, size_t length
     return process_vm_readv(pid, &local, 1, &remote, 1, 0);
 }
 
-static int read_page(cw_unwinder *u, uint64_t page, const uint8_t **out) {
-    size_t slot = (size_t)((page / CW_PAGE_SIZE) % CW_CACHE_SLOTS);
-    uint8_t *data = u->pages + slot * CW_PAGE_SIZE;
-    if (u->page_address[slot] == page) {
-        *out = data;
-        return 0;
-    }
-    ssize_t n = cw_process_read(u->pid, page, data, CW_PAGE_SIZE);
-    if (n != (ssize_t)CW_PAGE_SIZE && u->mem_fd >= 0) {
-        n = pread(u->mem_fd, data, CW_PAGE_SIZE, (off_t)page);
-    }
-    if (n != (ssize_t)CW_PAGE_SIZE) {
-        u->page_address[slot] = UINT64_MAX;
+/* ---- ranges ---- */
+
+static int grow(void **array, size_t *capacity, size_t element, size_t limit) {
+    size_t next = *capacity ? *capacity * 2 : 64;
+    if (next > limit) next = limit;
+    if (next <= *capacity) {
+        errno = E2BIG;
         return -1;
     }
-    u->page_address[slot] = page;
-    *out = data;
+    void *bigger = realloc(*array, next * element);
+    if (!bigger) return -1;
+    *array = bigger;
+    *capacity = next;
     return 0;
 }
 
-ssize_t cw_unwinder_read(cw_unwinder *u, uint64_t address, void *buffer, size_t length) {
+static int add_range(cw_space *s, struct cw_range range) {
+    if (range.end <= range.start) return 0;
+    if (s->range_count == s->range_capacity &&
+        grow((void **)&s->ranges, &s->range_capacity, sizeof *s->ranges, CW_MAX_RANGES) != 0) return -1;
+    s->ranges[s->range_count++] = range;
+    s->sorted = 0;
+    return 0;
+}
+
+int cw_space_add_bytes(cw_space *s, uint64_t address, const void *bytes, uint64_t length) {
+    if (address + length < address) length = UINT64_MAX - address;
+    return add_range(s, (struct cw_range){.start = address, .end = address + length, .bytes = bytes, .fd = -1});
+}
+
+int cw_space_add_file(cw_space *s, uint64_t address, uint64_t length, int fd, uint64_t offset) {
+    if (address + length < address) length = UINT64_MAX - address;
+    return add_range(s, (struct cw_range){.start = address, .end = address + length, .fd = fd, .offset = offset});
+}
+
+int cw_space_add_image(cw_space *s, uint64_t start, uint64_t end, uint64_t base) {
+    if (end <= start) return 0;
+    if (s->image_count == s->image_capacity &&
+        grow((void **)&s->images, &s->image_capacity, sizeof *s->images, CW_MAX_IMAGES) != 0) return -1;
+    s->images[s->image_count++] = (struct cw_image){.start = start, .end = end, .base = base};
+    s->sorted = 0;
+    return 0;
+}
+
+static int by_range_start(const void *a, const void *b) {
+    const struct cw_range *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    /* Captured bytes before a file range at the same address: they are what the process held. */
+    return (x->bytes == NULL) - (y->bytes == NULL);
+}
+
+static int by_image_start(const void *a, const void *b) {
+    const struct cw_image *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void sort_space(cw_space *s) {
+    if (s->sorted) return;
+    qsort(s->ranges, s->range_count, sizeof *s->ranges, by_range_start);
+    qsort(s->images, s->image_count, sizeof *s->images, by_image_start);
+    s->sorted = 1;
+}
+
+/* The range holding `address`: the last one starting at or before it that still covers it. */
+static const struct cw_range *range_at(cw_space *s, uint64_t address) {
+    size_t low = 0, high = s->range_count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (s->ranges[middle].start <= address) low = middle + 1;
+        else high = middle;
+    }
+    /* Ranges may overlap (a stack captured twice): look back a few for one that covers the address. */
+    for (size_t i = low, steps = 0; i > 0 && steps < 8; i--, steps++) {
+        const struct cw_range *r = &s->ranges[i - 1];
+        if (address >= r->start && address < r->end) return r;
+    }
+    return NULL;
+}
+
+static int file_page(cw_space *s, const struct cw_range *r, uint64_t page, const uint8_t **out, size_t *valid) {
+    size_t slot = (size_t)((page / CW_PAGE_SIZE) % CW_CACHE_SLOTS);
+    uint8_t *data = s->pages + slot * CW_PAGE_SIZE;
+    if (s->page_address[slot] != page) {
+        uint64_t first = page < r->start ? r->start : page;
+        size_t skip = (size_t)(first - page);
+        uint64_t file_offset = r->offset + (first - r->start);
+        memset(data, 0, CW_PAGE_SIZE);
+        ssize_t n;
+        do {
+            n = pread(r->fd, data + skip, CW_PAGE_SIZE - skip, (off_t)file_offset);
+        } while (n < 0 && errno == EINTR);
+        if (n <= 0) {
+            s->page_address[slot] = UINT64_MAX;
+            return -1;
+        }
+        s->page_address[slot] = page;
+    }
+    *out = data;
+    *valid = CW_PAGE_SIZE;
+    return 0;
+}
+
+ssize_t cw_space_read(cw_space *s, uint64_t address, void *buffer, size_t length) {
+    sort_space(s);
     size_t done = 0;
     while (done < length) {
         uint64_t at = address + done;
+        if (at < address) break; /* wrapped */
+        const struct cw_range *r = range_at(s, at);
+        if (!r) break;
+        size_t want = length - done;
+        if (r->end - at < want) want = (size_t)(r->end - at);
+        if (r->bytes) {
+            memcpy((uint8_t *)buffer + done, r->bytes + (at - r->start), want);
+            done += want;
+            continue;
+        }
         uint64_t page = at & ~(uint64_t)(CW_PAGE_SIZE - 1);
         const uint8_t *data;
-        if (read_page(u, page, &data) != 0) break;
+        size_t valid;
+        if (file_page(s, r, page, &data, &valid) != 0) break;
         size_t offset = (size_t)(at - page);
-        size_t chunk = CW_PAGE_SIZE - offset;
-        if (chunk > length - done) chunk = length - done;
+        size_t chunk = valid - offset;
+        if (chunk > want) chunk = want;
         memcpy((uint8_t *)buffer + done, data + offset, chunk);
         done += chunk;
     }
@@ -99,14 +203,181 @@ ssize_t cw_unwinder_read(cw_unwinder *u, uint64_t address, void *buffer, size_t 
     return (ssize_t)done;
 }
 
+static int read_exact(cw_space *s, uint64_t address, void *buffer, size_t length) {
+    return cw_space_read(s, address, buffer, length) == (ssize_t)length ? 0 : -1;
+}
+
+/* ---- unwind tables from .eh_frame_hdr ---- */
+
+#define DW_EH_PE_omit 0xff
+#define DW_EH_PE_absptr 0x00
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_udata8 0x04
+#define DW_EH_PE_sdata8 0x0c
+#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_datarel 0x30
+
+/* Reads one pointer of `encoding` at *at (advancing it); `hdr` is the base for datarel. */
+static int read_encoded(cw_space *s, uint64_t *at, uint8_t encoding, uint64_t hdr, uint64_t *value) {
+    uint64_t where = *at, raw = 0;
+    size_t size;
+    switch (encoding & 0x0f) {
+    case DW_EH_PE_absptr:
+    case DW_EH_PE_udata8:
+    case DW_EH_PE_sdata8: size = 8; break;
+    case DW_EH_PE_udata4:
+    case DW_EH_PE_sdata4: size = 4; break;
+    default: return -1;
+    }
+    if (size == 8) {
+        if (read_exact(s, where, &raw, 8) != 0) return -1;
+    } else {
+        uint32_t word;
+        if (read_exact(s, where, &word, 4) != 0) return -1;
+        raw = (encoding & 0x0f) == DW_EH_PE_sdata4 ? (uint64_t)(int64_t)(int32_t)word : word;
+    }
+    switch (encoding & 0x70) {
+    case 0: break;
+    case DW_EH_PE_pcrel: raw += where; break;
+    case DW_EH_PE_datarel: raw += hdr; break;
+    default: return -1;
+    }
+    *at = where + size;
+    *value = raw;
+    return 0;
+}
+
+typedef struct {
+    uint32_t p_type, p_flags;
+    uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
+} cw_phdr;
+
+/* Finds an image's .eh_frame_hdr through its ELF header and program headers and fills `info`. */
+static void load_table(cw_space *s, struct cw_image *image) {
+    image->table_state = TABLE_MISSING;
+    uint8_t ehdr[64];
+    if (read_exact(s, image->base, ehdr, sizeof ehdr) != 0) {
+        image->problem = "its ELF header is not readable";
+        return;
+    }
+    if (memcmp(ehdr, "\x7f" "ELF", 4) != 0 || ehdr[4] != 2 || ehdr[5] != 1) {
+        image->problem = "its ELF header is not a 64-bit little-endian ELF header";
+        return;
+    }
+    uint64_t phoff;
+    uint16_t phentsize, phnum;
+    memcpy(&phoff, ehdr + 32, 8);
+    memcpy(&phentsize, ehdr + 54, 2);
+    memcpy(&phnum, ehdr + 56, 2);
+    if (phentsize < sizeof(cw_phdr) || phnum == 0 || phnum > CW_MAX_PROGRAM_HEADERS ||
+        phoff > UINT64_MAX - (uint64_t)phnum * phentsize || image->base > UINT64_MAX - phoff - (uint64_t)phnum * phentsize) {
+        image->problem = "its program header table is invalid";
+        return;
+    }
+    int have_load = 0, have_hdr = 0;
+    uint64_t first_load_offset = 0, first_load_vaddr = 0, hdr_vaddr = 0, hdr_size = 0;
+    for (uint16_t i = 0; i < phnum; i++) {
+        cw_phdr ph;
+        if (read_exact(s, image->base + phoff + (uint64_t)i * phentsize, &ph, sizeof ph) != 0) {
+            image->problem = "its program headers are not readable";
+            return;
+        }
+        if (ph.p_type == 1 /* PT_LOAD */ && (!have_load || ph.p_offset < first_load_offset)) {
+            have_load = 1;
+            first_load_offset = ph.p_offset;
+            first_load_vaddr = ph.p_vaddr;
+        } else if (ph.p_type == 0x6474e550 /* PT_GNU_EH_FRAME */) {
+            have_hdr = 1;
+            hdr_vaddr = ph.p_vaddr;
+            hdr_size = ph.p_memsz;
+        }
+    }
+    if (!have_load) {
+        image->problem = "it has no loadable segment";
+        return;
+    }
+    if (!have_hdr) {
+        image->problem = "it has no .eh_frame_hdr (PT_GNU_EH_FRAME)";
+        return;
+    }
+    uint64_t bias = image->base - (first_load_vaddr - first_load_offset);
+    uint64_t hdr = bias + hdr_vaddr;
+    uint8_t head[4];
+    if (hdr_size < 4 || read_exact(s, hdr, head, 4) != 0) {
+        image->problem = "its .eh_frame_hdr is not readable";
+        return;
+    }
+    if (head[0] != 1) {
+        image->problem = "its .eh_frame_hdr has an unknown version";
+        return;
+    }
+    /* libunwind's binary search only understands this table encoding, and aborts on others. */
+    if (head[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) {
+        image->problem = "its .eh_frame_hdr table encoding is not datarel|sdata4";
+        return;
+    }
+    uint64_t at = hdr + 4, eh_frame = 0, fde_count = 0;
+    if (head[1] == DW_EH_PE_omit || head[2] == DW_EH_PE_omit || read_encoded(s, &at, head[1], hdr, &eh_frame) != 0 ||
+        read_encoded(s, &at, head[2], hdr, &fde_count) != 0) {
+        image->problem = "its .eh_frame_hdr header is invalid";
+        return;
+    }
+    uint64_t header_bytes = at - hdr;
+    if (header_bytes > hdr_size || fde_count == 0 || fde_count > (hdr_size - header_bytes) / 8) {
+        image->problem = "its .eh_frame_hdr table does not fit its segment";
+        return;
+    }
+    (void)eh_frame;
+    memset(&image->info, 0, sizeof image->info);
+    image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    image->info.start_ip = image->start;
+    image->info.end_ip = image->end;
+    image->info.u.rti.segbase = hdr;
+    image->info.u.rti.table_data = at;
+    image->info.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+    image->table_state = TABLE_FOUND;
+}
+
+static struct cw_image *image_at(cw_space *s, uint64_t ip) {
+    sort_space(s);
+    size_t low = 0, high = s->image_count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        struct cw_image *image = &s->images[middle];
+        if (ip < image->start) high = middle;
+        else if (ip >= image->end) low = middle + 1;
+        else return image;
+    }
+    return NULL;
+}
+
 /* ---- libunwind accessors ---- */
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg) {
+    struct cw_image *image = image_at(current_space, ip);
+    if (!image) return -UNW_ENOINFO;
+    if (image->table_state == TABLE_UNKNOWN) load_table(current_space, image);
+    if (image->table_state != TABLE_FOUND) return -UNW_ENOINFO;
+    return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &image->info, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg) {
+    /* libunwind calls this for dynamic (JIT-registered) info only, which this space never yields;
+     * table info is freed by libunwind itself. */
+    (void)as; (void)pi; (void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg) {
+    (void)as; (void)dilap; (void)arg;
+    return -UNW_ENOINFO; /* no JIT-registered unwind info */
+}
 
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg) {
     (void)as;
     (void)arg;
     if (write) return -UNW_EREADONLYREG;
-    if (cw_unwinder_read(current_unwinder, addr, val, sizeof *val) != (ssize_t)sizeof *val) return -UNW_EINVAL;
-    return 0;
+    return read_exact(current_space, addr, val, sizeof *val) == 0 ? 0 : -UNW_EINVAL;
 }
 
 /* libunwind register number → index in the kernel's NT_PRSTATUS layout. */
@@ -147,39 +418,6 @@ static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
     return -UNW_EBADREG;
 }
 
-/* The libunwind-ptrace state for the image containing `ip` (binary search over sorted ranges). */
-static void *upt_for(cw_unwinder *u, uint64_t ip) {
-    size_t low = 0, high = u->image_count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (ip < u->images[middle].start) {
-            high = middle;
-        } else if (ip >= u->images[middle].end) {
-            low = middle + 1;
-        } else {
-            struct cw_image_slot *slot = &u->images[middle];
-            if (!slot->upt) slot->upt = _UPT_create(u->pid);
-            return slot->upt ? slot->upt : u->upt;
-        }
-    }
-    return u->upt;
-}
-
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg) {
-    (void)arg;
-    return _UPT_find_proc_info(as, ip, pi, need_unwind_info, upt_for(current_unwinder, ip));
-}
-
-static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg) {
-    (void)arg;
-    _UPT_put_unwind_info(as, pi, upt_for(current_unwinder, pi->start_ip));
-}
-
-static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg) {
-    (void)as; (void)dilap; (void)arg;
-    return -UNW_ENOINFO; /* no JIT-registered unwind info */
-}
-
 static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg) {
     (void)as; (void)c; (void)arg;
     return -UNW_EINVAL;
@@ -201,71 +439,56 @@ static unw_accessors_t accessors = {
     .get_proc_name = get_proc_name,
 };
 
-cw_unwinder *cw_unwinder_create(pid_t pid) {
-    cw_unwinder *u = calloc(1, sizeof *u);
-    if (!u) return NULL;
-    u->pid = pid;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-    u->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-    u->page_address = malloc(CW_CACHE_SLOTS * sizeof *u->page_address);
-    u->pages = malloc((size_t)CW_CACHE_SLOTS * CW_PAGE_SIZE);
-    u->upt = _UPT_create(pid);
-    u->space = unw_create_addr_space(&accessors, 0);
-    if (!u->page_address || !u->pages || !u->upt || !u->space) {
+/* ---- the space ---- */
+
+cw_space *cw_space_create(void) {
+    cw_space *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->page_address = malloc(CW_CACHE_SLOTS * sizeof *s->page_address);
+    s->pages = malloc((size_t)CW_CACHE_SLOTS * CW_PAGE_SIZE);
+    s->space = unw_create_addr_space(&accessors, 0);
+    if (!s->page_address || !s->pages || !s->space) {
         int e = errno ? errno : ENOMEM;
-        cw_unwinder_destroy(u);
+        cw_space_destroy(s);
         errno = e;
         return NULL;
     }
-    for (size_t i = 0; i < CW_CACHE_SLOTS; i++) u->page_address[i] = UINT64_MAX;
-    unw_set_caching_policy(u->space, UNW_CACHE_GLOBAL);
-    return u;
+    for (size_t i = 0; i < CW_CACHE_SLOTS; i++) s->page_address[i] = UINT64_MAX;
+    unw_set_caching_policy(s->space, UNW_CACHE_GLOBAL);
+    s->sorted = 1;
+    return s;
 }
 
-int cw_unwinder_set_images(cw_unwinder *u, const uint64_t *starts, const uint64_t *ends, size_t count) {
-    if (count > CW_MAX_IMAGES) count = CW_MAX_IMAGES;
-    struct cw_image_slot *slots = calloc(count ? count : 1, sizeof *slots);
-    if (!slots) return -1;
-    for (size_t i = 0; i < count; i++) {
-        slots[i].start = starts[i];
-        slots[i].end = ends[i];
-    }
-    for (size_t i = 0; i < u->image_count; i++) {
-        if (u->images[i].upt) _UPT_destroy(u->images[i].upt);
-    }
-    free(u->images);
-    u->images = slots;
-    u->image_count = count;
-    return 0;
+void cw_space_destroy(cw_space *s) {
+    if (!s) return;
+    if (s->space) unw_destroy_addr_space(s->space);
+    free(s->ranges);
+    free(s->images);
+    free(s->page_address);
+    free(s->pages);
+    free(s);
 }
 
-void cw_unwinder_destroy(cw_unwinder *u) {
-    if (!u) return;
-    for (size_t i = 0; i < u->image_count; i++) {
-        if (u->images[i].upt) _UPT_destroy(u->images[i].upt);
-    }
-    free(u->images);
-    if (u->space) unw_destroy_addr_space(u->space);
-    if (u->upt) _UPT_destroy(u->upt);
-    if (u->mem_fd >= 0) close(u->mem_fd);
-    free(u->page_address);
-    free(u->pages);
-    free(u);
+const char *cw_space_image_problem(cw_space *s, uint64_t address) {
+    struct cw_image *image = image_at(s, address);
+    if (!image) return NULL;
+    if (image->table_state == TABLE_UNKNOWN) load_table(s, image);
+    return image->table_state == TABLE_FOUND ? NULL : image->problem;
 }
 
-int cw_unwind(cw_unwinder *u, const uint64_t *registers, size_t register_count,
+int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
               cw_frame *frames, int max_frames, int *stop) {
-    current_unwinder = u;
+    sort_space(s);
+    current_space = s;
     current_registers = registers;
     current_register_count = register_count;
     *stop = CW_UNWIND_STOP_END;
 
     unw_cursor_t cursor;
-    int result = unw_init_remote(&cursor, u->space, u->upt);
+    int result = unw_init_remote(&cursor, s->space, NULL);
     if (result < 0) {
         *stop = result;
-        current_unwinder = NULL;
+        current_space = NULL;
         return 0;
     }
     int count = 0;
@@ -305,7 +528,7 @@ int cw_unwind(cw_unwinder *u, const uint64_t *registers, size_t register_count,
         }
         if (count == max_frames) *stop = CW_UNWIND_STOP_LIMIT;
     }
-    current_unwinder = NULL;
+    current_space = NULL;
     return count;
 }
 

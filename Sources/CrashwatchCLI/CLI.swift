@@ -69,6 +69,7 @@ public enum CLI {
         let rest = Array(parsed.operands.dropFirst())
         switch command {
         case "run": return RunCommand.main(rest)
+        case ProcessCommand.name: return ProcessCommand.main(rest)
         case "symbolicate": return SymbolicateCommand.main(rest)
         case "list": return ListCommand.main(rest)
         case "show": return ShowCommand.main(rest)

@@ -6,8 +6,9 @@ public struct ConfigFile: Equatable, Sendable {
     /// Where crashwatch looks when no `--config` is given; a missing file there is not an error.
     public static let defaultPath = "/etc/crashwatch.conf"
 
-    /// The keys a settings file may hold: the spool and retention options shared by `run` and `prune`.
-    public static let keys: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe"]
+    /// The keys a settings file may hold: the spool and retention options shared by `run` and `prune`,
+    /// and `debuginfod` (space-separated server URLs processing may ask).
+    public static let keys: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe", "debuginfod"]
 
     /// Values by key, the last one winning.
     public private(set) var values: [String: String] = [:]

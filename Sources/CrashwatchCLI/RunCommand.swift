@@ -16,9 +16,12 @@ enum RunCommand {
         OptionSpec("app-version", value: "VERSION", help: "app version for reports (default: $CRASHWATCH_APP_VERSION)"),
         OptionSpec("app-release", value: "RELEASE", help: "app release for reports (default: $CRASHWATCH_APP_RELEASE)"),
         OptionSpec("max-frames", value: "N", help: "unwind at most N frames per thread (default 256)"),
-        OptionSpec("capture-timeout", value: "SECONDS", help: "hold a crashed process at most this long, then write what was captured (default 10)"),
-        OptionSpec("symbolicate", value: "MODE", help: "at capture: full (functions, file:line, inline frames; default), functions, or none"),
+        OptionSpec("capture-timeout", value: "SECONDS", help: "finish each crash's report within this long of the crash (hold and processing); past it, the report keeps what was done (default 10)"),
+        OptionSpec("symbolicate", value: "MODE", help: "processing adds: full (functions, file:line, inline frames; default), functions, or none"),
         OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "also look for separate debug info under DIR (DIR/.build-id/xx/rest.debug)"),
+        OptionSpec("debuginfod", value: "URL", repeatable: true, help: "let processing ask this debuginfod server for missing debug info (none by default; $DEBUGINFOD_URLS is not used)"),
+        OptionSpec("max-stack-bytes", value: "SIZE", help: "capture at most SIZE bytes of each thread's stack (default 1M)"),
+        OptionSpec("max-capture-bytes", value: "SIZE", help: "capture at most SIZE bytes of stacks and image copies per crash (default 64M)"),
         OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported)"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
@@ -36,9 +39,12 @@ enum RunCommand {
 
         A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
         delivered with its default action; a signal the program handles and recovers from is not one.
-        For each crash crashwatch stops every thread, unwinds every stack, writes a JSON report (schema
-        version 1) into the spool, prints one line naming the crash and one naming the report to
-        stderr, and lets the program die as it would have.
+        For each crash crashwatch stops every thread and copies what only the live process has
+        (registers, the used part of every stack, maps, build-ids, the bytes of deleted images), writes
+        a minimal JSON report (schema version 1) into the spool and lets the program die as it would
+        have. A confined worker process then unwinds every stack and adds symbols, and the full report
+        replaces the minimal one. crashwatch prints one line naming the crash and one naming the report
+        to stderr.
 
         Options:
         \(renderOptions(specs))
@@ -92,6 +98,14 @@ enum RunCommand {
             capture.symbolication = level
         }
         capture.debugDirectories = try DebugDirectories.validated(parsed.all("debug-dir"))
+        for (option, apply) in [("max-stack-bytes", { (value: Int) in capture.stackBytesPerThread = value }),
+                                ("max-capture-bytes", { (value: Int) in capture.captureBytes = value })] {
+            guard let text = parsed.value(option) else { continue }
+            guard let bytes = try? ByteSize.parse(text), bytes >= 4096, bytes <= 1 << 32 else {
+                throw UsageError("--\(option) needs a size from 4K to 4G (e.g. 512K, 8M), not '\(text)'")
+            }
+            apply(Int(bytes))
+        }
         for root in parsed.all("app-root") where !root.hasPrefix("/") {
             throw UsageError("--app-root needs an absolute directory, not '\(root)'")
         }
@@ -105,6 +119,14 @@ enum RunCommand {
                                 release: parsed.value("app-release"))
 
         let settings = try SpoolSettings(parsed)
+        var urls = parsed.all("debuginfod")
+        if urls.isEmpty, let configured = settings.config.value("debuginfod", overriddenBy: parsed) {
+            urls = configured.split(separator: " ").map(String.init)
+        }
+        for url in urls where !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.contains(" ") {
+            throw UsageError("--debuginfod needs an http:// or https:// URL, not '\(url)'")
+        }
+        capture.debuginfodURLs = urls
         return Configuration(supervisor: supervisor, capture: capture, spool: settings.spool,
                              retention: try settings.retention(parsed))
     }
@@ -144,38 +166,141 @@ enum RunCommand {
     }
 }
 
-/// Captures each crash into the spool and prints what happened to stderr.
+/// Captures each crash: the raw capture and a minimal report while the process is held, then the full
+/// report from a confined worker; prints what happened to stderr.
 final class CrashReporter: SupervisorObserver {
     private let configuration: RunCommand.Configuration
 
     init(configuration: RunCommand.Configuration) { self.configuration = configuration }
 
-    func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) {
+    /// What the reporter keeps for a job: the capture and where its reports go.
+    private final class JobState {
+        let capture: RawCapture
+        let name: ReportFileName
+        let output: OwnedDescriptor
+        let minimalWritten: Bool
+
+        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, minimalWritten: Bool) {
+            self.capture = capture
+            self.name = name
+            self.output = output
+            self.minimalWritten = minimalWritten
+        }
+    }
+
+    func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob? {
         StandardStream.err(CrashLine.crashed(crash) + "\n")
-        let report = CrashCapture.report(for: crash, stopped: stopped, options: configuration.capture)
-        StandardStream.err(write(report, pid: crash.pid, time: crash.timeNanoseconds) + "\n")
+        let deadline = stopped.deadlineNanoseconds
+        let captured: CapturedCrash
+        let output: OwnedDescriptor
+        do {
+            captured = try LiveCapture.capture(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline)
+            output = try MemoryFile.create(name: "crashwatch-report")
+        } catch {
+            StandardStream.err("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
+            return nil
+        }
+        let capture = captured.capture
+        let name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: capture.process.executable,
+                                  id: UUID(uuidString: capture.reportID) ?? UUID())
+        // Durable before the process is released: whatever happens to processing, this crash is on disk.
+        let minimal = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version)
+        let written = write(minimal, name: name)
+        if !written.ok { StandardStream.err(written.line + "\n") }
+
+        var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(configuration.supervisor.captureTimeoutNanoseconds / 1_000_000_000) + 1,
+                                  fileSizeBytes: UInt64(configuration.capture.reportByteLimit) + (1 << 20), identity: nil)
+        // As root, process with the crashed program's own identity: it reads what the program could.
+        if effectiveUserID == 0 && capture.process.uid != 0 {
+            limits.identity = (capture.process.uid, capture.process.gid, [capture.process.gid])
+        }
+        return ProcessingJob(
+            arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count)],
+            descriptors: [captured.file, output] + captured.imageFiles,
+            environment: ProcessCommand.environment(debuginfodURLs: configuration.capture.debuginfodURLs,
+                                                    deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
+            limits: limits, deadlineNanoseconds: deadline,
+            context: JobState(capture: capture, name: name, output: output, minimalWritten: written.ok))
+    }
+
+    func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
+        guard let state = job.context as? JobState else { return }
+        var capture = state.capture
+        capture.holdDurationMs = Double(job.holdNanoseconds / 1_000) / 1_000
+        let bytes: [UInt8]
+        switch outcome {
+        case .exited(0):
+            switch fullReport(from: state) {
+            case .success(let full):
+                bytes = full
+            case .failure(let why):
+                bytes = minimalBytes(capture, why: why.description)
+            }
+        case .exited(let code):
+            bytes = minimalBytes(capture, why: "the processing worker exited with status \(code)\(code == 126 ? " (its confinement could not be set up)" : "")")
+        case .killed(let signal):
+            bytes = minimalBytes(capture, why: "the processing worker died of \(signal.name)")
+        case .deadlinePassed:
+            bytes = minimalBytes(capture, why: "the processing worker did not finish before the capture deadline and was killed")
+        case .notStarted(let why):
+            bytes = minimalBytes(capture, why: "the processing worker could not start: \(why)")
+        case .skipped:
+            bytes = minimalBytes(capture, why: "too many crashes were being processed at once; this one was not")
+        }
+        StandardStream.err(write(bytes: bytes, name: state.name).line + "\n")
     }
 
     func supervisorSawAbnormalExit(_ exit: AbnormalExit) {
         StandardStream.err(CrashLine.abnormalExit(exit) + "\n")
     }
 
-    /// Writes the report and applies retention; returns the line to print.
-    private func write(_ report: CrashReport, pid: Int32, time: Int64) -> String {
+    /// The worker's report, checked: it must decode, be this crash's, and stay under the size limit.
+    private func fullReport(from state: JobState) -> Result<[UInt8], ReporterFailure> {
+        guard let size = state.output.size(), size > 0 else { return .failure("the processing worker wrote no report") }
+        guard size <= Int64(configuration.capture.reportByteLimit) + (1 << 20) else {
+            return .failure(ReporterFailure("the processing worker's report is \(size) bytes, over the limit"))
+        }
+        guard let bytes = try? state.output.read(at: 0, count: Int(size)), let report = try? CrashReport.decode(bytes) else {
+            return .failure("the processing worker's report is not a valid report")
+        }
+        guard report.id == state.capture.reportID, report.process.pid == state.capture.pid else {
+            return .failure("the processing worker's report is not this crash's")
+        }
+        return .success(bytes)
+    }
+
+    private func minimalBytes(_ capture: RawCapture, why: String) -> [UInt8] {
+        let report = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version,
+                                           extraSoftErrors: [SoftError(stage: "processing", message: why)])
+        return (try? report.encodedJSON()) ?? []
+    }
+
+    private func write(_ report: CrashReport, name: ReportFileName) -> (ok: Bool, line: String) {
         do {
-            let bytes = try report.encodedJSON()
-            let spool = try Spool(path: configuration.spool)
-            let name = ReportFileName(timeNanoseconds: time, pid: pid, executable: report.process.executable,
-                                      id: UUID(uuidString: report.id) ?? UUID())
-            let path = try spool.write(bytes: bytes, name: name)
-            _ = try? spool.prune(policy: configuration.retention)
-            return "crashwatch: report written to \(path)"
-        } catch let error as SpoolError {
-            return "crashwatch: \(error)"
+            return write(bytes: try report.encodedJSON(), name: name)
         } catch {
-            return "crashwatch: cannot encode report for spool \(configuration.spool): \(error)"
+            return (false, "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }
     }
+
+    /// Writes (or replaces: same name, same report id) the report and applies retention; returns the line to print.
+    private func write(bytes: [UInt8], name: ReportFileName) -> (ok: Bool, line: String) {
+        do {
+            let spool = try Spool(path: configuration.spool)
+            let path = try spool.write(bytes: bytes, name: name)
+            _ = try? spool.prune(policy: configuration.retention)
+            return (true, "crashwatch: report written to \(path)")
+        } catch {
+            return (false, "crashwatch: \(error)")
+        }
+    }
+}
+
+/// A line saying why something failed.
+struct ReporterFailure: Error, ExpressibleByStringLiteral, CustomStringConvertible {
+    let description: String
+    init(_ text: String) { description = text }
+    init(stringLiteral text: String) { description = text }
 }
 
 /// The one-line summaries crashwatch prints to stderr.

@@ -79,7 +79,8 @@ enum SymbolicateCommand {
             StandardStream.err("crashwatch: \(input) is not a crash report: \(error)\n")
             return ExitCode.dataError
         }
-        let symbolicated = Resymbolication.symbolicate(report, debugDirectories: directories)
+        let symbolicated = Resymbolication.symbolicate(report, debugDirectories: directories,
+                                                        useDebuginfod: !(ProcessEnvironment.current["DEBUGINFOD_URLS"] ?? "").isEmpty)
         let output: [UInt8]
         do {
             output = try symbolicated.encodedJSON()

@@ -1,5 +1,7 @@
-// Events.swift — what the supervisor tells its observer: crashes and abnormal exits of traced processes.
+// Events.swift — what the supervisor tells its observer: crashes and abnormal exits of traced processes,
+// and the processing jobs it runs for them.
 import CrashwatchModel
+import CrashwatchSystem
 
 /// A crash signal a process handled: the "original fault" of a crash that a handler later re-raised.
 public struct HandledFault: Equatable, Sendable {
@@ -46,10 +48,55 @@ public struct AbnormalExit: Equatable, Sendable {
 /// Implementations must return promptly: the crashed process waits for them.
 public protocol SupervisorObserver: AnyObject {
     /// A traced process is about to die of a crash signal; every thread in `stopped` stays stopped
-    /// until this returns, so registers and memory can be read.
-    func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess)
+    /// until this returns, so registers and memory can be read. Returns the processing to run once the
+    /// process is released, if any.
+    func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob?
     /// A traced process was killed by SIGKILL.
     func supervisorSawAbnormalExit(_ exit: AbnormalExit)
+    /// A job's worker ended, was killed at its deadline, or could not run.
+    func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome)
+}
+
+/// Processing of one capture in a worker process, started by the supervisor after the release.
+public final class ProcessingJob {
+    /// Arguments for the worker (crashwatch's own executable); the supervisor appends `--hold-ns N`.
+    public let arguments: [String]
+    /// Passed as fds 3, 4, …; kept open until the job ends.
+    public let descriptors: [OwnedDescriptor]
+    public let environment: [String]
+    public let limits: WorkerLimits
+    /// CLOCK_MONOTONIC nanoseconds: the worker is killed if it runs past this.
+    public let deadlineNanoseconds: Int64
+    /// The observer's own state for the job.
+    public let context: AnyObject?
+    /// How long the crashed process was held, set at release.
+    public internal(set) var holdNanoseconds: Int64 = 0
+    var pid: Int32?
+    var killedAtDeadline = false
+
+    public init(arguments: [String], descriptors: [OwnedDescriptor], environment: [String], limits: WorkerLimits,
+                deadlineNanoseconds: Int64, context: AnyObject?) {
+        self.arguments = arguments
+        self.descriptors = descriptors
+        self.environment = environment
+        self.limits = limits
+        self.deadlineNanoseconds = deadlineNanoseconds
+        self.context = context
+    }
+}
+
+/// How a processing job ended.
+public enum WorkerOutcome: Sendable, Equatable {
+    /// The worker exited with this status (0: its output is complete).
+    case exited(Int32)
+    /// The worker died of this signal.
+    case killed(Signal)
+    /// The supervisor killed it at the capture deadline.
+    case deadlinePassed
+    /// It could not be started.
+    case notStarted(String)
+    /// Too many crashes were being processed at once; this one was not.
+    case skipped
 }
 
 /// How a thread stopped by a capture is stopped, which decides how it is let go.

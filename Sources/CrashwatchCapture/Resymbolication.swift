@@ -9,11 +9,18 @@ import CrashwatchSystem
 public enum Resymbolication {
     /// Returns `report` with every frame symbolicated from ELF and debug files whose build-ids match the
     /// report's images, searched in the image's recorded path, `debugDirectories` and `/usr/lib/debug`
-    /// (`DIR/.build-id/xx/rest[.debug]`), then debuginfod when `DEBUGINFOD_URLS` is set. What could not be
-    /// matched is added to the report's soft errors.
-    public static func symbolicate(_ report: CrashReport, debugDirectories: [String]) -> CrashReport {
+    /// (`DIR/.build-id/xx/rest[.debug]`), then debuginfod (`DEBUGINFOD_URLS`) when `useDebuginfod`. What
+    /// could not be matched is added to the report's soft errors.
+    public static func symbolicate(_ report: CrashReport, debugDirectories: [String], useDebuginfod: Bool) -> CrashReport {
         var result = report
-        var offline: [OfflineImage] = []
+        let symbolizer: Symbolizer
+        do {
+            symbolizer = try Symbolizer(debugDirectories: debugDirectories, useDebuginfod: useDebuginfod)
+        } catch {
+            result.softErrors.append(SoftError(stage: "symbols", message: "\(error)"))
+            return result
+        }
+        var opened: [OwnedDescriptor] = []
         for image in report.images {
             guard let buildIDText = image.buildID, let buildID = bytes(fromHex: buildIDText) else {
                 result.softErrors.append(SoftError(stage: "symbols", image: image.path, message: "no build-id recorded: the image cannot be matched"))
@@ -21,31 +28,29 @@ public enum Resymbolication {
             }
             // Every candidate is checked, so a file of another build is named even when a good one exists
             // (libdw, which also searches the debug directories, skips such files silently).
-            var chosen: String?
+            var chosen: OwnedDescriptor?
             for candidate in candidates(for: image, buildIDText: buildIDText, debugDirectories: debugDirectories) {
-                guard let found = buildIDOfFile(candidate) else { continue }
+                guard let file = try? UntrustedFile.open(candidate.path, followLinks: candidate.trusted),
+                      let found = ELFFile.buildID(of: file) else { continue }
                 if found == buildID {
-                    if chosen == nil { chosen = candidate }
+                    if chosen == nil { chosen = file }
                     continue
                 }
                 result.softErrors.append(SoftError(
                     stage: "symbols", image: image.path,
-                    message: "refused \(candidate): its build-id is \(ELFNotes.hexString(found)), not \(buildIDText)"))
+                    message: "refused \(candidate.path): its build-id is \(ELFNotes.hexString(found)), not \(buildIDText)"))
             }
-            let source: OfflineImage.Source = chosen.map { .file($0) } ?? .buildID(buildID)
-            offline.append(OfflineImage(name: image.path, source: source, loadAddress: image.loadAddress.value,
-                                        size: UInt64(max(image.size, 1))))
+            let failure: String?
+            if let chosen {
+                opened.append(chosen)
+                failure = symbolizer.report(name: image.path, fd: chosen.fd, loadAddress: image.loadAddress.value)
+            } else {
+                failure = symbolizer.report(name: image.path, start: image.loadAddress.value,
+                                            end: image.loadAddress.value &+ UInt64(max(image.size, 1)), buildID: buildID)
+            }
+            if let failure { result.softErrors.append(SoftError(stage: "symbols", image: image.path, message: failure)) }
         }
-        let symbolizer: Symbolizer
-        do {
-            symbolizer = try Symbolizer(offline: offline, debugDirectories: debugDirectories)
-        } catch {
-            result.softErrors.append(SoftError(stage: "symbols", message: "\(error)"))
-            return result
-        }
-        for failure in symbolizer.failures {
-            result.softErrors.append(SoftError(stage: "symbols", image: failure.path, message: failure.reason))
-        }
+        symbolizer.endReporting()
 
         result.threads = report.threads.map { thread in
             var updated = thread
@@ -79,21 +84,16 @@ public enum Resymbolication {
         return result
     }
 
-    /// Files that may hold the image, in the order they are tried.
-    static func candidates(for image: ImageRecord, buildIDText: String, debugDirectories: [String]) -> [String] {
+    /// Files that may hold the image, in the order they are tried: its recorded path (a path the
+    /// crashed process chose: no link is followed there), then the build-id trees of trusted directories.
+    static func candidates(for image: ImageRecord, buildIDText: String, debugDirectories: [String]) -> [(path: String, trusted: Bool)] {
         let prefix = String(buildIDText.prefix(2)), rest = String(buildIDText.dropFirst(2))
-        var paths = [image.path]
+        var paths = [(image.path, false)]
         for directory in debugDirectories + ["/usr/lib/debug"] {
-            paths.append("\(directory)/.build-id/\(prefix)/\(rest).debug")
-            paths.append("\(directory)/.build-id/\(prefix)/\(rest)")
+            paths.append(("\(directory)/.build-id/\(prefix)/\(rest).debug", true))
+            paths.append(("\(directory)/.build-id/\(prefix)/\(rest)", true))
         }
         return paths
-    }
-
-    /// The build-id note of an ELF file, or nil when it is missing, unreadable or not ELF.
-    static func buildIDOfFile(_ path: String) -> [UInt8]? {
-        guard let bytes = try? ProcFS.readBytes(path, limit: 1 << 20), let header = try? ELFHeaderInfo.parse(bytes) else { return nil }
-        return ELFNotes.buildID(in: ELFNotes.notes(inFile: bytes, header: header))
     }
 
     /// Bytes from lower- or upper-case hex digits; nil for anything else.

@@ -16,8 +16,13 @@ public struct SupervisorOptions: Sendable {
     /// How many times the loop polls `waitpid` without blocking before it sleeps: a tracee stopping in
     /// quick succession is then answered without a cross-CPU wakeup.
     public var busyPolls: Int = 200
-    /// How long a capture may keep a crashed process stopped before it writes what it has.
+    /// How long a capture may keep a crashed process stopped before it writes what it has, and how long
+    /// its processing may take from the crash on.
     public var captureTimeoutNanoseconds: Int64 = 10_000_000_000
+    /// Processing workers that run at once; more crashes wait their turn (their minimal reports are written).
+    public var maximumWorkers: Int = 2
+    /// Crashes that may wait for a worker; beyond this, a crash keeps its minimal report.
+    public var maximumWaitingJobs: Int = 64
 
     public init(command: [String], followForks: Bool = true) {
         self.command = command
@@ -59,6 +64,11 @@ public final class Supervisor {
     /// Forwardable signals processes sent straight to the main child since the inbox was last read,
     /// with their senders: the duplicates `forward` must not send again.
     private var mainDeliveries: [(signal: Signal, sender: Int32)] = []
+    /// Processing workers running, by pid, and jobs waiting for a free slot.
+    private var runningJobs: [Int32: ProcessingJob] = [:]
+    private var waitingJobs: [ProcessingJob] = []
+    /// The main child's end, once seen: the supervisor returns it when no job is left.
+    private var finalStatus: WaitStatus?
 
     /// Blocks the supervisor's signals on the calling thread. Call before any other thread starts.
     public init(options: SupervisorOptions, observer: any SupervisorObserver) throws(SupervisorError) {
@@ -109,9 +119,10 @@ public final class Supervisor {
     private func loop() throws(SystemError) -> WaitStatus {
         var idlePolls = 0
         while true {
+            if let end = finalStatus, runningJobs.isEmpty, waitingJobs.isEmpty { return end }
             if let event = try nextEvent() {
                 idlePolls = 0
-                if let end = try handle(event) { return end }
+                try handle(event)
                 continue
             }
             if idlePolls < options.busyPolls {
@@ -124,10 +135,11 @@ public final class Supervisor {
             deferredSignals.removeAll()
             if let event = try nextEvent() {
                 idlePolls = 0
-                if let end = try handle(event) { return end }
+                try handle(event)
                 continue
             }
-            try inbox.waitUntilPending()
+            try inbox.waitUntilPending(timeoutMilliseconds: enforceJobDeadlines())
+            _ = enforceJobDeadlines()
             idlePolls = 0
         }
     }
@@ -138,9 +150,17 @@ public final class Supervisor {
         return try waitForAnyTask(block: false)
     }
 
-    /// Handles one waitpid report; returns the main child's final status when it has ended.
-    private func handle(_ event: WaitEvent) throws(SystemError) -> WaitStatus? {
+    /// Handles one waitpid report; records the main child's final status when it has ended.
+    private func handle(_ event: WaitEvent) throws(SystemError) {
         let tid = event.pid
+        if let job = runningJobs[tid] {
+            switch event.status {
+            case .exited(let code): finish(job, pid: tid, outcome: job.killedAtDeadline ? .deadlinePassed : .exited(code))
+            case .signaled(let signal, _): finish(job, pid: tid, outcome: job.killedAtDeadline ? .deadlinePassed : .killed(Signal(signal)))
+            case .stopped, .continued: break
+            }
+            return
+        }
         switch event.status {
         case .exited, .signaled:
             handledFaults[tid] = nil
@@ -150,9 +170,9 @@ public final class Supervisor {
                 recordAbnormalExit(pid: tid, signal: .kill)
             }
             reportedProcesses.remove(tid)
-            return tid == mainPID ? event.status : nil
+            if tid == mainPID { finalStatus = event.status }
         case .continued:
-            return nil
+            return
         case .stopped(let signal, let ptraceEvent):
             switch ptraceEvent {
             case 0:
@@ -174,7 +194,6 @@ public final class Supervisor {
             default:  // fork, vfork, clone (the new task reports its own first stop), vfork-done
                 try resume(tid)
             }
-            return nil
         }
     }
 
@@ -207,11 +226,16 @@ public final class Supervisor {
                     originalFault: handledFaults[tid],
                     timeNanoseconds: Clock.realtimeNanoseconds())
                 let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
+                let held = Clock.monotonicNanoseconds()
                 let stopped = try stopAllThreads(of: pid, crashedTID: tid, fatalSignal: signal, deadline: deadline)
-                observer?.supervisorDetected(crash, stopped: stopped)
+                let job = observer?.supervisorDetected(crash, stopped: stopped)
                 // The fatal signal first: the kernel then takes the whole process down, waking the rest.
                 try resume(tid, signal: signal.number)
                 try release(stopped)
+                if let job {
+                    job.holdNanoseconds = Clock.monotonicNanoseconds() - held
+                    enqueue(job)
+                }
                 return
             }
         }
@@ -368,6 +392,61 @@ public final class Supervisor {
         guard forwardedSignalSet.contains(signal), mainDeliveries.count < 64,
               let info = try? Ptrace.signalInfo(mainPID), let sender = info.senderPID else { return }
         mainDeliveries.append((signal, sender))
+    }
+
+    // MARK: - Processing jobs
+
+    /// Starts `job` now if a worker slot is free, else queues it (or, with the queue full, skips it).
+    private func enqueue(_ job: ProcessingJob) {
+        if runningJobs.count < options.maximumWorkers {
+            start(job)
+        } else if waitingJobs.count < options.maximumWaitingJobs {
+            waitingJobs.append(job)
+        } else {
+            observer?.supervisorFinished(job, outcome: .skipped)
+        }
+    }
+
+    private func start(_ job: ProcessingJob) {
+        guard Clock.monotonicNanoseconds() < job.deadlineNanoseconds else {
+            return observer?.supervisorFinished(job, outcome: .deadlinePassed) ?? ()
+        }
+        do {
+            let pid = try spawnWorker(arguments: job.arguments + ["--hold-ns", String(job.holdNanoseconds)],
+                                      environment: job.environment, descriptors: job.descriptors.map(\.fd),
+                                      limits: job.limits)
+            job.pid = pid
+            runningJobs[pid] = job
+        } catch {
+            observer?.supervisorFinished(job, outcome: .notStarted("\(error)"))
+        }
+    }
+
+    private func finish(_ job: ProcessingJob, pid: Int32, outcome: WorkerOutcome) {
+        runningJobs[pid] = nil
+        observer?.supervisorFinished(job, outcome: outcome)
+        while runningJobs.count < options.maximumWorkers, !waitingJobs.isEmpty {
+            start(waitingJobs.removeFirst())
+        }
+    }
+
+    /// Kills workers past their deadline; returns how long the loop may sleep before the next one is due
+    /// (milliseconds, -1 for no limit).
+    private func enforceJobDeadlines() -> Int32 {
+        guard !runningJobs.isEmpty else { return -1 }
+        let now = Clock.monotonicNanoseconds()
+        var next = Int64.max
+        for (pid, job) in runningJobs {
+            if now >= job.deadlineNanoseconds {
+                if !job.killedAtDeadline {
+                    job.killedAtDeadline = true
+                    killProcess(pid)
+                }
+            } else {
+                next = min(next, job.deadlineNanoseconds - now)
+            }
+        }
+        return next == Int64.max ? 100 : Int32(min(next / 1_000_000 + 1, 60_000))
     }
 
     // MARK: - Records

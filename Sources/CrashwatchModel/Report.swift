@@ -27,8 +27,12 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var kind: ReportKind
     /// When the fatal signal arrived, RFC 3339 UTC with milliseconds.
     public var captureTime: String
-    /// How long the capture took, in milliseconds.
+    /// How long the capture took, in milliseconds: from the fatal signal to this report being complete
+    /// (for a full report, including processing in the worker).
     public var captureDurationMs: Double
+    /// How long the crashed process was held stopped for the capture, in milliseconds; nil where the
+    /// source was not a live process.
+    public var holdDurationMs: Double?
     /// The crashwatch version that wrote the report.
     public var crashwatchVersion: String
     /// The fatal signal (and the original fault, for a handled-then-re-raised crash).
@@ -56,6 +60,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.kind = kind
         self.captureTime = captureTime
         self.captureDurationMs = captureDurationMs
+        self.holdDurationMs = nil
         self.crashwatchVersion = crashwatchVersion
         self.signal = signal
         self.process = process
@@ -545,6 +550,9 @@ public struct Diagnostics: Codable, Sendable, Equatable {
     public var captureErrors: Int
     /// Whether the capture deadline passed, so the report holds what existed by then.
     public var deadlineExceeded: Bool
+    /// How far the report got: `complete` (unwound and symbolized by the worker) or `minimal` (what the
+    /// raw capture gave: registers and the crashed pcs; processing did not finish — see the soft errors).
+    public var processing: ProcessingState?
 
     /// Creates the diagnostics record.
     public init(ptraceScope: Int?, seccompMode: Int?, captureErrors: Int = 0, deadlineExceeded: Bool = false) {
@@ -553,6 +561,14 @@ public struct Diagnostics: Codable, Sendable, Equatable {
         self.captureErrors = captureErrors
         self.deadlineExceeded = deadlineExceeded
     }
+}
+
+/// How far a report's processing got.
+public enum ProcessingState: String, Codable, Sendable, Equatable {
+    /// Unwound and symbolized.
+    case complete
+    /// Only what the raw capture gave: registers, the pcs, images and build-ids.
+    case minimal
 }
 
 // MARK: - Addresses

@@ -59,6 +59,7 @@ struct ReportJSONWriter {
         member("kind", indent: indent); string(report.kind.rawValue)
         member("captureTime", indent: indent); string(report.captureTime)
         member("captureDurationMs", indent: indent); double(report.captureDurationMs)
+        if let hold = report.holdDurationMs, hold.isFinite { member("holdDurationMs", indent: indent); double(hold) }
         member("crashwatchVersion", indent: indent); string(report.crashwatchVersion)
         member("signal", indent: indent); write(report.signal, indent: indent)
         member("process", indent: indent); write(report.process, indent: indent)
@@ -231,6 +232,7 @@ struct ReportJSONWriter {
         member("seccompMode", indent: inner); integer(diagnostics.seccompMode)
         member("captureErrors", indent: inner); integer(diagnostics.captureErrors)
         member("deadlineExceeded", indent: inner); bool(diagnostics.deadlineExceeded)
+        if let processing = diagnostics.processing { member("processing", indent: inner); string(processing.rawValue) }
         closeObject(indent: indent)
     }
 

@@ -116,28 +116,62 @@ void cw_stop_self(int signo);
 void cw_die_by_signal(int signo);
 
 
-/* ---- remote unwinding (unwind.c) ---- */
+/** Limits and identity of a processing worker (cw_spawn_worker). Zero limits are left as inherited. */
+typedef struct {
+    uint64_t address_space_bytes; /* RLIMIT_AS */
+    uint64_t cpu_seconds;         /* RLIMIT_CPU (soft; the hard limit is one second more) */
+    uint64_t file_size_bytes;     /* RLIMIT_FSIZE: caps what it can write */
+    int32_t drop_privileges;      /* switch to uid/gid/groups below (irreversibly) */
+    uint32_t uid;
+    uint32_t gid;
+    const uint32_t *groups;
+    size_t group_count;
+} cw_worker_limits;
+
+/**
+ * Forks and execs a worker: its own process group, killed when its parent dies (PR_SET_PDEATHSIG),
+ * empty signal mask and default dispositions, `fds` as descriptors 3, 4, … and nothing else open
+ * above 2, `limits` applied, privileges dropped when asked, no new privileges, not dumpable.
+ * Exit status 126 from the child means the set-up failed, 127 that exec failed.
+ */
+int cw_spawn_worker(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
+                    const cw_worker_limits *limits, pid_t *pid_out);
+
+/** memfd_create(name, MFD_CLOEXEC). */
+int cw_memfd(const char *name);
+
+/* ---- unwinding over a captured address space (unwind.c) ---- */
 
 /** Reads `length` bytes of another process's memory with process_vm_readv (uncached). */
 ssize_t cw_process_read(pid_t pid, uint64_t address, void *buffer, size_t length);
 
-/** Per-process unwinding state: libunwind address space, ELF lookup and a page cache of memory. */
-typedef struct cw_unwinder cw_unwinder;
-
-/** Creates the unwinding state for process `pid`; NULL with errno on failure. */
-cw_unwinder *cw_unwinder_create(pid_t pid);
-
-/** Frees everything `cw_unwinder_create` allocated. */
-void cw_unwinder_destroy(cw_unwinder *unwinder);
-
-/** Reads target memory through the unwinder's page cache; returns the bytes read (short at an unmapped page) or -1. */
-ssize_t cw_unwinder_read(cw_unwinder *unwinder, uint64_t address, void *buffer, size_t length);
-
 /**
- * Tells the unwinder where the process's images are (sorted, non-overlapping [start, end) ranges), so
- * each image keeps its own unwind tables for the whole capture. Returns 0, or -1 when out of memory.
+ * A process's address space as captured: byte ranges (stack and image bytes copied while it was held),
+ * file-backed ranges (image files the caller opened and checked) and the loaded images. Unwinding
+ * reads nothing else.
  */
-int cw_unwinder_set_images(cw_unwinder *unwinder, const uint64_t *starts, const uint64_t *ends, size_t count);
+typedef struct cw_space cw_space;
+
+/** An empty space; NULL with errno on failure. */
+cw_space *cw_space_create(void);
+
+/** Frees the space (not the bytes or descriptors it was given). */
+void cw_space_destroy(cw_space *space);
+
+/** Adds `length` bytes at `address`, read from `bytes` (which must outlive the space). 0, or -1 when full. */
+int cw_space_add_bytes(cw_space *space, uint64_t address, const void *bytes, uint64_t length);
+
+/** Adds `length` bytes at `address` read from file `fd` at `offset` onwards (the fd must outlive the space). */
+int cw_space_add_file(cw_space *space, uint64_t address, uint64_t length, int fd, uint64_t offset);
+
+/** Adds a loaded image [start, end) whose ELF header is at `base`: its unwind table is found from there. */
+int cw_space_add_image(cw_space *space, uint64_t start, uint64_t end, uint64_t base);
+
+/** Reads from the space; returns the bytes read (short where the captured ranges end) or -1. */
+ssize_t cw_space_read(cw_space *space, uint64_t address, void *buffer, size_t length);
+
+/** Why the image containing `address` has no usable unwind table (static text), or NULL when it has one or no image contains it. */
+const char *cw_space_image_problem(cw_space *space, uint64_t address);
 
 /** One unwound frame. */
 typedef struct {
@@ -153,10 +187,10 @@ typedef struct {
 #define CW_UNWIND_STOP_NO_PROGRESS 2 /* the stack pointer went backwards or repeated: a loop or a corrupt stack */
 
 /**
- * Unwinds one thread from `registers` (the host's NT_PRSTATUS layout as 64-bit words) into `frames`.
+ * Unwinds one thread from `registers` (the host's NT_PRSTATUS layout as 64-bit words) through `space`.
  * Returns the number of frames; `*stop` says why it ended (CW_UNWIND_STOP_* or a negative UNW_E* code).
  */
-int cw_unwind(cw_unwinder *unwinder, const uint64_t *registers, size_t register_count,
+int cw_unwind(cw_space *space, const uint64_t *registers, size_t register_count,
               cw_frame *frames, int max_frames, int *stop);
 
 /** libunwind's text for a negative UNW_E* code. */
@@ -165,25 +199,30 @@ const char *cw_unwind_error_name(int code);
 
 /* ---- symbols (symbols.c) ---- */
 
-/** A libdw session over one live process's modules. */
+/**
+ * Opens a file a crashed process named without ever blocking or following it anywhere unexpected:
+ * O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_NOCTTY, plus O_NOFOLLOW unless `follow_links`; the result must be a
+ * regular file (EINVAL otherwise). Returns the fd, or -1 with errno.
+ */
+int cw_open_untrusted(const char *path, int follow_links);
+
+/** A libdw session over reported images. */
 typedef struct cw_symbolizer cw_symbolizer;
 
 /**
- * Reports `pid`'s modules from /proc/PID/maps to libdw. `debug_directories` (colon-separated, may be
- * NULL) are searched for separate debug info after the standard places, by build-id
- * (`DIR/.build-id/xx/rest.debug`) and by .gnu_debuglink. NULL with errno on failure.
+ * Starts a session: report images, then end reporting. Separate debug info is searched by build-id in
+ * `debug_directories` (colon-separated, may be NULL) and /usr/lib/debug, and by .gnu_debuglink next to
+ * the image, in its .debug/ and under those directories; debuginfod (DEBUGINFOD_URLS) only when
+ * `use_debuginfod`. NULL with errno on failure.
  */
-cw_symbolizer *cw_symbolizer_create(pid_t pid, const char *debug_directories);
+cw_symbolizer *cw_symbolizer_create(const char *debug_directories, int use_debuginfod);
 
-/** Starts an offline session: report files with cw_symbolizer_report_file, then end reporting. */
-cw_symbolizer *cw_symbolizer_create_offline(const char *debug_directories);
-
-/** Reports the ELF file at `path` as module `name`, its first segment loaded at `load_address`. */
-int cw_symbolizer_report_file(cw_symbolizer *symbolizer, const char *name, const char *path, uint64_t load_address);
+/** Reports the ELF file open at `fd` (the session keeps its own duplicate) as module `name` loaded at `load_address`. */
+int cw_symbolizer_report_fd(cw_symbolizer *symbolizer, const char *name, int fd, uint64_t load_address);
 
 /**
  * Reports a module known only by its address range and build-id: libdw then looks for its file in the
- * debug directories' `.build-id` trees and, when `DEBUGINFOD_URLS` is set, on debuginfod servers.
+ * debug directories' `.build-id` trees and, when enabled, on debuginfod servers.
  */
 int cw_symbolizer_report_build_id(cw_symbolizer *symbolizer, const char *name, uint64_t start, uint64_t end,
                                   const uint8_t *build_id, size_t build_id_length);

@@ -1,6 +1,5 @@
-// RemoteProcess.swift — reading another (stopped, traced) process: its memory through a page cache,
-// its stacks through libunwind, its symbols through libdw. Thin owners of the C shim's handles; they
-// must stay on the tracer thread.
+// Unwinding.swift — stacks through libunwind over a captured address space, and symbols through libdw
+// over reported images. Thin owners of the C shim's handles; neither reads the crashed process itself.
 import CCrashwatch
 import Glibc
 
@@ -38,44 +37,56 @@ public enum UnwindStop: Equatable, Sendable {
     }
 }
 
-/// A process's memory and stacks, read remotely with libunwind and a page cache.
-public final class RemoteUnwinder {
+/// A crashed process's address space as captured — stack and image bytes copied while it was held,
+/// image files opened and checked afterwards — with libunwind over it. Reads nothing else: no ptrace,
+/// no /proc, no path. Owns neither the bytes nor the descriptors it is given: the caller keeps both
+/// alive as long as the space.
+public final class CapturedAddressSpace {
     private let handle: OpaquePointer
-    /// The process being read.
-    public let pid: Int32
 
-    /// Prepares to read process `pid` (which the calling thread traces and has stopped).
-    public init(pid: Int32) throws(SystemError) {
-        guard let handle = cw_unwinder_create(pid) else { throw SystemError("libunwind address space", pid: pid, errno: lastErrno()) }
+    public init() throws(SystemError) {
+        guard let handle = cw_space_create() else { throw SystemError("libunwind address space", errno: lastErrno()) }
         self.handle = handle
-        self.pid = pid
     }
 
-    deinit { cw_unwinder_destroy(handle) }
+    deinit { cw_space_destroy(handle) }
 
-    /// Tells the unwinder the address ranges of the process's images (sorted by start, non-overlapping),
-    /// so each keeps its unwind tables for the whole capture instead of being re-read on every switch.
-    public func setImageRanges(_ ranges: [Range<UInt64>]) {
-        let starts = ranges.map(\.lowerBound), ends = ranges.map(\.upperBound)
-        _ = starts.withUnsafeBufferPointer { s in
-            ends.withUnsafeBufferPointer { e in cw_unwinder_set_images(handle, s.baseAddress, e.baseAddress, ranges.count) }
-        }
+    /// Adds `bytes` (which must stay valid and unchanged as long as the space) at `address`.
+    public func add(address: UInt64, bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        _ = cw_space_add_bytes(handle, address, base, UInt64(bytes.count))
     }
 
-    /// Reads up to `count` bytes at `address`; fewer when the range runs into unmapped memory, empty when unreadable.
+    /// Adds `length` bytes at `address`, read from the file open at `fd` from `offset` on.
+    public func add(address: UInt64, length: UInt64, fd: Int32, offset: UInt64) {
+        _ = cw_space_add_file(handle, address, length, fd, offset)
+    }
+
+    /// Adds a loaded image [start, end) whose ELF header is at `base`; its unwind table is found from there.
+    public func addImage(start: UInt64, end: UInt64, base: UInt64) {
+        _ = cw_space_add_image(handle, start, end, base)
+    }
+
+    /// Reads up to `count` bytes at `address`; fewer where the captured ranges end, empty when none covers it.
     public func read(_ address: UInt64, count: Int) -> [UInt8] {
+        guard count > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: count)
-        let got = bytes.withUnsafeMutableBytes { cw_unwinder_read(handle, address, $0.baseAddress, count) }
+        let got = bytes.withUnsafeMutableBytes { cw_space_read(handle, address, $0.baseAddress, count) }
         if got <= 0 { return [] }
         bytes.removeSubrange(got...)
         return bytes
     }
 
-    /// Reads one little-endian 64-bit word, or nil when unreadable.
+    /// Reads one little-endian 64-bit word, or nil when not captured.
     public func readWord(_ address: UInt64) -> UInt64? {
         let bytes = read(address, count: 8)
         guard bytes.count == 8 else { return nil }
         return bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    }
+
+    /// Why the image containing `address` has no usable unwind table; nil when it has one (or no image contains it).
+    public func unwindTableProblem(at address: UInt64) -> String? {
+        cw_space_image_problem(handle, address).map { String(cString: $0) }
     }
 
     /// Unwinds one thread from its registers (the host's NT_PRSTATUS words), at most `maxFrames` frames.
@@ -138,72 +149,51 @@ public struct SymbolLookup: Equatable, Sendable {
     public let levels: [SourceLevel]
 }
 
-/// An image to report to an offline symbolizer, with where it was loaded.
-public struct OfflineImage: Sendable {
-    /// How libdw finds the image's ELF file.
-    public enum Source: Sendable {
-        /// A local file already checked to carry the image's build-id (the binary or its debug file).
-        case file(String)
-        /// Only the build-id: libdw searches the debug directories and debuginfod for it.
-        case buildID([UInt8])
-    }
-
-    public let name: String
-    public let source: Source
-    public let loadAddress: UInt64
-    public let size: UInt64
-
-    public init(name: String, source: Source, loadAddress: UInt64, size: UInt64) {
-        self.name = name
-        self.source = source
-        self.loadAddress = loadAddress
-        self.size = size
-    }
-}
-
-/// Function names, source lines and inline chains for addresses, through libdw: of a live process's
-/// modules, or of ELF files reported at the addresses a report recorded (offline).
+/// Function names, source lines and inline chains for addresses, through libdw, over images reported
+/// as open files or by build-id alone. Separate debug files are searched by build-id under trusted
+/// directories and by `.gnu_debuglink` (opened without blocking or following links in directories the
+/// crashed process may control); debuginfod only when asked for.
 public final class Symbolizer {
     private let handle: OpaquePointer
     /// Answers already given: threads of one process share most of their return addresses.
     private var cache: [UInt64: SymbolLookup?] = [:]
+    private var reportingEnded = false
 
-    /// Reports live process `pid`'s modules to libdw; `debugDirectories` are searched after the standard places.
-    public init(pid: Int32, debugDirectories: [String] = []) throws(SystemError) {
-        let path = debugDirectories.joined(separator: ":")
-        guard let handle = cw_symbolizer_create(pid, path) else { throw SystemError("dwfl_linux_proc_report", pid: pid, errno: lastErrno()) }
-        self.handle = handle
-    }
-
-    /// Reports `images` to an offline libdw session. An image libdw cannot open is skipped and named in `failures`.
-    public init(offline images: [OfflineImage], debugDirectories: [String] = []) throws(SystemError) {
-        guard let handle = cw_symbolizer_create_offline(debugDirectories.joined(separator: ":")) else {
+    /// Starts a session; `debugDirectories` are searched before /usr/lib/debug, `useDebuginfod` allows
+    /// the servers in `DEBUGINFOD_URLS`.
+    public init(debugDirectories: [String], useDebuginfod: Bool) throws(SystemError) {
+        guard let handle = cw_symbolizer_create(debugDirectories.joined(separator: ":"), useDebuginfod ? 1 : 0) else {
             throw SystemError("dwfl_begin", errno: lastErrno())
         }
         self.handle = handle
-        for image in images {
-            let result: Int32
-            switch image.source {
-            case .file(let path):
-                result = cw_symbolizer_report_file(handle, image.name, path, image.loadAddress)
-            case .buildID(let bytes):
-                result = bytes.withUnsafeBufferPointer {
-                    cw_symbolizer_report_build_id(handle, image.name, image.loadAddress, image.loadAddress &+ image.size,
-                                                  $0.baseAddress, $0.count)
-                }
-            }
-            if result != 0 { failures.append((image.name, String(cString: cw_symbolizer_last_error()))) }
-        }
-        cw_symbolizer_end_reporting(handle)
     }
-
-    /// Images an offline session could not report, with libdw's reason.
-    public private(set) var failures: [(path: String, reason: String)] = []
 
     deinit { cw_symbolizer_destroy(handle) }
 
+    /// Reports the ELF file open at `fd` as image `name` (its path, which also anchors the debuglink
+    /// search) loaded at `loadAddress`; libdw's reason when it cannot use it.
+    public func report(name: String, fd: Int32, loadAddress: UInt64) -> String? {
+        cw_symbolizer_report_fd(handle, name, fd, loadAddress) == 0 ? nil : String(cString: cw_symbolizer_last_error())
+    }
+
+    /// Reports an image known only by its range and build-id; libdw's reason when it cannot.
+    public func report(name: String, start: UInt64, end: UInt64, buildID: [UInt8]) -> String? {
+        let result = buildID.withUnsafeBufferPointer {
+            cw_symbolizer_report_build_id(handle, name, start, end, $0.baseAddress, $0.count)
+        }
+        return result == 0 ? nil : String(cString: cw_symbolizer_last_error())
+    }
+
+    /// Ends reporting; lookups work afterwards (the first lookup ends it implicitly).
+    public func endReporting() {
+        guard !reportingEnded else { return }
+        reportingEnded = true
+        cw_symbolizer_end_reporting(handle)
+    }
+
     /// Looks `address` up, with its inline chain and source lines when `withSource`; nil when no module contains it.
     public func lookup(_ address: UInt64, withSource: Bool = true) -> SymbolLookup? {
+        endReporting()
         if let known = cache[address] { return known }
         var raw = cw_symbol()
         let result = cw_symbolize(handle, address, &raw)
@@ -214,7 +204,7 @@ public final class Symbolizer {
                 var buffer = [cw_source_level](repeating: cw_source_level(), count: 32)
                 let count = buffer.withUnsafeMutableBufferPointer { cw_source_levels(handle, address, $0.baseAddress, 32) }
                 levels = buffer[0..<Int(count)].map { level in
-                    SourceLevel(name: level.name.map { String(cString: $0) }, file: level.file.map { String(cString: $0) },
+                    SourceLevel(name: level.name.map { cappedString($0) }, file: level.file.map { cappedString($0) },
                                 line: level.line > 0 ? Int(level.line) : nil, column: level.column > 0 ? Int(level.column) : nil,
                                 inlined: level.inlined != 0)
                 }
@@ -225,7 +215,7 @@ public final class Symbolizer {
             case CW_SYMBOL_SOURCE_DEBUGINFO: .debuginfo
             default: nil
             }
-            found = SymbolLookup(module: raw.module_name.map { String(cString: $0) }, symbol: raw.name.map { String(cString: $0) },
+            found = SymbolLookup(module: raw.module_name.map { cappedString($0) }, symbol: raw.name.map { cappedString($0) },
                                  offset: raw.offset, source: raw.name == nil ? nil : source, levels: levels)
         }
         cache[address] = found
@@ -233,9 +223,34 @@ public final class Symbolizer {
     }
 }
 
-/// Demangles a C++ (`_Z…`) or Swift (`$s…`) symbol name; nil when the name is not mangled or not valid.
+/// The longest name or path a report keeps (bytes of UTF-8); longer ones end in `…[truncated]`.
+public let maximumNameBytes = 4096
+
+/// Marks a string cut at `maximumNameBytes`.
+public let truncationMark = "…[truncated]"
+
+/// A C string from a hostile file, cut to `maximumNameBytes` (at a character boundary) with a mark.
+func cappedString(_ pointer: UnsafePointer<CChar>) -> String {
+    let length = strnlen(pointer, maximumNameBytes + 1)
+    let bytes = UnsafeRawBufferPointer(start: pointer, count: length).bindMemory(to: UInt8.self)
+    return capped(String(decoding: bytes, as: UTF8.self))
+}
+
+/// `text` cut to `maximumNameBytes` of UTF-8 at a character boundary, with `truncationMark`; unchanged when short enough.
+public func capped(_ text: String) -> String {
+    guard text.utf8.count > maximumNameBytes else { return text }
+    var result = ""
+    for character in text {
+        if result.utf8.count + character.utf8.count > maximumNameBytes - truncationMark.utf8.count { break }
+        result.append(character)
+    }
+    return result + truncationMark
+}
+
+/// Demangles a C++ (`_Z…`) or Swift (`$s…`) symbol name, capped at `maximumNameBytes`; nil when the
+/// name is not mangled or not valid.
 public func demangle(_ name: String) -> String? {
     guard let pointer = cw_demangle(name) else { return nil }
     defer { free(pointer) }
-    return String(cString: pointer)
+    return cappedString(pointer)
 }

@@ -1,0 +1,61 @@
+// ProcessCommand.swift — `crashwatch __process`, the processing worker `run` starts for each crash (not
+// for people to call): reads the raw capture from fd 3, unwinds and symbolizes it, and writes the full
+// report to fd 4. Image files the supervisor opened through /proc arrive as fds 5, 6, …. It runs
+// confined (see `spawnWorker`) and is killed at the capture deadline; `run` keeps the minimal report
+// when it fails.
+import CrashwatchCapture
+import CrashwatchModel
+import CrashwatchSystem
+
+enum ProcessCommand {
+    static let name = "__process"
+
+    /// The largest capture file a worker maps.
+    static let captureByteLimit = 1 << 32
+
+    /// The worker's whole environment: nothing of crashwatch's or the crashed program's beyond what
+    /// processing needs. debuginfod only with servers crashwatch was told to use.
+    static func environment(debuginfodURLs: [String], deadline: Int64, uid: UInt32) -> [String] {
+        var environment = ["PATH=/usr/bin:/bin", "SWIFT_BACKTRACE=enable=no"]
+        if !debuginfodURLs.isEmpty {
+            let seconds = max((deadline - Clock.monotonicNanoseconds()) / 2_000_000_000, 1)
+            environment.append("DEBUGINFOD_URLS=\(debuginfodURLs.joined(separator: " "))")
+            environment.append("DEBUGINFOD_TIMEOUT=\(min(seconds, 30))")
+            let cache = ProcessEnvironment.current["DEBUGINFOD_CACHE_PATH"] ?? "/var/tmp/crashwatch-debuginfod-\(uid)"
+            environment.append("DEBUGINFOD_CACHE_PATH=\(cache)")
+        }
+        return environment
+    }
+
+    static func main(_ arguments: [String]) -> Int32 {
+        var images = 0
+        var holdNanoseconds: Int64 = 0
+        var index = 0
+        while index + 1 < arguments.count {
+            switch arguments[index] {
+            case "--images": images = max(Int(arguments[index + 1]) ?? 0, 0)
+            case "--hold-ns": holdNanoseconds = Int64(arguments[index + 1]) ?? 0
+            default: break
+            }
+            index += 2
+        }
+        let input = OwnedDescriptor(adopting: 3)
+        let output = OwnedDescriptor(adopting: 4)
+        let passed = (0..<min(images, 1024)).map { OwnedDescriptor(adopting: Int32(5 + $0)) }
+        do {
+            let file = try RawCaptureFile(input, limit: captureByteLimit)
+            var capture = file.capture
+            capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
+            let processor = try CaptureProcessor(file: file, passedFiles: passed)
+            var builder = ReportBuilder(capture: capture, processor: processor)
+            var report = builder.build()
+            report.crashwatchVersion = CLI.version
+            let bytes = try ReportSizeLimit.encode(report, limit: capture.options.reportByteLimit)
+            try output.write(bytes)
+            return ExitCode.success
+        } catch {
+            StandardStream.err("crashwatch: processing failed: \(error)\n")
+            return ExitCode.systemError
+        }
+    }
+}

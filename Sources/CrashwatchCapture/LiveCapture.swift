@@ -1,0 +1,403 @@
+// LiveCapture.swift — the raw capture of a crashed process while it is held stopped (DESIGN.md "Capture
+// and processing"): registers, the used part of every stack, maps, auxv, names, build-ids and notes from
+// memory, and the bytes of images whose file is gone or is not a file at all. Nothing here unwinds,
+// symbolizes or opens a path the process named: it reads /proc and the process's memory with code we
+// trust, checks every length read from the process before use, and stays under byte caps. Runs on the
+// tracer thread.
+import CrashwatchModel
+import CrashwatchSystem
+import FoundationEssentials
+
+/// What a capture records and how hard processing tries.
+public struct CaptureOptions: Sendable {
+    /// Frames per thread at most (`--max-frames`).
+    public var maxFrames: Int = 256
+    /// What processing adds to frames (`--symbolicate`).
+    public var symbolication: Symbolication = .full
+    /// Directories searched for separate debug info before /usr/lib/debug (`--debug-dir`).
+    public var debugDirectories: [String] = []
+    /// debuginfod servers processing may ask (`--debuginfod`); none by default, whatever the environment says.
+    public var debuginfodURLs: [String] = []
+    /// Directories whose images are in-app (`--app-root`); empty means the executable's directory rule.
+    public var appRoots: [String] = []
+    /// Environment variables recorded by name (`--env-allow`); none by default.
+    public var environmentAllowList: [String] = []
+    /// Replace every argument after argv[0] with `<redacted>` (`--redact-args`).
+    public var redactArguments: Bool = false
+    /// App identity given on the command line; unset fields fall back to the crashed process's
+    /// `CRASHWATCH_APP_NAME`, `CRASHWATCH_APP_VERSION` and `CRASHWATCH_APP_RELEASE`.
+    public var app: AppRecord = AppRecord()
+    /// Stack bytes captured per thread at most, from the stack pointer up (`--max-stack-bytes`).
+    public var stackBytesPerThread: Int = 1 << 20
+    /// Stack and image bytes captured per crash at most (`--max-capture-bytes`).
+    public var captureBytes: Int = 64 << 20
+    /// The full report's size limit in bytes: readers quarantine reports over 64 MiB.
+    public var reportByteLimit: Int = 16 << 20
+    /// The crashwatch version recorded in the report.
+    public var crashwatchVersion: String
+
+    public init(crashwatchVersion: String) { self.crashwatchVersion = crashwatchVersion }
+}
+
+/// How much symbol information processing adds to frames.
+public enum Symbolication: String, Sendable, CaseIterable {
+    /// Functions, source file:line:column and inline frames.
+    case full
+    /// Function names and offsets only.
+    case functions
+    /// Addresses and images only (`crashwatch symbolicate` can add the rest later).
+    case none
+}
+
+/// A raw capture written to an in-memory file, with the image files opened while the process was held.
+public struct CapturedCrash {
+    public let capture: RawCapture
+    /// The capture file (a memfd), to hand to the worker.
+    public let file: OwnedDescriptor
+    /// Image files opened through /proc (`RawImage.descriptor` indexes these).
+    public let imageFiles: [OwnedDescriptor]
+}
+
+/// Raw captures of live, stopped processes.
+public enum LiveCapture {
+    /// Captures `crash` (whose threads `stopped` holds). Never fails as a whole: what could not be read
+    /// becomes a soft error; only a failure to create the capture file itself is thrown.
+    public static func capture(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
+                               deadlineNanoseconds: Int64) throws(SystemError) -> CapturedCrash {
+        let started = Clock.monotonicNanoseconds()
+        let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
+        var writer = RawCaptureWriter(file: file)
+        var reader = Reader(pid: crash.pid, options: options, deadline: stopped.deadlineNanoseconds)
+
+        // Threads: registers, names, stacks.
+        var threads: [RawThread] = []
+        for tid in stopped.threads {
+            threads.append(reader.thread(tid, crashed: tid == stopped.crashedTID, writer: &writer))
+        }
+        for tid in stopped.unstopped {
+            threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false,
+                                     registers: [], missingReason: "the thread did not stop before the capture deadline"))
+            reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: "thread did not stop before the capture deadline"))
+        }
+        var original: RawFault?
+        if let fault = crash.originalFault {
+            original = RawFault(tid: fault.tid, signal: RawSignal(fault.signal), timeNanoseconds: fault.timeNanoseconds,
+                                registers: fault.registers)
+            // A handler on an alternate stack: the fault's own stack is elsewhere.
+            if let registers = try? RegisterDecoder.decode(fault.registers, architecture: .host) {
+                reader.captureStack(near: registers.sp, tid: fault.tid, writer: &writer)
+            }
+        }
+
+        let images = reader.images(writer: &writer)
+        var capture = RawCapture(
+            reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal), originalFault: original,
+            timeNanoseconds: crash.timeNanoseconds, startedNanoseconds: started, holdDurationMs: 0,
+            architecture: .host, maps: reader.mapsText, auxv: reader.auxv,
+            pointerAuthenticationMask: reader.pointerAuthenticationMask(tid: stopped.crashedTID),
+            threads: threads, images: images.records,
+            process: reader.processRecord(), host: CaptureHost.record(),
+            ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
+            seccompMode: (try? ProcFS.threadStatus(crash.pid))?.seccompMode,
+            capturedBytes: reader.capturedBytes, stackByteLimitPerThread: options.stackBytesPerThread,
+            captureByteLimit: options.captureBytes, softErrors: reader.softErrors,
+            options: ProcessingOptions(
+                maxFrames: options.maxFrames, symbolication: options.symbolication.rawValue,
+                debugDirectories: options.debugDirectories, appRoots: options.appRoots,
+                debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
+                reportByteLimit: options.reportByteLimit))
+        capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
+        try writer.finish(capture)
+        return CapturedCrash(capture: capture, file: file, imageFiles: images.files)
+    }
+}
+
+/// This machine, as a report records it.
+public enum CaptureHost {
+    public static func record() -> HostRecord {
+        let uname = UnameInfo.current()
+        let os = OSRelease.current()
+        return HostRecord(
+            hostname: uname.nodename, kernelRelease: uname.release, kernelVersion: uname.version,
+            osName: os.name, osVersion: os.version, architecture: Architecture.host.rawValue,
+            bootID: ProcFS.setting("/proc/sys/kernel/random/boot_id"))
+    }
+}
+
+/// One capture's reading state.
+private struct Reader {
+    let pid: Int32
+    let options: CaptureOptions
+    let deadline: Int64
+    let mapsText: String
+    let auxv: [UInt8]
+    let table: ImageTable
+    var softErrors: [SoftError] = []
+    var capturedBytes = 0
+    /// Captured [start, end) ranges, so a stack shared by two records is copied once.
+    var captured: [Range<UInt64>] = []
+    /// A reusable read buffer: regions are copied through it into the capture file.
+    var buffer = [UInt8](repeating: 0, count: 64 << 10)
+
+    /// Bytes below the stack pointer a leaf function may use without moving it (x86-64's red zone).
+    static let redZone: UInt64 = Architecture.host == .x86_64 ? 128 : 0
+    /// At most this many maps lines are read (a hostile process can map millions of pages).
+    static let mapsByteLimit = 64 << 20
+
+    init(pid: Int32, options: CaptureOptions, deadline: Int64) {
+        self.pid = pid
+        self.options = options
+        self.deadline = deadline
+        var errors: [SoftError] = []
+        var text = ""
+        do {
+            let bytes = try ProcFS.readBytes("/proc/\(pid)/maps", limit: Self.mapsByteLimit)
+            if bytes.count >= Self.mapsByteLimit {
+                errors.append(SoftError(stage: "images", message: "/proc/\(pid)/maps is longer than \(Self.mapsByteLimit) bytes; the rest was not read"))
+            }
+            text = String(decoding: bytes, as: UTF8.self)
+        } catch {
+            errors.append(SoftError(stage: "images", message: "\(error)"))
+        }
+        mapsText = text
+        auxv = (try? ProcFS.readBytes("/proc/\(pid)/auxv", limit: 4096)) ?? []
+        table = ImageTable(mapsText: text)
+        softErrors = errors
+    }
+
+    var remainingBytes: Int { max(options.captureBytes - capturedBytes, 0) }
+
+    // MARK: Threads
+
+    mutating func thread(_ tid: Int32, crashed: Bool, writer: inout RawCaptureWriter) -> RawThread {
+        let name = ProcFS.threadName(pid: pid, tid: tid).map(capped)
+        let bytes: [UInt8]
+        do {
+            bytes = try Ptrace.registerSet(tid)
+        } catch {
+            softErrors.append(SoftError(stage: "registers", tid: tid, message: "\(error)"))
+            return RawThread(tid: tid, name: name, crashed: crashed, registers: [], missingReason: "registers unreadable")
+        }
+        var thread = RawThread(tid: tid, name: name, crashed: crashed, registers: bytes)
+        guard let registers = try? RegisterDecoder.decode(bytes, architecture: .host) else { return thread }
+        if let (range, cut) = captureStack(near: registers.sp, tid: tid, writer: &writer) {
+            thread.stackStart = range.lowerBound
+            thread.stackEnd = range.upperBound
+            thread.stackCapped = cut
+        }
+        return thread
+    }
+
+    /// Copies the used part of the stack `sp` is in: from below the red zone up to the end of its
+    /// mapping, at most the per-thread cap. A stack pointer in a guard page (a stack overflow) or just
+    /// below a mapping starts at the next readable mapping above it.
+    @discardableResult
+    mutating func captureStack(near sp: UInt64, tid: Int32, writer: inout RawCaptureWriter) -> (Range<UInt64>, Bool)? {
+        guard let mapping = table.mappings.first(where: { $0.end > sp && $0.permissions.isReadable && $0.start <= sp &+ 65536 }) else {
+            softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack pointer \(hex(sp)) is not in readable memory"))
+            return nil
+        }
+        let low = max(mapping.start, sp >= Self.redZone ? sp - Self.redZone : 0)
+        if captured.contains(where: { $0.contains(low) }) { return nil }
+        let wanted = mapping.end - low
+        let allowed = UInt64(min(options.stackBytesPerThread, remainingBytes))
+        let length = min(wanted, allowed)
+        if length == 0 {
+            softErrors.append(SoftError(stage: "stack", tid: tid, message: "capture byte limit (\(options.captureBytes)) reached: stack not captured"))
+            return nil
+        }
+        let got = copy(low, length: length, writer: &writer)
+        if got == 0 {
+            softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack at \(hex(low)) is not readable"))
+            return nil
+        }
+        let range = low..<(low + got)
+        captured.append(range)
+        return (range, length < wanted)
+    }
+
+    /// Copies [address, address + length) of the process into the capture; returns the bytes copied
+    /// (fewer when memory ends early).
+    mutating func copy(_ address: UInt64, length: UInt64, writer: inout RawCaptureWriter) -> UInt64 {
+        var done: UInt64 = 0
+        let chunk = UInt64(buffer.count)
+        while done < length {
+            if Clock.monotonicNanoseconds() >= deadline {
+                softErrors.append(SoftError(stage: "deadline", message: "capture deadline passed while copying memory at \(hex(address &+ done))"))
+                break
+            }
+            let want = Int(min(chunk, length - done))
+            var failed = false
+            let got = buffer.withUnsafeMutableBytes { raw -> Int in
+                let slice = UnsafeMutableRawBufferPointer(rebasing: raw[0..<want])
+                let got = ProcessMemory.read(pid: pid, address: address &+ done, into: slice)
+                guard got > 0 else { return 0 }
+                do {
+                    try writer.appendRegion(address: address &+ done, bytes: UnsafeRawBufferPointer(rebasing: raw[0..<got]))
+                } catch {
+                    failed = true
+                    return 0
+                }
+                return got
+            }
+            if failed {
+                softErrors.append(SoftError(stage: "capture", message: "cannot write the capture file"))
+                break
+            }
+            if got == 0 { break }
+            done += UInt64(got)
+            capturedBytes += got
+            if got < want { break }
+        }
+        return done
+    }
+
+    // MARK: Images
+
+    /// Every image's identity from memory; the non-writable bytes of images whose file is gone or is no
+    /// file (deleted, memfd, vdso); and, for deleted and memfd images, the file itself through /proc.
+    mutating func images(writer: inout RawCaptureWriter) -> (records: [RawImage], files: [OwnedDescriptor]) {
+        var records: [RawImage] = []
+        var files: [OwnedDescriptor] = []
+        let executable = ProcFS.readLink("/proc/\(pid)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
+        for image in table.images.prefix(Self.maximumImages) where image.kind == .file || image.kind == .memfd || image.kind == .vdso {
+            var record = RawImage(start: image.start)
+            if let base = image.baseAddress, let identity = identify(base: base) {
+                record.buildID = identity.buildID.map(ELFNotes.hexString)
+                record.architecture = identity.architecture
+                record.package = identity.package
+            } else if image.kind != .vdso {
+                softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the process's memory"))
+            }
+            let gone = image.isDeleted || image.kind == .memfd
+            if gone || image.kind == .vdso {
+                record.copied = copyImage(image, writer: &writer)
+            }
+            if gone, files.count < Self.maximumImageFiles, let file = openMappedFile(image, isExecutable: image.path == executable) {
+                record.descriptor = files.count
+                files.append(file)
+            }
+            records.append(record)
+        }
+        if table.images.count > Self.maximumImages {
+            softErrors.append(SoftError(stage: "images", message: "\(table.images.count) images mapped; only the first \(Self.maximumImages) were identified"))
+        }
+        return (records, files)
+    }
+
+    static let maximumImages = 8192
+    static let maximumImageFiles = 64
+
+    /// Copies an image's readable, non-writable mappings (headers, code, unwind tables, dynamic symbols).
+    mutating func copyImage(_ image: LoadedImage, writer: inout RawCaptureWriter) -> Bool {
+        var copiedAll = true
+        for mapping in image.mappings where mapping.permissions.isReadable && !mapping.permissions.isWritable {
+            let length = min(mapping.size, UInt64(remainingBytes))
+            if length < mapping.size {
+                softErrors.append(SoftError(stage: "images", image: image.path, message: "capture byte limit (\(options.captureBytes)) reached: image bytes not copied"))
+                copiedAll = false
+            }
+            if length == 0 { break }
+            if copy(mapping.start, length: length, writer: &writer) < length { copiedAll = false }
+        }
+        return copiedAll
+    }
+
+    /// The file behind a deleted or memfd image, through the kernel's own link to the mapped inode:
+    /// /proc/PID/exe for the executable, /proc/PID/map_files for the rest (root only). Never blocks.
+    func openMappedFile(_ image: LoadedImage, isExecutable: Bool) -> OwnedDescriptor? {
+        var paths: [String] = []
+        if isExecutable { paths.append("/proc/\(pid)/exe") }
+        if let first = image.mappings.first {
+            paths.append("/proc/\(pid)/map_files/\(String(first.start, radix: 16))-\(String(first.end, radix: 16))")
+        }
+        for path in paths {
+            if let file = try? UntrustedFile.open(path, followLinks: true) { return file }
+        }
+        return nil
+    }
+
+    /// Build-id, architecture and package note from the ELF header and notes in the process's memory.
+    /// Every field read is checked: a corrupt header yields nil, never a huge read or a trap.
+    func identify(base: UInt64) -> ImageIdentity? {
+        var bytes = ProcessMemory.read(pid: pid, address: base, count: ELFHeaderInfo.fileHeaderSize)
+        var header: ELFHeaderInfo
+        do {
+            header = try ELFHeaderInfo.parse(bytes)
+        } catch .truncated(_, let needed, _) {
+            guard needed > 0, needed <= Self.headerByteLimit else { return nil }
+            bytes = ProcessMemory.read(pid: pid, address: base, count: needed)
+            guard let full = try? ELFHeaderInfo.parse(bytes) else { return nil }
+            header = full
+        } catch {
+            return nil
+        }
+        guard let bias = header.loadBias(imageBase: base) else { return nil }
+        var notes: [ELFNote] = []
+        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= UInt64(Self.noteByteLimit) {
+            notes += ELFNotes.parseNotes(ProcessMemory.read(pid: pid, address: bias &+ segment.virtualAddress, count: Int(segment.size)),
+                                         alignment: segment.alignment)
+        }
+        let identity = ImageIdentity(notes: notes, architecture: header.architecture)
+        return identity.buildID == nil ? nil : identity
+    }
+
+    static let headerByteLimit = 64 << 10
+    static let noteByteLimit = 64 << 10
+
+    /// aarch64 only: the code-pointer PAC mask, when the thread uses pointer authentication.
+    func pointerAuthenticationMask(tid: Int32) -> UInt64? {
+        guard Architecture.host == .aarch64,
+              let bytes = try? Ptrace.registerSet(tid, noteType: Int32(PointerAuthenticationMask.noteType), capacity: 16),
+              let mask = try? RegisterDecoder.decodePointerAuthenticationMask(bytes) else { return nil }
+        return mask.instructionMask
+    }
+
+    // MARK: Process
+
+    func processRecord() -> ProcessRecord {
+        let status = try? ProcFS.threadStatus(pid)
+        let exeLink = ProcFS.readLink("/proc/\(pid)/exe") ?? ""
+        let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
+        var commandLine = ProcFS.commandLine(pid).prefix(Self.maximumArguments).map(capped)
+        if options.redactArguments && commandLine.count > 1 {
+            commandLine = [commandLine[0]] + Array(repeating: "<redacted>", count: commandLine.count - 1)
+        }
+        let environment = ProcFS.environment(pid)
+        func variable(_ name: String) -> String? { environment.last(where: { $0.name == name }).map { capped($0.value) } }
+        var allowed: [String: String] = [:]
+        for name in options.environmentAllowList { if let value = variable(name) { allowed[name] = value } }
+        let app = AppRecord(
+            name: options.app.name ?? variable("CRASHWATCH_APP_NAME"),
+            version: options.app.version ?? variable("CRASHWATCH_APP_VERSION"),
+            release: options.app.release ?? variable("CRASHWATCH_APP_RELEASE"))
+        let cgroup = (try? ProcFS.readText("/proc/\(pid)/cgroup")).map(CgroupInfo.init(parsing:))
+        return ProcessRecord(
+            pid: pid, ppid: status?.ppid ?? 0, executable: executable, commandLine: Array(commandLine),
+            redacted: options.redactArguments, cwd: ProcFS.readLink("/proc/\(pid)/cwd").map(capped),
+            uid: status?.uids.first ?? 0, gid: status?.gids.first ?? 0,
+            startTime: ProcessClock.startTimeNanoseconds(pid: pid).map { RFC3339.format(nanosecondsSinceEpoch: $0) },
+            comm: status?.name ?? "", cgroup: cgroup?.path.map(capped), systemdUnit: cgroup?.unit.map(capped),
+            systemdInvocationID: variable("INVOCATION_ID"),
+            app: app.name == nil && app.version == nil && app.release == nil ? nil : app,
+            environment: allowed)
+    }
+
+    static let maximumArguments = 4096
+}
+
+/// What an image's ELF header and notes say about it.
+struct ImageIdentity {
+    var buildID: [UInt8]?
+    var architecture: Architecture?
+    var package: PackageRecord?
+
+    /// Reads the build-id and the `.note.package` metadata (JSON) from an image's notes.
+    init(notes: [ELFNote], architecture: Architecture?) {
+        self.buildID = ELFNotes.buildID(in: notes)
+        self.architecture = architecture
+        self.package = ELFNotes.packageMetadataJSON(in: notes).flatMap { json in
+            try? JSONDecoder().decode(PackageRecord.self, from: Data(json.utf8))
+        }
+    }
+}

@@ -1,0 +1,278 @@
+// Processing.swift — the worker's side (DESIGN.md "Capture and processing"): a raw capture becomes the
+// full report. Stacks are unwound with libunwind over the captured bytes and the images' files; files
+// come from the descriptors the supervisor opened through /proc, or are opened here as untrusted (never
+// blocking, never through a link, regular files only) and used only when they are the very file the
+// process mapped (same build-id, else same device and inode). Images whose file is gone are unwound and
+// named from the bytes copied out of memory. The worker runs confined (rlimits, no new privileges,
+// privileges dropped) and under the capture deadline; whatever it cannot finish becomes a soft error.
+import CrashwatchModel
+import CrashwatchSystem
+
+/// Unwinds and symbolizes a raw capture for the report builder.
+public struct CaptureProcessor: FrameProcessor {
+    private let space: CapturedAddressSpace
+    private let table: ImageTable
+    private let capture: RawCapture
+    /// The file used for each image (by first mapping start), for the symbolizer.
+    private var imageFiles: [UInt64: OwnedDescriptor] = [:]
+    /// Images whose file was refused or missing but whose bytes were copied: rebuilt for the symbolizer.
+    private var copiedImages: Set<UInt64> = []
+    private var symbolizer: Symbolizer?
+    private let symbolication: Symbolication
+    /// Past this (CLOCK_MONOTONIC), remaining threads are left unwound so the report still gets out.
+    private let softDeadline: Int64
+    private var reportedTableProblems: Set<UInt64> = []
+    public private(set) var softErrors: [SoftError] = []
+
+    /// Prepares the address space: captured regions, then image files for images whose bytes were not
+    /// copied. `passedFiles` are the descriptors the supervisor handed over (`RawImage.descriptor`).
+    public init(file: RawCaptureFile, passedFiles: [OwnedDescriptor]) throws(SystemError) {
+        capture = file.capture
+        table = ImageTable(mapsText: capture.maps)
+        space = try CapturedAddressSpace()
+        symbolication = Symbolication(rawValue: capture.options.symbolication) ?? .full
+        let total = capture.options.deadlineNanoseconds - capture.startedNanoseconds
+        softDeadline = capture.options.deadlineNanoseconds - max(min(total / 10, 1_000_000_000), 100_000_000)
+        for region in file.regions { space.add(address: region.address, bytes: region.bytes) }
+
+        var identities: [UInt64: RawImage] = [:]
+        for image in capture.images { identities[image.start] = image }
+        for image in table.images where image.kind == .file || image.kind == .memfd || image.kind == .vdso {
+            let identity = identities[image.start]
+            space.addImage(start: image.start, end: image.end, base: image.baseAddress ?? image.start)
+            if identity?.copied == true { copiedImages.insert(image.start) }
+            var fileForImage: OwnedDescriptor?
+            if let index = identity?.descriptor, index >= 0, index < passedFiles.count {
+                fileForImage = passedFiles[index]
+            } else if image.kind == .file && !image.isDeleted {
+                fileForImage = openMapped(image, buildID: identity?.buildID)
+            }
+            guard let fileForImage else { continue }
+            imageFiles[image.start] = fileForImage
+            // The process's bytes, where copied, are what it ran; file bytes fill in the rest.
+            guard identity?.copied != true else { continue }
+            for mapping in image.mappings where mapping.permissions.isReadable && !mapping.permissions.isWritable {
+                space.add(address: mapping.start, length: mapping.size, fd: fileForImage.fd, offset: mapping.offset)
+            }
+        }
+    }
+
+    /// Opens an image's file by its maps path, and keeps it only if it is the file the process mapped.
+    private mutating func openMapped(_ image: LoadedImage, buildID: String?) -> OwnedDescriptor? {
+        let file: OwnedDescriptor
+        do {
+            file = try UntrustedFile.open(image.path)
+        } catch {
+            softErrors.append(SoftError(stage: "images", image: image.path, message: "\(error)"))
+            return nil
+        }
+        if let buildID {
+            let found = ELFFile.buildID(of: file).map(ELFNotes.hexString)
+            guard found == buildID else {
+                softErrors.append(SoftError(stage: "images", image: image.path, message:
+                    "the file there now is another build (build-id \(found ?? "none"), the process had \(buildID)); not used"))
+                return nil
+            }
+            return file
+        }
+        guard let identity = file.identity(), let mapped = image.mappings.first,
+              identity.inode == mapped.inode, MapsDevice(mapped.device)?.matches(identity.device) == true else {
+            softErrors.append(SoftError(stage: "images", image: image.path, message:
+                "no build-id to match and the file there now is not the mapped inode; not used"))
+            return nil
+        }
+        return file
+    }
+
+    // MARK: Unwinding
+
+    public mutating func frames(registers: RegisterSet, words: [UInt64], thread: RawThread?) -> (frames: [UnsymbolizedFrame], stop: String) {
+        if Clock.monotonicNanoseconds() >= softDeadline {
+            softErrors.append(SoftError(stage: "deadline", tid: thread?.tid, message: "processing deadline passed before this thread was unwound"))
+            return ([UnsymbolizedFrame(pc: registers.pc, how: .context, isExact: true)], "processing deadline passed")
+        }
+        var seed = words
+        var prefix: [UnsymbolizedFrame] = []
+        // A call through a NULL or wild function pointer leaves the pc outside every executable mapping,
+        // where there is no unwind info. The caller's return address is still where the call put it: at
+        // [sp] on x86-64, in lr on ARM64. Start the unwind there.
+        if table.mapping(containing: registers.pc)?.permissions.isExecutable != true,
+           let reseeded = reseedFromReturnAddress(registers: registers, words: words)
+        {
+            prefix = [UnsymbolizedFrame(pc: registers.pc, how: .context, isExact: true)]
+            seed = reseeded
+        }
+        let budget = max(capture.options.maxFrames - prefix.count, 1)
+        let (unwound, stop) = space.unwind(registers: seed, maxFrames: budget)
+        var frames = prefix
+        for (index, frame) in unwound.enumerated() {
+            // A frame a signal interrupted is restored from the signal frame's saved context, like the
+            // crashed frame from the thread's registers: `context` marks both, and both pcs are exact.
+            // The frame just inside it is the signal trampoline (`__restore_rt`), which the handler
+            // "returns" to at its first instruction: exact as well.
+            let how: FrameTrust
+            if index == 0 {
+                how = prefix.isEmpty ? .context : .returnAddressAtSP
+            } else if frame.isSignalFrame {
+                how = .context
+            } else {
+                how = unwound[index - 1].hasUnwindInfo ? .cfi : .framePointer
+            }
+            let isTrampoline = index + 1 < unwound.count && unwound[index + 1].isSignalFrame
+            frames.append(UnsymbolizedFrame(pc: frame.pc, how: how, isExact: how == .context || isTrampoline))
+            if !frame.hasUnwindInfo { noteTableProblem(at: frame.pc, tid: thread?.tid) }
+        }
+        var reason = stop.text
+        if case .error = stop, let thread, thread.stackCapped, let end = thread.stackEnd,
+           let last = unwound.last, end &- last.sp < 4096 {
+            reason = "stack capture limit (\(capture.stackByteLimitPerThread) bytes) reached"
+        }
+        return (frames, reason)
+    }
+
+    /// Says once per image why frames through it could not use its unwind table.
+    private mutating func noteTableProblem(at pc: UInt64, tid: Int32?) {
+        guard let image = table.image(containing: pc), reportedTableProblems.insert(image.start).inserted,
+              let problem = space.unwindTableProblem(at: pc) else { return }
+        softErrors.append(SoftError(stage: "unwind", image: image.path, message:
+            "no usable unwind table: \(problem); its frames' callers were found by frame pointers"))
+    }
+
+    private func reseedFromReturnAddress(registers: RegisterSet, words: [UInt64]) -> [UInt64]? {
+        let layout = registers.architecture.registerLayout
+        guard let pcIndex = layout.kernelOrder.firstIndex(of: layout.pcName),
+              let spIndex = layout.kernelOrder.firstIndex(of: layout.spName),
+              pcIndex < words.count, spIndex < words.count else { return nil }
+        var seeded = words
+        switch registers.architecture {
+        case .x86_64:
+            guard let returnAddress = space.readWord(registers.sp),
+                  table.mapping(containing: returnAddress)?.permissions.isExecutable == true else { return nil }
+            seeded[pcIndex] = returnAddress
+            seeded[spIndex] = registers.sp &+ 8
+        case .aarch64:
+            guard let lr = registers.lr, table.mapping(containing: lr)?.permissions.isExecutable == true else { return nil }
+            seeded[pcIndex] = lr
+        }
+        return seeded
+    }
+
+    // MARK: Symbols
+
+    public mutating func prepareLookups(in images: [LoadedImage]) {
+        guard symbolication != .none else { return }
+        let useDebuginfod = !capture.options.debuginfodURLs.isEmpty
+        let symbolizer: Symbolizer
+        do {
+            symbolizer = try Symbolizer(debugDirectories: capture.options.debugDirectories, useDebuginfod: useDebuginfod)
+        } catch {
+            softErrors.append(SoftError(stage: "symbols", message: "\(error)"))
+            return
+        }
+        var identities: [UInt64: RawImage] = [:]
+        for image in capture.images { identities[image.start] = image }
+        for image in images {
+            let base = image.baseAddress ?? image.start
+            var failure: String?
+            if let file = imageFiles[image.start] {
+                failure = symbolizer.report(name: image.path, fd: file.fd, loadAddress: base)
+            } else if copiedImages.contains(image.start), let rebuilt = rebuildFromMemory(image) {
+                imageFiles[image.start] = rebuilt
+                failure = symbolizer.report(name: image.path, fd: rebuilt.fd, loadAddress: base)
+            } else if let text = identities[image.start]?.buildID, let buildID = Resymbolication.bytes(fromHex: text) {
+                failure = symbolizer.report(name: image.path, start: image.start, end: image.end, buildID: buildID)
+            } else {
+                failure = "no file and no build-id to find one by"
+            }
+            if let failure {
+                softErrors.append(SoftError(stage: "symbols", image: image.path, message: failure))
+            }
+        }
+        symbolizer.endReporting()
+        self.symbolizer = symbolizer
+    }
+
+    public mutating func lookup(_ address: UInt64) -> SymbolLookup? {
+        guard let symbolizer else { return nil }
+        if Clock.monotonicNanoseconds() >= softDeadline {
+            if !softErrors.contains(where: { $0.stage == "deadline" && $0.message.hasPrefix("processing deadline passed before symbols") }) {
+                softErrors.append(SoftError(stage: "deadline", message: "processing deadline passed before symbols were looked up for every frame"))
+            }
+            return nil
+        }
+        return symbolizer.lookup(address, withSource: symbolication == .full)
+    }
+
+    /// An ELF file rebuilt from an image's bytes copied out of memory: each mapping at its file offset.
+    /// Section headers that were not loaded are dropped, so libdw reads it by its program headers.
+    private mutating func rebuildFromMemory(_ image: LoadedImage) -> OwnedDescriptor? {
+        let mappings = image.mappings.filter { $0.permissions.isReadable && !$0.permissions.isWritable }
+        let size = mappings.map { $0.offset &+ $0.size }.max() ?? 0
+        guard size > 0, size <= 256 << 20 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        for mapping in mappings {
+            let copied = space.read(mapping.start, count: Int(mapping.size))
+            bytes.replaceSubrange(Int(mapping.offset)..<Int(mapping.offset) + copied.count, with: copied)
+        }
+        guard bytes.count >= 64, bytes[0..<4].elementsEqual([0x7f, 0x45, 0x4c, 0x46]) else { return nil }
+        let sectionOffset = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 40, as: UInt64.self) }
+        let sectionSize = UInt64(bytes[58]) | UInt64(bytes[59]) << 8
+        let sectionCount = UInt64(bytes[60]) | UInt64(bytes[61]) << 8
+        if sectionOffset > UInt64(bytes.count) || sectionSize * sectionCount > UInt64(bytes.count) - sectionOffset {
+            for index in 40..<48 { bytes[index] = 0 }   // e_shoff
+            for index in 60..<64 { bytes[index] = 0 }   // e_shnum, e_shstrndx
+        }
+        do {
+            let file = try MemoryFile.create(name: "crashwatch-image")
+            try file.write(bytes)
+            return file
+        } catch {
+            softErrors.append(SoftError(stage: "symbols", image: image.path, message: "cannot rebuild the image from memory: \(error)"))
+            return nil
+        }
+    }
+}
+
+/// The device column of a maps line (`fd:01`, hex major:minor).
+struct MapsDevice {
+    let major: UInt64
+    let minor: UInt64
+
+    init?(_ text: String) {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let major = UInt64(parts[0], radix: 16), let minor = UInt64(parts[1], radix: 16) else { return nil }
+        self.major = major
+        self.minor = minor
+    }
+
+    /// Whether `st_dev` names this device (glibc's makedev encoding).
+    func matches(_ device: UInt64) -> Bool {
+        let major = ((device >> 32) & 0xffff_f000) | ((device >> 8) & 0x0000_0fff)
+        let minor = ((device >> 12) & 0xffff_ff00) | (device & 0x0000_00ff)
+        return major == self.major && minor == self.minor
+    }
+}
+
+/// The few things processing reads from ELF files itself.
+enum ELFFile {
+    /// The GNU build-id of the ELF file open at `file`, from its PT_NOTE segments; nil when it has none.
+    static func buildID(of file: OwnedDescriptor) -> [UInt8]? {
+        guard var bytes = try? file.read(at: 0, count: ELFHeaderInfo.fileHeaderSize) else { return nil }
+        var header: ELFHeaderInfo
+        do {
+            header = try ELFHeaderInfo.parse(bytes)
+        } catch .truncated(_, let needed, _) {
+            guard needed > 0, needed <= 64 << 10, let more = try? file.read(at: 0, count: needed),
+                  let full = try? ELFHeaderInfo.parse(more) else { return nil }
+            bytes = more
+            header = full
+        } catch {
+            return nil
+        }
+        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= 64 << 10 {
+            guard let noteBytes = try? file.read(at: segment.offset, count: Int(segment.size)) else { continue }
+            if let found = ELFNotes.buildID(in: ELFNotes.parseNotes(noteBytes, alignment: segment.alignment)) { return found }
+        }
+        return nil
+    }
+}

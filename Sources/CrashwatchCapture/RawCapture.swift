@@ -1,0 +1,219 @@
+// RawCapture.swift — what a capture source yields: everything only the live (or dumped) process had —
+// registers, stack bytes, maps, build-ids and the bytes of images whose files are gone — with no
+// unwinding or symbols yet. The supervisor makes one while the crashed process is held and hands it to
+// the processing worker as one in-memory file; a core file will be read into the same shape.
+//
+// The container: memory regions first (`u64 address, u64 length, bytes`, each padded to 8), then the
+// metadata as JSON, then a 24-byte trailer (`u64 metadata offset, u64 metadata length, "CWRAWEND"`), so
+// the writer streams stack bytes straight from the process and never holds them all.
+import CrashwatchModel
+import CrashwatchSystem
+import FoundationEssentials
+
+/// The signal as `siginfo` gave it, in a form that can be stored.
+public struct RawSignal: Codable, Sendable, Equatable {
+    public var signo: Int32
+    public var code: Int32
+    public var errorNumber: Int32
+    public var pid: Int32
+    public var uid: UInt32
+    public var address: UInt64
+    public var syscall: Int32
+
+    public init(_ info: SignalInfo) {
+        signo = info.signal.number
+        code = info.code.rawValue
+        errorNumber = info.errorNumber
+        pid = info.senderPID ?? 0
+        uid = info.senderUID ?? 0
+        address = info.faultAddress ?? 0
+        syscall = info.syscall ?? 0
+    }
+
+    public var info: SignalInfo {
+        SignalInfo(signo: signo, code: code, errorNumber: errorNumber, pid: pid, uid: uid, address: address, syscall: syscall)
+    }
+}
+
+/// One thread as captured.
+public struct RawThread: Codable, Sendable, Equatable {
+    public var tid: Int32
+    public var name: String?
+    public var crashed: Bool
+    /// NT_PRSTATUS bytes; empty when they could not be read (or the thread did not stop in time).
+    public var registers: [UInt8]
+    /// Why the thread has no registers, when it has none.
+    public var missingReason: String?
+    /// The stack bytes captured for it: [start, end) in the process, and whether a cap cut them.
+    public var stackStart: UInt64?
+    public var stackEnd: UInt64?
+    public var stackCapped: Bool
+
+    public init(tid: Int32, name: String?, crashed: Bool, registers: [UInt8], missingReason: String? = nil) {
+        self.tid = tid
+        self.name = name
+        self.crashed = crashed
+        self.registers = registers
+        self.missingReason = missingReason
+        self.stackCapped = false
+    }
+}
+
+/// An image's identity as read from the process's memory, and where its bytes can be found.
+public struct RawImage: Codable, Sendable, Equatable {
+    /// The image's first mapping's start (the key into the maps).
+    public var start: UInt64
+    public var buildID: String?
+    public var architecture: Architecture?
+    public var package: PackageRecord?
+    /// Its non-writable mappings were copied into the capture (deleted, memfd or replaced file, vdso).
+    public var copied: Bool
+    /// The position, among the descriptors passed with the capture, of the image file opened through
+    /// /proc while the process was held (for deleted and memfd images); nil when none.
+    public var descriptor: Int?
+
+    public init(start: UInt64) {
+        self.start = start
+        self.copied = false
+    }
+}
+
+/// The original fault of a handled-then-re-raised crash.
+public struct RawFault: Codable, Sendable, Equatable {
+    public var tid: Int32
+    public var signal: RawSignal
+    public var timeNanoseconds: Int64
+    public var registers: [UInt8]
+}
+
+/// What a processing worker is asked to do with a capture.
+public struct ProcessingOptions: Codable, Sendable, Equatable {
+    public var maxFrames: Int
+    public var symbolication: String
+    public var debugDirectories: [String]
+    public var appRoots: [String]
+    /// debuginfod servers the worker may ask (`--debuginfod`); none means no network.
+    public var debuginfodURLs: [String]
+    /// CLOCK_MONOTONIC nanoseconds by which the full report must be done.
+    public var deadlineNanoseconds: Int64
+    /// The full report's size limit in bytes: past it, frames are dropped (and say so).
+    public var reportByteLimit: Int
+}
+
+/// Everything captured from one crashed process.
+public struct RawCapture: Codable, Sendable {
+    public static let formatVersion = 1
+
+    public var formatVersion = RawCapture.formatVersion
+    public var reportID: String
+    public var pid: Int32
+    public var signal: RawSignal
+    public var originalFault: RawFault?
+    /// When the fatal signal was seen (CLOCK_REALTIME nanoseconds).
+    public var timeNanoseconds: Int64
+    /// When the capture began (CLOCK_MONOTONIC nanoseconds): capture durations count from here.
+    public var startedNanoseconds: Int64
+    public var holdDurationMs: Double
+    public var architecture: Architecture
+    public var maps: String
+    public var auxv: [UInt8]
+    /// aarch64 NT_ARM_PAC_MASK insn_mask of the crashed thread, when pointer authentication is on.
+    public var pointerAuthenticationMask: UInt64?
+    public var threads: [RawThread]
+    public var images: [RawImage]
+    public var process: ProcessRecord
+    public var host: HostRecord
+    public var ptraceScope: Int?
+    public var seccompMode: Int?
+    /// Stack and image bytes captured, and the caps that applied.
+    public var capturedBytes: Int
+    public var stackByteLimitPerThread: Int
+    public var captureByteLimit: Int
+    public var softErrors: [SoftError]
+    public var options: ProcessingOptions
+
+    /// The crashed thread.
+    public var crashedThread: RawThread? { threads.first { $0.crashed } }
+}
+
+// MARK: - The container
+
+/// Writes a capture into a file: regions as they are read, the metadata last.
+public struct RawCaptureWriter: ~Copyable {
+    public let file: OwnedDescriptor
+    private var offset: UInt64 = 0
+
+    public init(file: OwnedDescriptor) { self.file = file }
+
+    /// Appends one memory region.
+    public mutating func appendRegion(address: UInt64, bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        guard !bytes.isEmpty else { return }
+        try put(words: [address.littleEndian, UInt64(bytes.count).littleEndian])
+        try file.write(bytes)
+        let padding = (8 - bytes.count % 8) % 8
+        if padding > 0 { try put([UInt8](repeating: 0, count: padding)) }
+        offset += 16 + UInt64(bytes.count + padding)
+    }
+
+    private func put(_ bytes: [UInt8]) throws(SystemError) { try file.write(bytes) }
+
+    private func put(words: [UInt64]) throws(SystemError) {
+        try file.write(words.withUnsafeBytes { Array($0) })
+    }
+
+    /// Appends the metadata and the trailer; the capture is complete afterwards.
+    public consuming func finish(_ capture: RawCapture) throws(SystemError) {
+        let json: [UInt8]
+        do {
+            json = Array(try JSONEncoder().encode(capture))
+        } catch {
+            throw SystemError.invalidData("encode capture")
+        }
+        try put(json)
+        try put(words: [offset.littleEndian, UInt64(json.count).littleEndian])
+        try put(Array("CWRAWEND".utf8))
+    }
+}
+
+/// Why a capture file cannot be read.
+public struct RawCaptureError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// A capture file mapped read-only: the metadata decoded and the regions in place (no copies).
+public final class RawCaptureFile {
+    public let capture: RawCapture
+    /// Each captured region: its address in the process and its bytes inside the mapping.
+    public let regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)]
+    private let mapping: MappedFile
+
+    public init(_ descriptor: OwnedDescriptor, limit: Int) throws {
+        mapping = try MappedFile(descriptor, limit: limit)
+        let bytes = mapping.bytes
+        guard bytes.count >= 24, Array(bytes[(bytes.count - 8)...]) == Array("CWRAWEND".utf8) else {
+            throw RawCaptureError(description: "not a crashwatch capture (no trailer)")
+        }
+        let metaOffset = bytes.loadUnaligned(fromByteOffset: bytes.count - 24, as: UInt64.self)
+        let metaLength = bytes.loadUnaligned(fromByteOffset: bytes.count - 16, as: UInt64.self)
+        guard metaOffset <= UInt64(bytes.count - 24), metaLength == UInt64(bytes.count - 24) - metaOffset else {
+            throw RawCaptureError(description: "capture metadata out of bounds")
+        }
+        let meta = UnsafeRawBufferPointer(rebasing: bytes[Int(metaOffset)..<Int(metaOffset + metaLength)])
+        capture = try JSONDecoder().decode(RawCapture.self, from: Data(meta))
+        guard capture.formatVersion == RawCapture.formatVersion else {
+            throw RawCaptureError(description: "capture format \(capture.formatVersion), expected \(RawCapture.formatVersion)")
+        }
+        var found: [(UInt64, UnsafeRawBufferPointer)] = []
+        var at = 0
+        let end = Int(metaOffset)
+        while at + 16 <= end {
+            let address = bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+            let length = bytes.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self)
+            guard length <= UInt64(end - at - 16) else { throw RawCaptureError(description: "capture region out of bounds") }
+            let start = at + 16
+            found.append((address, UnsafeRawBufferPointer(rebasing: bytes[start..<start + Int(length)])))
+            at = start + Int(length) + (8 - Int(length) % 8) % 8
+        }
+        regions = found
+    }
+}

@@ -1,0 +1,257 @@
+// ReportBuilder.swift — the one report builder: turns a raw capture (from any source) into a CrashReport.
+// Without a processor it builds the minimal report the supervisor makes durable before releasing the
+// process (registers, the pc of every thread, images and build-ids); with one (the worker's unwinder and
+// symbolizer) the full report. Both share every record but the frames.
+import CrashwatchModel
+import CrashwatchSystem
+
+/// A frame before symbolization: where, how it was found, and whether its pc is exact.
+public struct UnsymbolizedFrame: Sendable, Equatable {
+    public let pc: UInt64
+    public let how: FrameTrust
+    /// The interrupted frame (or one a signal interrupted, or the signal trampoline): its pc is the
+    /// instruction itself, not a return address.
+    public let isExact: Bool
+
+    public init(pc: UInt64, how: FrameTrust, isExact: Bool) {
+        self.pc = pc
+        self.how = how
+        self.isExact = isExact
+    }
+}
+
+/// What turns registers into frames and frames into names: the worker's unwinder and symbolizer.
+public protocol FrameProcessor {
+    /// The frames of a thread (or of an original fault) from its registers, and why unwinding stopped.
+    mutating func frames(registers: RegisterSet, words: [UInt64], thread: RawThread?) -> (frames: [UnsymbolizedFrame], stop: String)
+    /// Called once every thread is unwound, with the images the frames are in, before any lookup.
+    mutating func prepareLookups(in images: [LoadedImage])
+    /// What libdw knows of `address` (already `pc - 1` for a return address); nil when nothing.
+    mutating func lookup(_ address: UInt64) -> SymbolLookup?
+    /// Soft errors found while processing.
+    var softErrors: [SoftError] { get }
+}
+
+/// Builds reports from raw captures.
+public struct ReportBuilder<Processor: FrameProcessor> {
+    let capture: RawCapture
+    let table: ImageTable
+    var processor: Processor?
+    var softErrors: [SoftError]
+    private var usedImages: [LoadedImage] = []
+    private var imageIndex: [UInt64: Int] = [:]
+    private let identities: [UInt64: RawImage]
+
+    /// A builder over `capture`; `processor` nil builds the minimal report.
+    public init(capture: RawCapture, processor: Processor?) {
+        self.capture = capture
+        self.table = ImageTable(mapsText: capture.maps)
+        self.processor = processor
+        self.softErrors = capture.softErrors
+        var identities: [UInt64: RawImage] = [:]
+        for image in capture.images { identities[image.start] = image }
+        self.identities = identities
+    }
+
+    /// The report; `extraSoftErrors` are added (e.g. why processing failed), `finishedNanoseconds` ends
+    /// the capture duration (CLOCK_MONOTONIC).
+    public mutating func build(extraSoftErrors: [SoftError] = [], finishedNanoseconds: Int64 = Clock.monotonicNanoseconds()) -> CrashReport {
+        // Unwind everything first: the symbolizer is told once which images the frames are in.
+        let unwound = capture.threads.map { unwindThread($0) }
+        let faultUnwound = capture.originalFault.map { unwindFault($0) }
+        if var processor {
+            var touched: [UInt64: LoadedImage] = [:]
+            let pcs = unwound.flatMap { $0.frames.map(\.pc) } + (faultUnwound?.frames.map(\.pc) ?? [])
+            for pc in pcs { if let image = table.image(containing: pc) { touched[image.start] = image } }
+            processor.prepareLookups(in: touched.values.sorted { $0.start < $1.start })
+            self.processor = processor
+        }
+        let threads = unwound.map { item in
+            ThreadRecord(tid: item.raw.tid, name: item.raw.name, crashed: item.raw.crashed, registers: item.registers,
+                         frames: records(item.frames), unwindStopReason: item.stop)
+        }
+        let original = capture.originalFault.map { fault in
+            OriginalFault(fault.signal.info, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
+                          registers: faultUnwound?.registers ?? [], frames: records(faultUnwound?.frames ?? []))
+        }
+        let images = imageRecords(mainExecutable: capture.process.executable)
+        var errors = softErrors + (processor?.softErrors ?? []) + extraSoftErrors
+        if errors.count > Self.maximumSoftErrors {
+            let dropped = errors.count - Self.maximumSoftErrors
+            errors = Array(errors.prefix(Self.maximumSoftErrors))
+            errors.append(SoftError(stage: "report", message: "\(dropped) more soft errors were dropped"))
+        }
+        let deadlineExceeded = errors.contains { $0.stage == "deadline" }
+        let diagnostics = Diagnostics(ptraceScope: capture.ptraceScope, seccompMode: capture.seccompMode,
+                                      captureErrors: errors.count, deadlineExceeded: deadlineExceeded)
+        var report = CrashReport(
+            id: capture.reportID, kind: .crash,
+            captureTime: RFC3339.format(nanosecondsSinceEpoch: capture.timeNanoseconds),
+            captureDurationMs: Double(max(finishedNanoseconds - capture.startedNanoseconds, 0) / 1_000) / 1_000,
+            crashwatchVersion: "", signal: SignalRecord(capture.signal.info, originalFault: original),
+            process: capture.process, host: capture.host, threads: threads, images: images,
+            diagnostics: diagnostics, softErrors: errors)
+        report.holdDurationMs = capture.holdDurationMs
+        report.diagnostics.processing = processor == nil ? .minimal : .complete
+        return report
+    }
+
+    static var maximumSoftErrors: Int { 1000 }
+
+    // MARK: Threads
+
+    private struct Unwound {
+        let raw: RawThread
+        let registers: [RegisterValue]
+        let frames: [UnsymbolizedFrame]
+        let stop: String
+    }
+
+    private mutating func unwindThread(_ raw: RawThread) -> Unwound {
+        guard !raw.registers.isEmpty else {
+            return Unwound(raw: raw, registers: [], frames: [], stop: raw.missingReason ?? "registers unreadable")
+        }
+        let registers: RegisterSet
+        do {
+            registers = try RegisterDecoder.decode(raw.registers, architecture: capture.architecture)
+        } catch {
+            softErrors.append(SoftError(stage: "registers", tid: raw.tid, message: "\(error)"))
+            return Unwound(raw: raw, registers: [], frames: [], stop: "registers unreadable")
+        }
+        let (frames, stop) = unwind(registers, bytes: raw.registers, thread: raw)
+        return Unwound(raw: raw, registers: registers.values.map { RegisterValue($0.name, Address($0.value)) },
+                       frames: frames, stop: stop)
+    }
+
+    /// An original fault, unwound from the registers saved when the handled signal was delivered; the
+    /// frames above the fault are still on the stack under a re-raising handler.
+    private mutating func unwindFault(_ fault: RawFault) -> (registers: [RegisterValue], frames: [UnsymbolizedFrame]) {
+        guard !fault.registers.isEmpty else { return ([], []) }
+        do {
+            let registers = try RegisterDecoder.decode(fault.registers, architecture: capture.architecture)
+            let (frames, _) = unwind(registers, bytes: fault.registers, thread: nil)
+            return (registers.values.map { RegisterValue($0.name, Address($0.value)) }, frames)
+        } catch {
+            softErrors.append(SoftError(stage: "registers", tid: fault.tid, message: "original fault: \(error)"))
+            return ([], [])
+        }
+    }
+
+    private mutating func unwind(_ registers: RegisterSet, bytes: [UInt8], thread: RawThread?) -> ([UnsymbolizedFrame], String) {
+        let pc = strip(registers.pc)
+        guard var processor else {
+            return ([UnsymbolizedFrame(pc: pc, how: .context, isExact: true)], "not unwound: minimal report")
+        }
+        let words = bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
+        let (frames, stop) = processor.frames(registers: registers, words: words, thread: thread)
+        self.processor = processor
+        return (frames.map { UnsymbolizedFrame(pc: strip($0.pc), how: $0.how, isExact: $0.isExact) }, stop)
+    }
+
+    /// aarch64 return addresses carry pointer-authentication bits above the address: clear them.
+    private func strip(_ pc: UInt64) -> UInt64 {
+        guard let mask = capture.pointerAuthenticationMask else { return pc }
+        return RegisterDecoder.stripPointerAuthentication(pc, mask: mask)
+    }
+
+    private mutating func records(_ frames: [UnsymbolizedFrame]) -> [FrameRecord] {
+        var records: [FrameRecord] = []
+        for frame in frames { records += frameRecords(frame, startingAt: records.count) }
+        return records
+    }
+
+    /// The records of one physical frame: one per inlined call at its pc (innermost first, marked
+    /// `inlined`), then the concrete function.
+    private mutating func frameRecords(_ frame: UnsymbolizedFrame, startingAt index: Int) -> [FrameRecord] {
+        var record = FrameRecord(index: index, address: Address(frame.pc), how: frame.how)
+        guard let image = table.image(containing: frame.pc) else { return [record] }
+        let base = image.baseAddress ?? image.start
+        record.imageIndex = indexOf(image)
+        record.imageOffset = Address(frame.pc &- base)
+        guard var processor else { return [record] }
+        // A return address points after the call: look up the call instruction itself.
+        let found = processor.lookup(frame.isExact ? frame.pc : frame.pc &- 1)
+        self.processor = processor
+        guard let found else { return [record] }
+        return SymbolizedFrame.records(for: record, found: found, exact: frame.isExact)
+    }
+
+    private mutating func indexOf(_ image: LoadedImage) -> Int {
+        if let index = imageIndex[image.start] { return index }
+        usedImages.append(image)
+        imageIndex[image.start] = usedImages.count - 1
+        return usedImages.count - 1
+    }
+
+    // MARK: Images
+
+    /// The images frames referred to (in that order, so frame indices stay valid), then the main
+    /// executable when no frame touched it.
+    private mutating func imageRecords(mainExecutable: String) -> [ImageRecord] {
+        if let main = table.images.first(where: { $0.path == mainExecutable }) { _ = indexOf(main) }
+        let rule = InAppRule(appRoots: capture.options.appRoots, executablePath: mainExecutable)
+        return usedImages.map { image in
+            let identity = identities[image.start]
+            return ImageRecord(
+                path: capped(image.path), buildID: identity?.buildID,
+                loadAddress: Address(image.baseAddress ?? image.start), size: Int(clamping: image.size),
+                fileOffset: Address(image.mappings.first?.offset ?? 0),
+                inApp: image.kind == .file && rule.isInApp(image.path),
+                architecture: identity?.architecture?.rawValue, deleted: image.isDeleted,
+                isMainExecutable: image.path == mainExecutable, package: identity?.package)
+        }
+    }
+}
+
+/// The minimal processor's stand-in: builds no frames beyond the pc.
+public struct NoProcessing: FrameProcessor {
+    public mutating func frames(registers: RegisterSet, words: [UInt64], thread: RawThread?) -> (frames: [UnsymbolizedFrame], stop: String) {
+        ([UnsymbolizedFrame(pc: registers.pc, how: .context, isExact: true)], "not unwound: minimal report")
+    }
+    public mutating func prepareLookups(in images: [LoadedImage]) {}
+    public mutating func lookup(_ address: UInt64) -> SymbolLookup? { nil }
+    public var softErrors: [SoftError] { [] }
+}
+
+extension ReportBuilder where Processor == NoProcessing {
+    /// The minimal report of a capture: registers, each thread's pc, the images those are in, build-ids.
+    public static func minimal(_ capture: RawCapture, crashwatchVersion: String, extraSoftErrors: [SoftError] = [],
+                               finishedNanoseconds: Int64 = Clock.monotonicNanoseconds()) -> CrashReport {
+        var builder = ReportBuilder<NoProcessing>(capture: capture, processor: nil)
+        var report = builder.build(extraSoftErrors: extraSoftErrors, finishedNanoseconds: finishedNanoseconds)
+        report.crashwatchVersion = crashwatchVersion
+        return report
+    }
+}
+
+/// Keeps a report under a byte limit: frames of other threads go first (the thread with the most
+/// frames first), then the crashed thread's outermost frames; what was dropped is a soft error.
+public enum ReportSizeLimit {
+    public static func encode(_ report: CrashReport, limit: Int) throws -> [UInt8] {
+        var bytes = try report.encodedJSON()
+        guard bytes.count > limit else { return bytes }
+        var trimmed = report
+        var droppedFrames = 0
+        for _ in 0..<64 where bytes.count > limit {
+            let candidates = trimmed.threads.indices.filter { !trimmed.threads[$0].frames.isEmpty }
+            let others = candidates.filter { !trimmed.threads[$0].crashed }
+            if let index = others.max(by: { trimmed.threads[$0].frames.count < trimmed.threads[$1].frames.count }) {
+                droppedFrames += trimmed.threads[index].frames.count
+                trimmed.threads[index].frames = []
+                trimmed.threads[index].unwindStopReason = "frames dropped: report size limit"
+            } else if let index = candidates.first, trimmed.threads[index].frames.count > 1 {
+                let keep = trimmed.threads[index].frames.count / 2
+                droppedFrames += trimmed.threads[index].frames.count - keep
+                trimmed.threads[index].frames.removeSubrange(keep...)
+                trimmed.threads[index].unwindStopReason = "frames dropped: report size limit"
+            } else {
+                break
+            }
+            bytes = try trimmed.encodedJSON()
+        }
+        trimmed.softErrors.append(SoftError(stage: "report", message:
+            "the report was over \(limit) bytes: \(droppedFrames) frames were dropped"))
+        trimmed.diagnostics.captureErrors = trimmed.softErrors.count
+        return try trimmed.encodedJSON()
+    }
+}

@@ -1,0 +1,190 @@
+// CaptureIO.swift — what capture and processing need from the system besides ptrace: reading a stopped
+// process's memory, files a crashed process named (opened so they can never block or redirect us),
+// in-memory files for handing a capture to the worker, and the worker process itself.
+import CCrashwatch
+import Glibc
+
+/// An open file descriptor, closed when the value goes away.
+public final class OwnedDescriptor: Sendable {
+    public let fd: Int32
+
+    public init(adopting fd: Int32) { self.fd = fd }
+
+    deinit { close(fd) }
+
+    /// `fstat`'s device and inode, to tell whether two opens reached the same file.
+    public func identity() -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// The file's size in bytes.
+    public func size() -> Int64? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Reads up to `count` bytes at `offset`; fewer at the end of the file.
+    public func read(at offset: UInt64, count: Int) throws(SystemError) -> [UInt8] {
+        guard count > 0, offset <= UInt64(Int64.max) else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                retryingOnEINTR { pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+            }
+            if got < 0 { throw SystemError("pread", errno: lastErrno()) }
+            if got == 0 { break }
+            done += got
+        }
+        bytes.removeSubrange(done...)
+        return bytes
+    }
+
+    /// Writes all of `bytes` at the current offset.
+    public func write(_ bytes: [UInt8]) throws(SystemError) {
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try write(buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Writes all of `bytes` at the current offset.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        var done = 0
+        while done < bytes.count {
+            let wrote = retryingOnEINTR { Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }
+            if wrote < 0 { throw SystemError("write", errno: lastErrno()) }
+            if wrote == 0 { throw SystemError("write", errno: EIO) }
+            done += wrote
+        }
+    }
+}
+
+/// Files whose names come from a crashed process (maps paths, debuglinks): never a FIFO, device or
+/// socket, never blocking on open, never through a final symbolic link.
+public enum UntrustedFile {
+    /// Opens `path` read-only with O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC and checks it is a regular file;
+    /// `followLinks` allows a final link (for paths under trusted directories only).
+    public static func open(_ path: String, followLinks: Bool = false) throws(SystemError) -> OwnedDescriptor {
+        let fd = cw_open_untrusted(path, followLinks ? 1 : 0)
+        guard fd >= 0 else {
+            let error = lastErrno()
+            throw SystemError(error == EINVAL ? "open \(path) (not a regular file)" : "open \(path)", errno: error)
+        }
+        return OwnedDescriptor(adopting: fd)
+    }
+
+    /// The first `limit` bytes of a regular file, opened as `open` does.
+    public static func readPrefix(_ path: String, limit: Int, followLinks: Bool = false) throws(SystemError) -> [UInt8] {
+        try open(path, followLinks: followLinks).read(at: 0, count: limit)
+    }
+}
+
+/// Another process's memory, read with `process_vm_readv` (the process must be stopped to be coherent).
+public enum ProcessMemory {
+    /// Reads up to `buffer.count` bytes at `address` into `buffer`; the number read (short at an unmapped page), 0 when none.
+    public static func read(pid: Int32, address: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return 0 }
+        let got = cw_process_read(pid, address, base, buffer.count)
+        if got > 0 { return got }
+        // process_vm_readv fails as a whole when the first page is unreadable; a shorter read may work.
+        return 0
+    }
+
+    /// Reads up to `count` bytes at `address`.
+    public static func read(pid: Int32, address: UInt64, count: Int) -> [UInt8] {
+        guard count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { read(pid: pid, address: address, into: $0) }
+        bytes.removeSubrange(got...)
+        return bytes
+    }
+}
+
+/// An anonymous in-memory file (`memfd_create`), for handing bytes to a child process.
+public enum MemoryFile {
+    public static func create(name: String) throws(SystemError) -> OwnedDescriptor {
+        let fd = cw_memfd(name)
+        guard fd >= 0 else { throw SystemError("memfd_create", errno: lastErrno()) }
+        return OwnedDescriptor(adopting: fd)
+    }
+}
+
+/// A read-only mapping of a whole file, unmapped when the value goes away.
+public final class MappedFile {
+    public let bytes: UnsafeRawBufferPointer
+
+    /// Maps the file open at `fd` (at most `limit` bytes of it).
+    public init(_ descriptor: OwnedDescriptor, limit: Int) throws(SystemError) {
+        guard let size = descriptor.size() else { throw SystemError("fstat", errno: lastErrno()) }
+        guard size > 0 else {
+            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        guard size <= Int64(limit) else { throw SystemError("map capture (\(size) bytes, limit \(limit))", errno: EFBIG) }
+        let address = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, descriptor.fd, 0)
+        guard let address, address != MAP_FAILED else { throw SystemError("mmap", errno: lastErrno()) }
+        bytes = UnsafeRawBufferPointer(start: address, count: Int(size))
+    }
+
+    deinit {
+        if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
+    }
+}
+
+/// How a worker process is confined.
+public struct WorkerLimits: Sendable {
+    /// RLIMIT_AS in bytes.
+    public var addressSpaceBytes: UInt64
+    /// RLIMIT_CPU in seconds.
+    public var cpuSeconds: UInt64
+    /// RLIMIT_FSIZE in bytes: the most it can write to any file.
+    public var fileSizeBytes: UInt64
+    /// Run as this user, group and supplementary groups (when crashwatch is root); nil keeps crashwatch's own.
+    public var identity: (uid: UInt32, gid: UInt32, groups: [UInt32])?
+
+    public init(addressSpaceBytes: UInt64, cpuSeconds: UInt64, fileSizeBytes: UInt64,
+                identity: (uid: UInt32, gid: UInt32, groups: [UInt32])?) {
+        self.addressSpaceBytes = addressSpaceBytes
+        self.cpuSeconds = cpuSeconds
+        self.fileSizeBytes = fileSizeBytes
+        self.identity = identity
+    }
+}
+
+/// Starts crashwatch's own executable again as a confined worker with `arguments`, passing `descriptors`
+/// as fds 3, 4, …; `environment` replaces the environment. Returns its pid.
+public func spawnWorker(arguments: [String], environment: [String], descriptors: [Int32], limits: WorkerLimits)
+    throws(SystemError) -> Int32
+{
+    let groups = limits.identity?.groups ?? []
+    var pid: pid_t = 0
+    let result = groups.withUnsafeBufferPointer { groupPointer in
+        var raw = cw_worker_limits(
+            address_space_bytes: limits.addressSpaceBytes, cpu_seconds: limits.cpuSeconds,
+            file_size_bytes: limits.fileSizeBytes, drop_privileges: limits.identity == nil ? 0 : 1,
+            uid: limits.identity?.uid ?? 0, gid: limits.identity?.gid ?? 0,
+            groups: groupPointer.baseAddress, group_count: groups.count)
+        return withCStringArray(["crashwatch"] + arguments) { argv in
+            withCStringArray(environment) { envp in
+                descriptors.withUnsafeBufferPointer { fds in
+                    cw_spawn_worker("/proc/self/exe", argv, envp, fds.baseAddress, fds.count, &raw, &pid)
+                }
+            }
+        }
+    }
+    guard result == 0 else { throw SystemError("fork worker", errno: lastErrno()) }
+    return pid
+}
+
+/// Sends SIGKILL to `pid` (a worker past its deadline); a process already gone is fine.
+public func killProcess(_ pid: Int32) {
+    _ = kill(pid, SIGKILL)
+}
+
+/// The calling process's effective user id.
+public var effectiveUserID: UInt32 { geteuid() }
