@@ -33,8 +33,8 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 
 struct cw_range {
     uint64_t start, end;
-    const uint8_t *bytes; /* captured bytes, or NULL for a file range */
-    int fd;               /* file range: read at offset + (address - start) */
+    const uint8_t *bytes; /* captured bytes, or NULL for a file or zero range */
+    int fd;               /* file range: read at offset + (address - start); -1 with no bytes: reads as zeros */
     uint64_t offset;
 };
 
@@ -104,6 +104,11 @@ int cw_space_add_file(cw_space *s, uint64_t address, uint64_t length, int fd, ui
     return add_range(s, (struct cw_range){.start = address, .end = address + length, .fd = fd, .offset = offset});
 }
 
+int cw_space_add_zeros(cw_space *s, uint64_t address, uint64_t length) {
+    if (address + length < address) length = UINT64_MAX - address;
+    return add_range(s, (struct cw_range){.start = address, .end = address + length, .fd = -1});
+}
+
 int cw_space_add_image(cw_space *s, uint64_t start, uint64_t end, uint64_t base) {
     if (end <= start) return 0;
     if (s->image_count == s->image_capacity &&
@@ -116,8 +121,9 @@ int cw_space_add_image(cw_space *s, uint64_t start, uint64_t end, uint64_t base)
 static int by_range_start(const void *a, const void *b) {
     const struct cw_range *x = a, *y = b;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    /* Captured bytes before a file range at the same address: they are what the process held. */
-    return (x->bytes == NULL) - (y->bytes == NULL);
+    /* Captured bytes before a file range, a file range before zeros: the best source wins. */
+    int rank_x = x->bytes ? 0 : x->fd >= 0 ? 1 : 2, rank_y = y->bytes ? 0 : y->fd >= 0 ? 1 : 2;
+    return rank_x - rank_y;
 }
 
 static int by_image_start(const void *a, const void *b) {
@@ -140,12 +146,15 @@ static const struct cw_range *range_at(cw_space *s, uint64_t address) {
         if (s->ranges[middle].start <= address) low = middle + 1;
         else high = middle;
     }
-    /* Ranges may overlap (a stack captured twice): look back a few for one that covers the address. */
+    /* Ranges may overlap (a stack captured twice, copied bytes over a file range): of those covering
+     * the address among the last few starting before it, the best source. */
+    const struct cw_range *best = NULL;
     for (size_t i = low, steps = 0; i > 0 && steps < 8; i--, steps++) {
         const struct cw_range *r = &s->ranges[i - 1];
-        if (address >= r->start && address < r->end) return r;
+        if (address < r->start || address >= r->end) continue;
+        if (!best || (r->bytes && !best->bytes) || (r->fd >= 0 && !best->bytes && best->fd < 0)) best = r;
     }
-    return NULL;
+    return best;
 }
 
 static int file_page(cw_space *s, const struct cw_range *r, uint64_t page, const uint8_t **out, size_t *valid) {
@@ -183,6 +192,11 @@ ssize_t cw_space_read(cw_space *s, uint64_t address, void *buffer, size_t length
         if (r->end - at < want) want = (size_t)(r->end - at);
         if (r->bytes) {
             memcpy((uint8_t *)buffer + done, r->bytes + (at - r->start), want);
+            done += want;
+            continue;
+        }
+        if (r->fd < 0) {
+            memset((uint8_t *)buffer + done, 0, want);
             done += want;
             continue;
         }

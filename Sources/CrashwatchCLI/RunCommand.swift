@@ -178,13 +178,14 @@ final class CrashReporter: SupervisorObserver {
         let capture: RawCapture
         let name: ReportFileName
         let output: OwnedDescriptor
-        let minimalWritten: Bool
+        /// The line printed when the minimal report could not be written: not printed twice.
+        let minimalFailure: String?
 
-        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, minimalWritten: Bool) {
+        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, minimalFailure: String?) {
             self.capture = capture
             self.name = name
             self.output = output
-            self.minimalWritten = minimalWritten
+            self.minimalFailure = minimalFailure
         }
     }
 
@@ -220,7 +221,7 @@ final class CrashReporter: SupervisorObserver {
             environment: ProcessCommand.environment(debuginfodURLs: configuration.capture.debuginfodURLs,
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
             limits: limits, deadlineNanoseconds: deadline,
-            context: JobState(capture: capture, name: name, output: output, minimalWritten: written.ok))
+            context: JobState(capture: capture, name: name, output: output, minimalFailure: written.ok ? nil : written.line))
     }
 
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
@@ -247,7 +248,8 @@ final class CrashReporter: SupervisorObserver {
         case .skipped:
             bytes = minimalBytes(capture, why: "too many crashes were being processed at once; this one was not")
         }
-        StandardStream.err(write(bytes: bytes, name: state.name).line + "\n")
+        let written = write(bytes: bytes, name: state.name)
+        if written.line != state.minimalFailure { StandardStream.err(written.line + "\n") }
     }
 
     func supervisorSawAbnormalExit(_ exit: AbnormalExit) {

@@ -22,6 +22,8 @@ public struct CaptureProcessor: FrameProcessor {
     /// Past this (CLOCK_MONOTONIC), remaining threads are left unwound so the report still gets out.
     private let softDeadline: Int64
     private var reportedTableProblems: Set<UInt64> = []
+    /// Build-ids read from files for images whose memory gave none.
+    private var fileBuildIDs: [UInt64: String] = [:]
     public private(set) var softErrors: [SoftError] = []
 
     /// Prepares the address space: captured regions, then image files for images whose bytes were not
@@ -47,12 +49,18 @@ public struct CaptureProcessor: FrameProcessor {
             } else if image.kind == .file && !image.isDeleted {
                 fileForImage = openMapped(image, buildID: identity?.buildID)
             }
-            guard let fileForImage else { continue }
-            imageFiles[image.start] = fileForImage
-            // The process's bytes, where copied, are what it ran; file bytes fill in the rest.
-            guard identity?.copied != true else { continue }
-            for mapping in image.mappings where mapping.permissions.isReadable && !mapping.permissions.isWritable {
-                space.add(address: mapping.start, length: mapping.size, fd: fileForImage.fd, offset: mapping.offset)
+            if let fileForImage { imageFiles[image.start] = fileForImage }
+            for mapping in image.mappings {
+                // Copied bytes are what the process ran. The rest comes from the file: exact for read-only
+                // pages, unrelocated for data pages, whose contents unwinding never needs but whose
+                // addresses unwind tables point into (personality pointers); without a file, zeros.
+                let copied = identity?.copied == true && mapping.permissions.isReadable && !mapping.permissions.isWritable
+                if copied { continue }
+                if let fileForImage {
+                    space.add(address: mapping.start, length: mapping.size, fd: fileForImage.fd, offset: mapping.offset)
+                } else if mapping.permissions.isWritable {
+                    space.addZeros(address: mapping.start, length: mapping.size)
+                }
             }
         }
     }
@@ -81,8 +89,11 @@ public struct CaptureProcessor: FrameProcessor {
                 "no build-id to match and the file there now is not the mapped inode; not used"))
             return nil
         }
+        if let found = ELFFile.buildID(of: file) { fileBuildIDs[image.start] = ELFNotes.hexString(found) }
         return file
     }
+
+    public func fileBuildID(ofImageAt start: UInt64) -> String? { fileBuildIDs[start] }
 
     // MARK: Unwinding
 

@@ -28,6 +28,9 @@ public protocol FrameProcessor {
     mutating func prepareLookups(in images: [LoadedImage])
     /// What libdw knows of `address` (already `pc - 1` for a return address); nil when nothing.
     mutating func lookup(_ address: UInt64) -> SymbolLookup?
+    /// An image's build-id read from its file, for images whose memory did not give one (the file being
+    /// the very inode the process mapped).
+    func fileBuildID(ofImageAt start: UInt64) -> String?
     /// Soft errors found while processing.
     var softErrors: [SoftError] { get }
 }
@@ -41,6 +44,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     private var usedImages: [LoadedImage] = []
     private var imageIndex: [UInt64: Int] = [:]
     private let identities: [UInt64: RawImage]
+    private let names = NameCache()
 
     /// A builder over `capture`; `processor` nil builds the minimal report.
     public init(capture: RawCapture, processor: Processor?) {
@@ -173,7 +177,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         let found = processor.lookup(frame.isExact ? frame.pc : frame.pc &- 1)
         self.processor = processor
         guard let found else { return [record] }
-        return SymbolizedFrame.records(for: record, found: found, exact: frame.isExact)
+        return SymbolizedFrame.records(for: record, found: found, exact: frame.isExact, names: names)
     }
 
     private mutating func indexOf(_ image: LoadedImage) -> Int {
@@ -193,7 +197,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         return usedImages.map { image in
             let identity = identities[image.start]
             return ImageRecord(
-                path: capped(image.path), buildID: identity?.buildID,
+                path: capped(image.path), buildID: identity?.buildID ?? processor?.fileBuildID(ofImageAt: image.start),
                 loadAddress: Address(image.baseAddress ?? image.start), size: Int(clamping: image.size),
                 fileOffset: Address(image.mappings.first?.offset ?? 0),
                 inApp: image.kind == .file && rule.isInApp(image.path),
@@ -209,6 +213,7 @@ public struct NoProcessing: FrameProcessor {
         ([UnsymbolizedFrame(pc: registers.pc, how: .context, isExact: true)], "not unwound: minimal report")
     }
     public mutating func prepareLookups(in images: [LoadedImage]) {}
+    public func fileBuildID(ofImageAt start: UInt64) -> String? { nil }
     public mutating func lookup(_ address: UInt64) -> SymbolLookup? { nil }
     public var softErrors: [SoftError] { [] }
 }

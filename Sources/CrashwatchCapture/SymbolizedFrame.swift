@@ -9,7 +9,8 @@ public enum SymbolizedFrame {
     /// The records for one physical frame: `base` (address, image, how) filled in from `found`, expanded
     /// into one record per inline level, innermost first; every record but the last is `inlined`.
     /// `exact` says the pc is the faulting instruction rather than a return address.
-    public static func records(for base: FrameRecord, found: SymbolLookup, exact: Bool) -> [FrameRecord] {
+    public static func records(for base: FrameRecord, found: SymbolLookup, exact: Bool, names: NameCache? = nil) -> [FrameRecord] {
+        func functionName(_ symbol: String) -> String { names?.functionName(symbol) ?? Self.functionName(symbol) }
         var concrete = base
         if let symbol = found.symbol {
             concrete.symbol = symbol
@@ -54,5 +55,20 @@ public enum SymbolizedFrame {
     public static func functionName(_ symbol: String) -> String {
         let unversioned = symbol.split(separator: "@", maxSplits: 1).first.map(String.init) ?? symbol
         return demangle(unversioned) ?? unversioned
+    }
+}
+
+/// Function names already demangled: a deep recursion repeats one symbol on every frame, and one
+/// hostile name can take long to demangle, so each is demangled once.
+public final class NameCache {
+    private var names: [String: String] = [:]
+
+    public init() {}
+
+    public func functionName(_ symbol: String) -> String {
+        if let known = names[symbol] { return known }
+        let name = SymbolizedFrame.functionName(symbol)
+        if names.count < 65536 { names[symbol] = name }
+        return name
     }
 }

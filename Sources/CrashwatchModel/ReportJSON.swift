@@ -59,7 +59,8 @@ struct ReportJSONWriter {
         member("kind", indent: indent); string(report.kind.rawValue)
         member("captureTime", indent: indent); string(report.captureTime)
         member("captureDurationMs", indent: indent); double(report.captureDurationMs)
-        if let hold = report.holdDurationMs, hold.isFinite { member("holdDurationMs", indent: indent); double(hold) }
+        member("holdDurationMs", indent: indent)
+        if let hold = report.holdDurationMs, hold.isFinite { double(hold) } else { field("null") }
         member("crashwatchVersion", indent: indent); string(report.crashwatchVersion)
         member("signal", indent: indent); write(report.signal, indent: indent)
         member("process", indent: indent); write(report.process, indent: indent)
@@ -232,7 +233,8 @@ struct ReportJSONWriter {
         member("seccompMode", indent: inner); integer(diagnostics.seccompMode)
         member("captureErrors", indent: inner); integer(diagnostics.captureErrors)
         member("deadlineExceeded", indent: inner); bool(diagnostics.deadlineExceeded)
-        if let processing = diagnostics.processing { member("processing", indent: inner); string(processing.rawValue) }
+        member("processing", indent: inner)
+        if let processing = diagnostics.processing { string(processing.rawValue) } else { field("null") }
         closeObject(indent: indent)
     }
 

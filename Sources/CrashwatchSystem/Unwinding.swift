@@ -62,6 +62,12 @@ public final class CapturedAddressSpace {
         _ = cw_space_add_file(handle, address, length, fd, offset)
     }
 
+    /// Adds `length` bytes at `address` that read as zeros: an image's data pages, whose contents unwinding
+    /// never needs but whose addresses unwind tables may point into (personality pointers).
+    public func addZeros(address: UInt64, length: UInt64) {
+        _ = cw_space_add_zeros(handle, address, length)
+    }
+
     /// Adds a loaded image [start, end) whose ELF header is at `base`; its unwind table is found from there.
     public func addImage(start: UInt64, end: UInt64, base: UInt64) {
         _ = cw_space_add_image(handle, start, end, base)

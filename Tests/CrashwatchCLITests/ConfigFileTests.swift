@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func errorsNameFileAndLine() {
-        #expect(throws: UsageError("/c.conf:2: unknown setting 'colour' (known: max-age, max-bytes, max-per-exe, max-reports, spool)")) {
+        #expect(throws: UsageError("/c.conf:2: unknown setting 'colour' (known: debuginfod, max-age, max-bytes, max-per-exe, max-reports, spool)")) {
             try ConfigFile(parsing: "spool = /x\ncolour = red\n", path: "/c.conf")
         }
         #expect(throws: UsageError("/c.conf:1: expected 'key = value', got 'spool /x'")) {

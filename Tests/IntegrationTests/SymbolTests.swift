@@ -83,7 +83,7 @@ private func comparable(_ report: WrittenReport) -> [[String]] {
         #expect(usage.termination == .exited(64))
     }
 
-    @Test("debuginfod: a local server indexing the debug file gives a stripped binary its lines")
+    @Test("debuginfod: only a server given with --debuginfod is asked, and it gives a stripped binary its lines")
     func debuginfod() throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/debuginfod"), "debuginfod is not installed; skip")
         let state = try TemporaryDirectory("cw-debuginfod")
@@ -114,7 +114,15 @@ private func comparable(_ report: WrittenReport) -> [[String]] {
         try #require(served, "the local debuginfod never served build-id \(buildID)")
         try? FileManager.default.removeItem(atPath: "\(state.path)/cache")
 
-        let (result, reports, _) = try runCapturing(Paths.fixture("stripped_debuglink"), environment: environment)
+        // DEBUGINFOD_URLS in the environment (which the crashed program shares) picks no server.
+        let (unasked, unaskedReports, _) = try runCapturing(Paths.fixture("stripped_debuglink"), environment: environment)
+        let unaskedReport = try #require(unaskedReports.first, "\(unasked.stderr)")
+        let unaskedCrashed = try #require(unaskedReport.crashedThreads.first)
+        let unaskedTop = try #require(unaskedReport.frames(of: unaskedCrashed).first)
+        #expect(unaskedTop["line"] == nil || unaskedTop["line"] is NSNull, "\(unaskedTop)")
+
+        let (result, reports, _) = try runCapturing(Paths.fixture("stripped_debuglink"), options: ["--debuginfod", "http://127.0.0.1:\(port)"],
+                                                    environment: environment)
         let report = try #require(reports.first, "\(result.stderr)")
         let crashed = try #require(report.crashedThreads.first)
         let top = try #require(report.frames(of: crashed).first)

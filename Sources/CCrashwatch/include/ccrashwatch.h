@@ -164,6 +164,9 @@ int cw_space_add_bytes(cw_space *space, uint64_t address, const void *bytes, uin
 /** Adds `length` bytes at `address` read from file `fd` at `offset` onwards (the fd must outlive the space). */
 int cw_space_add_file(cw_space *space, uint64_t address, uint64_t length, int fd, uint64_t offset);
 
+/** Adds `length` bytes at `address` that read as zeros (an image's data whose contents were not captured). */
+int cw_space_add_zeros(cw_space *space, uint64_t address, uint64_t length);
+
 /** Adds a loaded image [start, end) whose ELF header is at `base`: its unwind table is found from there. */
 int cw_space_add_image(cw_space *space, uint64_t start, uint64_t end, uint64_t base);
 
