@@ -279,18 +279,19 @@ final class CrashReporter: SupervisorObserver {
 
     private func write(_ report: CrashReport, name: ReportFileName) -> (ok: Bool, line: String) {
         do {
-            return write(bytes: try report.encodedJSON(), name: name)
+            return write(bytes: try report.encodedJSON(), name: name, prune: false)
         } catch {
             return (false, "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }
     }
 
-    /// Writes (or replaces: same name, same report id) the report and applies retention; returns the line to print.
-    private func write(bytes: [UInt8], name: ReportFileName) -> (ok: Bool, line: String) {
+    /// Writes (or replaces: same name, same report id) the report, applying retention after the final
+    /// one (not while the crashed process is held); returns the line to print.
+    private func write(bytes: [UInt8], name: ReportFileName, prune: Bool = true) -> (ok: Bool, line: String) {
         do {
             let spool = try Spool(path: configuration.spool)
             let path = try spool.write(bytes: bytes, name: name)
-            _ = try? spool.prune(policy: configuration.retention)
+            if prune { _ = try? spool.prune(policy: configuration.retention) }
             return (true, "crashwatch: report written to \(path)")
         } catch {
             return (false, "crashwatch: \(error)")

@@ -93,7 +93,7 @@ public enum LiveCapture {
         var capture = RawCapture(
             reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal), originalFault: original,
             timeNanoseconds: crash.timeNanoseconds, startedNanoseconds: started, holdDurationMs: 0,
-            architecture: .host, maps: reader.mapsText, auxv: reader.auxv,
+            architecture: .host, maps: reader.mapsText, auxv: ELFNotes.hexString(reader.auxv),
             pointerAuthenticationMask: reader.pointerAuthenticationMask(tid: stopped.crashedTID),
             threads: threads, images: images.records,
             process: reader.processRecord(), host: CaptureHost.record(),
@@ -116,12 +116,14 @@ public enum LiveCapture {
 public enum CaptureHost {
     public static func record() -> HostRecord {
         let uname = UnameInfo.current()
-        let os = OSRelease.current()
         return HostRecord(
             hostname: uname.nodename, kernelRelease: uname.release, kernelVersion: uname.version,
-            osName: os.name, osVersion: os.version, architecture: Architecture.host.rawValue,
-            bootID: ProcFS.setting("/proc/sys/kernel/random/boot_id"))
+            osName: sameForThisBoot.os.name, osVersion: sameForThisBoot.os.version, architecture: Architecture.host.rawValue,
+            bootID: sameForThisBoot.bootID)
     }
+
+    /// What cannot change while crashwatch runs, read once rather than while a process is held.
+    private static let sameForThisBoot = (os: OSRelease.current(), bootID: ProcFS.setting("/proc/sys/kernel/random/boot_id"))
 }
 
 /// One capture's reading state.
@@ -220,7 +222,7 @@ private struct Reader {
     /// (fewer when memory ends early).
     mutating func copy(_ address: UInt64, length: UInt64, writer: inout RawCaptureWriter) -> UInt64 {
         var done: UInt64 = 0
-        let chunk = UInt64(buffer.count)
+        let chunk = UInt64(buffer.count - 24)
         while done < length {
             if Clock.monotonicNanoseconds() >= deadline {
                 softErrors.append(SoftError(stage: "deadline", message: "capture deadline passed while copying memory at \(hex(address &+ done))"))
@@ -229,11 +231,11 @@ private struct Reader {
             let want = Int(min(chunk, length - done))
             var failed = false
             let got = buffer.withUnsafeMutableBytes { raw -> Int in
-                let slice = UnsafeMutableRawBufferPointer(rebasing: raw[0..<want])
-                let got = ProcessMemory.read(pid: pid, address: address &+ done, into: slice)
+                // Read after a 16-byte gap for the region header, so the region goes out in one write.
+                let got = ProcessMemory.read(pid: pid, address: address &+ done, into: UnsafeMutableRawBufferPointer(rebasing: raw[16..<16 + want]))
                 guard got > 0 else { return 0 }
                 do {
-                    try writer.appendRegion(address: address &+ done, bytes: UnsafeRawBufferPointer(rebasing: raw[0..<got]))
+                    try writer.appendRegion(address: address &+ done, inPlace: raw, count: got)
                 } catch {
                     failed = true
                     return 0

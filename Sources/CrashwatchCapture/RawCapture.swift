@@ -41,7 +41,12 @@ public struct RawThread: Codable, Sendable, Equatable {
     public var name: String?
     public var crashed: Bool
     /// NT_PRSTATUS bytes; empty when they could not be read (or the thread did not stop in time).
-    public var registers: [UInt8]
+    public var registers: [UInt8] {
+        get { Resymbolication.bytes(fromHex: registersHex) ?? [] }
+        set { registersHex = ELFNotes.hexString(newValue) }
+    }
+    /// The registers as stored: hex (JSONEncoder writes byte arrays as slow arrays of numbers).
+    private var registersHex: String
     /// Why the thread has no registers, when it has none.
     public var missingReason: String?
     /// The stack bytes captured for it: [start, end) in the process, and whether a cap cut them.
@@ -53,7 +58,7 @@ public struct RawThread: Codable, Sendable, Equatable {
         self.tid = tid
         self.name = name
         self.crashed = crashed
-        self.registers = registers
+        self.registersHex = ELFNotes.hexString(registers)
         self.missingReason = missingReason
         self.stackCapped = false
     }
@@ -83,7 +88,15 @@ public struct RawFault: Codable, Sendable, Equatable {
     public var tid: Int32
     public var signal: RawSignal
     public var timeNanoseconds: Int64
-    public var registers: [UInt8]
+    private var registersHex: String
+    public var registers: [UInt8] { Resymbolication.bytes(fromHex: registersHex) ?? [] }
+
+    public init(tid: Int32, signal: RawSignal, timeNanoseconds: Int64, registers: [UInt8]) {
+        self.tid = tid
+        self.signal = signal
+        self.timeNanoseconds = timeNanoseconds
+        self.registersHex = ELFNotes.hexString(registers)
+    }
 }
 
 /// What a processing worker is asked to do with a capture.
@@ -116,7 +129,8 @@ public struct RawCapture: Codable, Sendable {
     public var holdDurationMs: Double
     public var architecture: Architecture
     public var maps: String
-    public var auxv: [UInt8]
+    /// /proc/PID/auxv, hex.
+    public var auxv: String
     /// aarch64 NT_ARM_PAC_MASK insn_mask of the crashed thread, when pointer authentication is on.
     public var pointerAuthenticationMask: UInt64?
     public var threads: [RawThread]
@@ -153,6 +167,19 @@ public struct RawCaptureWriter: ~Copyable {
         let padding = (8 - bytes.count % 8) % 8
         if padding > 0 { try put([UInt8](repeating: 0, count: padding)) }
         offset += 16 + UInt64(bytes.count + padding)
+    }
+
+    /// Appends one region whose bytes sit in `buffer` after a 16-byte gap, with room for padding
+    /// after them: the header goes into the gap and the whole region out in one write.
+    public mutating func appendRegion(address: UInt64, inPlace buffer: UnsafeMutableRawBufferPointer, count: Int) throws(SystemError) {
+        guard count > 0 else { return }
+        let padding = (8 - count % 8) % 8
+        precondition(buffer.count >= 16 + count + padding)
+        buffer.storeBytes(of: address.littleEndian, toByteOffset: 0, as: UInt64.self)
+        buffer.storeBytes(of: UInt64(count).littleEndian, toByteOffset: 8, as: UInt64.self)
+        for index in 0..<padding { buffer[16 + count + index] = 0 }
+        try file.write(UnsafeRawBufferPointer(rebasing: buffer[0..<16 + count + padding]))
+        offset += 16 + UInt64(count + padding)
     }
 
     private func put(_ bytes: [UInt8]) throws(SystemError) { try file.write(bytes) }
