@@ -139,13 +139,15 @@ static void sort_space(cw_space *s) {
 }
 
 /* The range holding `address`: the last one starting at or before it that still covers it. */
-static const struct cw_range *range_at(cw_space *s, uint64_t address) {
+static const struct cw_range *range_at(cw_space *s, uint64_t address, uint64_t *next_start) {
     size_t low = 0, high = s->range_count;
     while (low < high) {
         size_t middle = low + (high - low) / 2;
         if (s->ranges[middle].start <= address) low = middle + 1;
         else high = middle;
     }
+    /* A later range may start inside this one: stop there, it may be the better source. */
+    *next_start = low < s->range_count ? s->ranges[low].start : UINT64_MAX;
     /* Ranges may overlap (a stack captured twice, copied bytes over a file range): of those covering
      * the address among the last few starting before it, the best source. */
     const struct cw_range *best = NULL;
@@ -186,10 +188,12 @@ ssize_t cw_space_read(cw_space *s, uint64_t address, void *buffer, size_t length
     while (done < length) {
         uint64_t at = address + done;
         if (at < address) break; /* wrapped */
-        const struct cw_range *r = range_at(s, at);
+        uint64_t next_start;
+        const struct cw_range *r = range_at(s, at, &next_start);
         if (!r) break;
         size_t want = length - done;
         if (r->end - at < want) want = (size_t)(r->end - at);
+        if (next_start - at < want) want = (size_t)(next_start - at);
         if (r->bytes) {
             memcpy((uint8_t *)buffer + done, r->bytes + (at - r->start), want);
             done += want;
