@@ -1,0 +1,121 @@
+// ProcessingTests.swift — capture raw, process apart, seen from outside: the minimal report is durable
+// before the process is released and the worker's full report replaces it; a worker that is killed
+// leaves the minimal report with the reason; crashes of several processes are each processed while the
+// supervisor goes on serving the rest; the capture caps hold.
+import Foundation
+import Testing
+
+/// A TCP socket on 127.0.0.1 that accepts connections (the kernel's backlog) and never answers.
+final class NeverAnsweringPort {
+    let fd: Int32
+    let port: UInt16
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        try #require(bound, "cannot listen on 127.0.0.1")
+    }
+
+    deinit { close(fd) }
+}
+
+@Suite(.serialized) struct ProcessingTests {
+    @Test("a processing worker killed mid-way leaves the minimal report, with the reason, and the exact exit status")
+    func workerKilled() throws {
+        let server = try NeverAnsweringPort()
+        // The worker waits on the silent debuginfod for the stripped binary's debug info; a watcher kills
+        // it there. It is the only process whose command line is `crashwatch __process`.
+        // `$$` stays the shell's pid in the subshell, and the shell becomes crashwatch by exec: the watcher
+        // kills only this run's worker, never another test's.
+        let watcher = """
+            ( i=0; while [ $i -lt 500 ]; do for p in /proc/[0-9]*; do \
+                c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); set -- $(cat $p/stat 2>/dev/null); \
+                case "$c" in "crashwatch __process "*) if [ "$4" = "$$" ]; then kill -9 $1; exit 0; fi;; esac; \
+              done; i=$((i+1)); sleep 0.02; done ) & true
+            """
+        let started = Date()
+        let (result, reports, _) = try runCapturing(
+            Paths.fixture("stripped_debuglink"), options: ["--debuginfod", "http://127.0.0.1:\(server.port)", "--capture-timeout", "8"],
+            shellPrefix: watcher)
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 8, "the supervisor waited for the deadline instead of the dead worker")
+        #expect(reports.count == 1, "\(result.stderr)")
+        let report = try #require(reports.first)
+        let diagnostics = report.json["diagnostics"] as? [String: Any]
+        #expect(diagnostics?["processing"] as? String == "minimal", "\(report.json)")
+        let errors = report.json["softErrors"] as? [[String: Any]] ?? []
+        #expect(errors.contains { $0["stage"] as? String == "processing" && ($0["message"] as? String)?.contains("died of SIGKILL") == true }, "\(errors)")
+        // The minimal report still names the crash: the crashed thread's registers and its pc in its image.
+        let crashed = try #require(report.crashedThreads.first)
+        #expect((crashed["registers"] as? [[String: Any]])?.isEmpty == false)
+        let top = try #require(report.frames(of: crashed).first)
+        #expect(report.image(of: top)?["name"] as? String == "stripped_debuglink")
+        #expect(report.json["holdDurationMs"] as? Double ?? -1 >= 0)
+    }
+
+    @Test("a worker that cannot finish in time is killed at the capture deadline; the report stays minimal and says so")
+    func workerDeadline() throws {
+        let server = try NeverAnsweringPort()
+        let started = Date()
+        let (result, reports, _) = try runCapturing(
+            Paths.fixture("stripped_debuglink"), options: ["--debuginfod", "http://127.0.0.1:\(server.port)", "--capture-timeout", "2"])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        #expect(elapsed < 3, "took \(elapsed) s with --capture-timeout 2")
+        let report = try #require(reports.first, "\(result.stderr)")
+        let processing = (report.json["diagnostics"] as? [String: Any])?["processing"] as? String
+        let errors = report.json["softErrors"] as? [[String: Any]] ?? []
+        if processing == "minimal" {
+            #expect(errors.contains { ($0["message"] as? String)?.contains("deadline") == true }, "\(errors)")
+        } else {
+            // The worker gave up on debuginfod in time: the frames are there, without lines.
+            #expect(processing == "complete")
+            #expect(report.functions(of: try #require(report.crashedThreads.first)).count > 1)
+        }
+    }
+
+    @Test("crashes of several processes at once are each processed in full; the supervisor serves them all")
+    func parallelCrashes() throws {
+        let crasher = Paths.fixture("null_deref")
+        let (result, reports, _) = try runCapturing("/bin/sh", ["-c", "'\(crasher)' & '\(crasher)' & '\(crasher)' & wait"])
+        #expect(result.termination == .exited(0), "\(result.stderr)")
+        #expect(reports.count == 3, "\(result.stderr)")
+        for report in reports {
+            #expect((report.json["diagnostics"] as? [String: Any])?["processing"] as? String == "complete")
+            let functions = report.functions(of: try #require(report.crashedThreads.first))
+            #expect(functions.starts(with: ["crash_here", "middle", "outer", "main"]), "\(functions)")
+        }
+        #expect(Set(reports.map { ($0.json["process"] as? [String: Any])?["pid"] as? Int ?? 0 }).count == 3)
+    }
+
+    @Test("stack bytes are captured up to --max-stack-bytes: a deeper stack ends with that reason")
+    func stackCap() throws {
+        let (result, reports, _) = try runCapturing(Paths.fixture("stack_overflow_thread"), options: ["--max-stack-bytes", "8K"])
+        #expect(result.termination == .signaled(SIGSEGV))
+        let report = try #require(reports.first, "\(result.stderr)")
+        let crashed = try #require(report.crashedThreads.first)
+        #expect(report.functions(of: crashed).first == "recurse")
+        #expect(report.frames(of: crashed).count < 200, "8 KiB of stack cannot hold \(report.frames(of: crashed).count) frames")
+        #expect((crashed["unwindStopReason"] as? String)?.contains("stack capture limit") == true, "\(crashed["unwindStopReason"] ?? "")")
+    }
+
+    @Test("capture limits are options with checked values")
+    func limitOptions() throws {
+        for bad in ["0", "12", "5G", "lots"] {
+            let result = try run(Paths.crashwatch, ["run", "--max-stack-bytes", bad, "--", "/bin/true"])
+            #expect(result.termination == .exited(64), "\(bad): \(result.stderr)")
+            #expect(result.stderr.contains("--max-stack-bytes"), "\(result.stderr)")
+        }
+        let url = try run(Paths.crashwatch, ["run", "--debuginfod", "file:///etc", "--", "/bin/true"])
+        #expect(url.termination == .exited(64) && url.stderr.contains("--debuginfod"), "\(url.stderr)")
+    }
+}
