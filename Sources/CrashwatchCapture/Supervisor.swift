@@ -226,14 +226,13 @@ public final class Supervisor {
                     originalFault: handledFaults[tid],
                     timeNanoseconds: Clock.realtimeNanoseconds())
                 let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
-                let held = Clock.monotonicNanoseconds()
-                let stopped = try stopAllThreads(of: pid, crashedTID: tid, fatalSignal: signal, deadline: deadline)
-                let job = observer?.supervisorDetected(crash, stopped: stopped)
-                // The fatal signal first: the kernel then takes the whole process down, waking the rest.
-                try resume(tid, signal: signal.number)
-                try release(stopped)
+                let heldSince = Clock.monotonicNanoseconds()
+                let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: tid, fatalSignal: signal, deadline: deadline),
+                                       fatalSignal: signal)
+                let job = observer?.supervisorDetected(crash, stopped: held.stopped)
+                try held.release()
                 if let job {
-                    job.holdNanoseconds = Clock.monotonicNanoseconds() - held
+                    job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
                     enqueue(job)
                 }
                 return
@@ -316,18 +315,6 @@ public final class Supervisor {
         let stoppedTIDs = states.keys.sorted { lhs, rhs in lhs == crashedTID ? true : rhs == crashedTID ? false : lhs < rhs }
         return StoppedProcess(pid: pid, crashedTID: crashedTID, threads: stoppedTIDs, unstopped: interrupted.sorted(),
                               deadlineNanoseconds: deadline, stops: states)
-    }
-
-    /// Lets every thread a capture stopped go on as it would have: pending signals delivered, group-stops kept.
-    private func release(_ stopped: StoppedProcess) throws(SystemError) {
-        for (tid, stop) in stopped.stops where tid != stopped.crashedTID {
-            switch stop {
-            case .signalDelivery(let signal): try resume(tid, signal: signal)
-            case .event: try resume(tid)
-            case .groupStop:
-                do { try Ptrace.listen(tid) } catch where error.isNoSuchProcess {}
-            }
-        }
     }
 
     /// A PTRACE_EVENT_STOP: a group-stop (stop signal) or a new task's first stop / an interrupt (SIGTRAP).
@@ -465,6 +452,52 @@ public final class Supervisor {
     private func executableName(of pid: Int32, status: ProcStatus?) -> String {
         if let argv0 = ProcFS.commandLine(pid).first, !argv0.isEmpty { return argv0 }
         return status?.name ?? ProcFS.threadName(pid: pid, tid: pid) ?? "pid \(pid)"
+    }
+}
+
+/// A crashed process held stopped for its capture. Letting it go is the only way to end this value:
+/// `release()` on the normal path, and — should anything between the stop and the release throw — the
+/// deinit, so no path leaves a thread stopped.
+private struct HeldProcess: ~Copyable {
+    let stopped: StoppedProcess
+    let fatalSignal: Signal
+    private var released = false
+
+    init(_ stopped: StoppedProcess, fatalSignal: Signal) {
+        self.stopped = stopped
+        self.fatalSignal = fatalSignal
+    }
+
+    /// Delivers the fatal signal to the crashed thread first — the kernel then takes the whole process
+    /// down, waking the rest — and lets every other thread go on as it would have: pending signals
+    /// delivered, group-stops kept.
+    consuming func release() throws(SystemError) {
+        released = true
+        try Self.letGo(stopped, fatalSignal: fatalSignal)
+    }
+
+    deinit {
+        if !released { try? Self.letGo(stopped, fatalSignal: fatalSignal) }
+    }
+
+    private static func letGo(_ stopped: StoppedProcess, fatalSignal: Signal) throws(SystemError) {
+        var failure: SystemError?
+        func attempt(_ body: () throws(SystemError) -> Void) {
+            do { try body() } catch where error.isNoSuchProcess {
+                // Killed meanwhile: its exit is reported next.
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        attempt { () throws(SystemError) in try Ptrace.cont(stopped.crashedTID, signal: fatalSignal.number) }
+        for (tid, stop) in stopped.stops where tid != stopped.crashedTID {
+            switch stop {
+            case .signalDelivery(let signal): attempt { () throws(SystemError) in try Ptrace.cont(tid, signal: signal) }
+            case .event: attempt { () throws(SystemError) in try Ptrace.cont(tid) }
+            case .groupStop: attempt { () throws(SystemError) in try Ptrace.listen(tid) }
+            }
+        }
+        if let failure { throw failure }
     }
 }
 
