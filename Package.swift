@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // crashwatch: an out-of-process crash reporter for Linux.
-// Layers (dependencies point down): CLI → Capture → Model/System → CCrashwatch (C shim).
+// Layers (dependencies point down): CLI → Capture → Supervisor, Symbols → Model/System → CCrashwatch (C shim);
+// Spool and Render beside Capture.
 import PackageDescription
 
 let package = Package(
@@ -23,21 +24,27 @@ let package = Package(
         .target(name: "CrashwatchSystem", dependencies: ["CCrashwatch", "CrashwatchModel"]),
         // Signal vocabulary and (later) the report types. Pure values.
         .target(name: "CrashwatchModel"),
-        // Supervisor event loop and crash detection.
-        .target(name: "CrashwatchCapture", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
+        // The supervisor: event loop, crash policy, stop-all, forwarding, processing jobs.
+        .target(name: "CrashwatchSupervisor", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
+        // Symbols: ELF notes and build-ids, symbolized frames, demangled names, offline re-symbolication.
+        .target(name: "CrashwatchSymbols", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
+        // Capture and processing: the raw capture (the capture-source seam), the report builder, the worker's unwinding.
+        .target(name: "CrashwatchCapture", dependencies: ["CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSystem", "CrashwatchModel"]),
         // Spool: atomic report files, listing, retention.
         .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem"]),
         // Rendering reports for people: list lines, show pages, text export.
-        .target(name: "CrashwatchExport", dependencies: ["CrashwatchModel"]),
+        .target(name: "CrashwatchRender", dependencies: ["CrashwatchModel"]),
         // Commands: parse, validate, run; exit codes.
-        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSpool", "CrashwatchExport", "CrashwatchSystem", "CrashwatchModel"]),
+        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSpool",
+                                                     "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel"]),
         .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"]),
 
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),
         .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel"]),
-        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSystem"]),
+        .testTarget(name: "CrashwatchSupervisorTests", dependencies: ["CrashwatchSupervisor", "CrashwatchSystem"]),
+        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSymbols", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool"]),
-        .testTarget(name: "CrashwatchExportTests", dependencies: ["CrashwatchExport"]),
+        .testTarget(name: "CrashwatchRenderTests", dependencies: ["CrashwatchRender"]),
         .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),
         .testTarget(name: "IntegrationTests", exclude: ["transparency.py"]),
     ],

@@ -4,6 +4,8 @@
 // confined (see `spawnWorker`) and is killed at the capture deadline; `run` keeps the minimal report
 // when it fails.
 import CrashwatchCapture
+import CrashwatchSupervisor
+import CrashwatchSymbols
 import CrashwatchModel
 import CrashwatchSystem
 
@@ -46,7 +48,7 @@ enum ProcessCommand {
             let file = try RawCaptureFile(input, limit: captureByteLimit)
             var capture = file.capture
             capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
-            let processor = try CaptureProcessor(file: file, passedFiles: passed)
+            let processor = try CaptureProcessor(source: file, passedFiles: passed)
             var builder = ReportBuilder(capture: capture, processor: processor)
             var report = builder.build()
             report.crashwatchVersion = CLI.version

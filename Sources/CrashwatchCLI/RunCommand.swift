@@ -1,6 +1,8 @@
 // RunCommand.swift — `crashwatch run`: options, the supervisor, a report in the spool and one stderr
 // line per crash, and an exit status identical to the command's.
 import CrashwatchCapture
+import CrashwatchSupervisor
+import CrashwatchSymbols
 import CrashwatchModel
 import CrashwatchSpool
 import CrashwatchSystem

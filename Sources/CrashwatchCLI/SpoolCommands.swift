@@ -1,7 +1,7 @@
 // SpoolCommands.swift — reading the spool: list, show, export, prune, and claim/ack/release for shippers.
 // Every command reads names first and parses only the reports it prints; a file that cannot be read as
 // a report is quarantined with its reason and never stops a listing.
-import CrashwatchExport
+import CrashwatchRender
 import CrashwatchModel
 import CrashwatchSpool
 import CrashwatchSystem

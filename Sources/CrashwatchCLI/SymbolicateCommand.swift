@@ -1,6 +1,8 @@
 // SymbolicateCommand.swift — `crashwatch symbolicate REPORT`: fills in names, source lines and inline
 // frames of a report offline, matching images by build-id only, and writes the result.
 import CrashwatchCapture
+import CrashwatchSupervisor
+import CrashwatchSymbols
 import CrashwatchModel
 import CrashwatchSystem
 

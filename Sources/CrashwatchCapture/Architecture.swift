@@ -2,6 +2,7 @@
 // numbers that differ between them: ELF machine codes, pointer size, register-set sizes. Every other
 // architecture decision derives from these values (see RegisterDecoders.swift), so both are compiled
 // and tested on any host.
+import CrashwatchSymbols
 
 /// A CPU architecture whose crashes crashwatch can decode.
 public enum Architecture: String, Sendable, Codable, Hashable, CaseIterable, CustomStringConvertible {
@@ -53,4 +54,9 @@ public enum Architecture: String, Sendable, Codable, Hashable, CaseIterable, Cus
 
     /// The name used in reports and messages (`x86_64`, `aarch64`), as `uname -m` prints it.
     public var description: String { rawValue }
+}
+
+extension ELFHeaderInfo {
+    /// The architecture named by `machine`, nil for one crashwatch does not support.
+    public var architecture: Architecture? { Architecture(elfMachine: machine) }
 }

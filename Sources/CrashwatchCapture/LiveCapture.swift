@@ -5,6 +5,8 @@
 // trust, checks every length read from the process before use, and stays under byte caps. Runs on the
 // tracer thread.
 import CrashwatchModel
+import CrashwatchSupervisor
+import CrashwatchSymbols
 import CrashwatchSystem
 import FoundationEssentials
 

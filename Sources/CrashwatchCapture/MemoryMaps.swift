@@ -13,6 +13,8 @@
 //   code too. Anonymous memory (including a library's `.bss` tail), heap, stack and `[vvar]` are not.
 
 import CrashwatchModel
+import CrashwatchSupervisor
+import CrashwatchSymbols
 
 /// The access flags of a mapping, from the `rwxp` column.
 public struct MemoryPermissions: Sendable, Equatable, Hashable, CustomStringConvertible {

@@ -6,6 +6,8 @@
 // named from the bytes copied out of memory. The worker runs confined (rlimits, no new privileges,
 // privileges dropped) and under the capture deadline; whatever it cannot finish becomes a soft error.
 import CrashwatchModel
+import CrashwatchSupervisor
+import CrashwatchSymbols
 import CrashwatchSystem
 
 /// Unwinds and symbolizes a raw capture for the report builder.
@@ -28,7 +30,8 @@ public struct CaptureProcessor: FrameProcessor {
 
     /// Prepares the address space: captured regions, then image files for images whose bytes were not
     /// copied. `passedFiles` are the descriptors the supervisor handed over (`RawImage.descriptor`).
-    public init(file: RawCaptureFile, passedFiles: [OwnedDescriptor]) throws(SystemError) {
+    /// The source must outlive the processor (its regions are read in place).
+    public init(source file: some CaptureSource, passedFiles: [OwnedDescriptor]) throws(SystemError) {
         capture = file.capture
         table = ImageTable(mapsText: capture.maps)
         space = try CapturedAddressSpace()
@@ -261,29 +264,5 @@ struct MapsDevice {
         let major = ((device >> 32) & 0xffff_f000) | ((device >> 8) & 0x0000_0fff)
         let minor = ((device >> 12) & 0xffff_ff00) | (device & 0x0000_00ff)
         return major == self.major && minor == self.minor
-    }
-}
-
-/// The few things processing reads from ELF files itself.
-enum ELFFile {
-    /// The GNU build-id of the ELF file open at `file`, from its PT_NOTE segments; nil when it has none.
-    static func buildID(of file: OwnedDescriptor) -> [UInt8]? {
-        guard var bytes = try? file.read(at: 0, count: ELFHeaderInfo.fileHeaderSize) else { return nil }
-        var header: ELFHeaderInfo
-        do {
-            header = try ELFHeaderInfo.parse(bytes)
-        } catch .truncated(_, let needed, _) {
-            guard needed > 0, needed <= 64 << 10, let more = try? file.read(at: 0, count: needed),
-                  let full = try? ELFHeaderInfo.parse(more) else { return nil }
-            bytes = more
-            header = full
-        } catch {
-            return nil
-        }
-        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= 64 << 10 {
-            guard let noteBytes = try? file.read(at: segment.offset, count: Int(segment.size)) else { continue }
-            if let found = ELFNotes.buildID(in: ELFNotes.parseNotes(noteBytes, alignment: segment.alignment)) { return found }
-        }
-        return nil
     }
 }

@@ -7,6 +7,8 @@
 // metadata as JSON, then a 24-byte trailer (`u64 metadata offset, u64 metadata length, "CWRAWEND"`), so
 // the writer streams stack bytes straight from the process and never holds them all.
 import CrashwatchModel
+import CrashwatchSupervisor
+import CrashwatchSymbols
 import CrashwatchSystem
 import FoundationEssentials
 
@@ -207,8 +209,18 @@ public struct RawCaptureError: Error, CustomStringConvertible {
     public let description: String
 }
 
+/// Where threads, registers and memory come from: the seam between sources and everything after them.
+/// A live process's raw capture (`RawCaptureFile`) is one; a core file (PT_LOAD segments and notes) is the
+/// next. The report builder, the unwinder and the symbolizer see only this.
+public protocol CaptureSource: AnyObject {
+    /// Threads, registers, maps, identities and the process records.
+    var capture: RawCapture { get }
+    /// The process's memory that was captured: each region's address and bytes.
+    var regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)] { get }
+}
+
 /// A capture file mapped read-only: the metadata decoded and the regions in place (no copies).
-public final class RawCaptureFile {
+public final class RawCaptureFile: CaptureSource {
     public let capture: RawCapture
     /// Each captured region: its address in the process and its bytes inside the mapping.
     public let regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)]

@@ -3,6 +3,8 @@
 // process (registers, the pc of every thread, images and build-ids); with one (the worker's unwinder and
 // symbolizer) the full report. Both share every record but the frames.
 import CrashwatchModel
+import CrashwatchSupervisor
+import CrashwatchSymbols
 import CrashwatchSystem
 
 /// A frame before symbolization: where, how it was found, and whether its pc is exact.

@@ -2,6 +2,7 @@
 // package metadata), a hand-built aarch64 header, and real binaries on this machine compared with
 // `readelf -n` at test time — from the file and, as capture does it, from a loaded image's memory.
 import CrashwatchCapture
+import CrashwatchSymbols
 import CrashwatchSystem
 import Foundation
 import Testing

@@ -2,6 +2,7 @@
 // trimmed copy of this machine's real maps plus the awkward cases: memfd, deleted files, spaces in
 // paths, " (deleted)" in the middle of a path, and malformed lines.
 import CrashwatchCapture
+import CrashwatchSymbols
 import CrashwatchSystem
 import Foundation
 import Testing

@@ -3,6 +3,7 @@
 // unwind tables refused before libunwind sees them), the minimal report, the report size limit, name
 // caps and the maps device match.
 @testable import CrashwatchCapture
+import CrashwatchSymbols
 import CrashwatchModel
 import CrashwatchSystem
 import Foundation

@@ -1,6 +1,7 @@
 // RegisterDecoderTests.swift — the per-architecture register layouts: kernel struct order in, report
 // order out, round trips, size errors, and aarch64 pointer-authentication masks.
 import CrashwatchCapture
+import CrashwatchSymbols
 import Testing
 
 /// Regset bytes whose slot `i` holds `base + i`, so every decoded value names the slot it came from.

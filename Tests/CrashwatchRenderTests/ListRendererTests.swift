@@ -1,6 +1,6 @@
 // ListRendererTests.swift — `crashwatch list` output compared whole: plain, coloured, empty, a very long executable
 // path with and without a width limit, and report strings that try to smuggle terminal escapes or are not ASCII.
-import CrashwatchExport
+import CrashwatchRender
 import CrashwatchModel
 import Testing
 

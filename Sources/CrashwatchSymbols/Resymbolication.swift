@@ -97,7 +97,7 @@ public enum Resymbolication {
     }
 
     /// Bytes from lower- or upper-case hex digits; nil for anything else.
-    static func bytes(fromHex text: String) -> [UInt8]? {
+    public static func bytes(fromHex text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0, !digits.isEmpty else { return nil }
         var result: [UInt8] = []

@@ -1,7 +1,7 @@
 // ShowRendererTests.swift — the `crashwatch show` page compared whole for the fixture, its coloured lines, the text
 // export, and the edge cases: no in-app frame, no frames, no crashed thread, a redacted or hostile command line,
 // hostile thread names, a deleted executable, a missed capture deadline.
-import CrashwatchExport
+import CrashwatchRender
 import CrashwatchModel
 import Testing
 

@@ -1,5 +1,5 @@
 // CrashPolicyTests.swift — DESIGN.md's "when is a signal a crash?" as a table.
-import CrashwatchCapture
+import CrashwatchSupervisor
 import CrashwatchModel
 import CrashwatchSystem
 import Testing

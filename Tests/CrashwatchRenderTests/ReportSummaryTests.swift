@@ -1,7 +1,7 @@
 // ReportSummaryTests.swift — what a list line knows about a report: the fields taken from the fixture, the top
 // in-app frame in each of its forms (with source, function only, image+offset, bare address, none), and the
 // `list --json` text compared whole, escaping included, and read back with JSONDecoder.
-import CrashwatchExport
+import CrashwatchRender
 import CrashwatchModel
 import Foundation
 import Testing

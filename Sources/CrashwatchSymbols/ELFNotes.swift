@@ -6,6 +6,7 @@
 // input ends parsing early or throws; it never traps.
 
 import CrashwatchModel
+import CrashwatchSystem
 
 /// One ELF note: an owner name, a type, and an opaque descriptor.
 public struct ELFNote: Sendable, Equatable {
@@ -269,8 +270,6 @@ public struct ELFHeaderInfo: Sendable, Equatable {
         self.programHeaders = programHeaders
     }
 
-    /// The architecture named by `machine`, nil for one crashwatch does not support.
-    public var architecture: Architecture? { Architecture(elfMachine: machine) }
 
     /// Parses the file header and program headers from the start of a file or a loaded image.
     ///
@@ -332,5 +331,29 @@ public struct ELFHeaderInfo: Sendable, Equatable {
         guard let first = programHeaders.filter({ $0.type == ProgramHeader.loadType }).min(by: { $0.offset < $1.offset })
         else { return nil }
         return imageBase &- (first.vaddr &- first.offset)
+    }
+}
+
+/// The few things processing reads from ELF files itself.
+public enum ELFFile {
+    /// The GNU build-id of the ELF file open at `file`, from its PT_NOTE segments; nil when it has none.
+    public static func buildID(of file: OwnedDescriptor) -> [UInt8]? {
+        guard var bytes = try? file.read(at: 0, count: ELFHeaderInfo.fileHeaderSize) else { return nil }
+        var header: ELFHeaderInfo
+        do {
+            header = try ELFHeaderInfo.parse(bytes)
+        } catch .truncated(_, let needed, _) {
+            guard needed > 0, needed <= 64 << 10, let more = try? file.read(at: 0, count: needed),
+                  let full = try? ELFHeaderInfo.parse(more) else { return nil }
+            bytes = more
+            header = full
+        } catch {
+            return nil
+        }
+        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= 64 << 10 {
+            guard let noteBytes = try? file.read(at: segment.offset, count: Int(segment.size)) else { continue }
+            if let found = ELFNotes.buildID(in: ELFNotes.parseNotes(noteBytes, alignment: segment.alignment)) { return found }
+        }
+        return nil
     }
 }
