@@ -7,7 +7,9 @@
 # object OUTDIR/lib*.so (-shared -fPIC). Flags: -pthread -Wall, then the BUILD: value from the
 # file's header comment (default -O0 -g; it may hold link flags such as -ldl, so it is placed
 # after the source file). CC is the second argument, else $CC, else gcc; a cross compiler such
-# as aarch64-linux-gnu-gcc works too.
+# as aarch64-linux-gnu-gcc works too. @OUTDIR@ in BUILD stands for the absolute OUTDIR, so a
+# program can link against a lib*.so built here (-L@OUTDIR@ -lNAME); shared objects are built
+# before programs.
 #
 # Every Fixtures/*.cpp is built the same way with the C++ compiler that matches CC (gcc -> g++,
 # PREFIX-gcc -> PREFIX-g++, clang -> clang++, cc -> c++), which links libstdc++. Every
@@ -26,6 +28,16 @@
 # real program's path, the other build's content). No .gnu_debuglink is added. objcopy and strip
 # are CC's (PREFIX-objcopy for PREFIX-gcc). The files placed are recorded in
 # OUTDIR/.<name>.debug-files and removed before the next rebuild of <name>.
+#
+# DEBUG: debuglink instead copies the DWARF out to OUTDIR/<name>.debug (objcopy
+# --only-keep-debug), strips the program (strip --strip-all) and adds a .gnu_debuglink section
+# naming "<name>.debug" (objcopy --add-gnu-debuglink, which records the file's CRC). The debug
+# file is recorded in OUTDIR/.<name>.debug-files like the others.
+#
+# PATCH-BYTE: SECTION OFFSET OLD NEW in a header overwrites one byte of the finished program
+# (after any DEBUG step): the byte at OFFSET (decimal) in SECTION's contents in the file, which
+# must be OLD (hex, 0x..; the build fails otherwise), becomes NEW. The section's file offset and
+# size come from readelf -SW.
 #
 # A file is rebuilt only when its source (or this script) is newer than its output (or a file
 # DEBUG: separate placed is missing), or when OUTDIR was last built with another compiler. One
@@ -108,9 +120,9 @@ header_value() {
 debug_manifest() { echo "$out_dir/.$1.debug-files"; }
 
 needs_build() {
-    local source=$1 output=$2 name=$3 separate=$4
+    local source=$1 output=$2 name=$3 debug_mode=$4
     [[ $force -eq 1 || ! -e "$output" || "$source" -nt "$output" || "$self" -nt "$output" ]] && return 0
-    if [[ $separate == 1 ]]; then
+    if [[ -n $debug_mode ]]; then
         local manifest placed
         manifest=$(debug_manifest "$name")
         [[ -f "$manifest" ]] || return 0
@@ -179,6 +191,52 @@ separate_debug() {
         printf '%s\n' "$real_path" "$other_path" "$wrong_path" >"$manifest"
 }
 
+# DEBUG: debuglink for a freshly compiled program TMP (to be installed as fixture NAME): the
+# DWARF to OUTDIR/NAME.debug, TMP stripped and given a .gnu_debuglink naming NAME.debug.
+debuglink_debug() {
+    local tmp=$1 name=$2
+    local debug_file="$out_dir/$name.debug"
+    "$objcopy" --only-keep-debug "$tmp" "$tmp.debug" &&
+        "$strip" --strip-all "$tmp" &&
+        chmod 0644 "$tmp.debug" &&
+        mv -f "$tmp.debug" "$debug_file" &&
+        "$objcopy" --add-gnu-debuglink="$debug_file" "$tmp" &&
+        printf '%s\n' "$debug_file" >"$(debug_manifest "$name")" || { rm -f "$tmp.debug"; return 1; }
+}
+
+# PATCH-BYTE: SECTION OFFSET OLD NEW for the finished program FILE (fixture NAME).
+patch_byte() {
+    local file=$1 name=$2 section offset old new extra
+    read -r section offset old new extra <<<"$3"
+    if [[ -z "$new" || -n "$extra" || ! "$offset" =~ ^[0-9]+$ || ! "$old" =~ ^0x[0-9a-fA-F]{1,2}$ ||
+          ! "$new" =~ ^0x[0-9a-fA-F]{1,2}$ ]]; then
+        echo "build.sh: $name: PATCH-BYTE needs SECTION OFFSET 0xOLD 0xNEW, not '$3'" >&2
+        return 1
+    fi
+    # readelf -SW: "[Nr] Name Type Address Off Size ..."; "[ 1]" splits in two fields, so find
+    # the name field and count from there.
+    local location
+    location=$(LC_ALL=C readelf -SW "$file" 2>/dev/null | awk -v section="$section" '
+        { for (i = 1; i <= NF; i++) if ($i == section && $(i - 1) ~ /\]$/) { print $(i + 3), $(i + 4); exit } }')
+    if [[ -z "$location" ]]; then
+        echo "build.sh: $name: PATCH-BYTE: no section $section" >&2
+        return 1
+    fi
+    local section_offset section_size position current
+    read -r section_offset section_size <<<"$location"
+    if ((offset >= 16#$section_size)); then
+        echo "build.sh: $name: PATCH-BYTE: offset $offset is past the end of $section (0x$section_size bytes)" >&2
+        return 1
+    fi
+    position=$((16#$section_offset + offset))
+    current=$(od -An -tx1 -j "$position" -N1 "$file" | tr -d ' \n')
+    if ((16#$current != old)); then
+        echo "build.sh: $name: PATCH-BYTE: byte $offset of $section is 0x$current, not $old" >&2
+        return 1
+    fi
+    printf "\\x$(printf '%02x' "$((new))")" | dd of="$file" bs=1 seek="$position" conv=notrunc status=none
+}
+
 failed=()
 programs=()
 
@@ -223,13 +281,22 @@ for pass in lib program; do
         fi
         [[ $pass == lib ]] || programs+=("$file")
 
+        debug_mode=$(header_value "$source" DEBUG)
+        case "$debug_mode" in
+            "" | separate | debuglink) ;;
+            *) echo "build.sh: $base: unknown DEBUG: $debug_mode (separate or debuglink)" >&2
+               failed+=("$file"); continue ;;
+        esac
         separate=0
-        [[ "$(header_value "$source" DEBUG)" == separate ]] && separate=1
-        needs_build "$source" "$output" "$file" "$separate" || continue
+        [[ "$debug_mode" == separate ]] && separate=1
+        patch=$(header_value "$source" PATCH-BYTE)
+        needs_build "$source" "$output" "$file" "$debug_mode" || continue
 
         flags_text=$(header_value "$source" BUILD)
         [[ -n "$flags_text" ]] || flags_text="-O0 -g"
         read -r -a flags <<<"$flags_text"
+        # After splitting, so an OUTDIR with spaces stays one argument.
+        flags=("${flags[@]//@OUTDIR@/$out_dir}")
 
         if [[ $extension == swift ]]; then
             command_line=("$compiler" -module-name "$file" "$source" "${flags[@]}")
@@ -241,9 +308,13 @@ for pass in lib program; do
 
         tmp="$out_dir/.$(basename "$output").tmp.$$"
         [[ $separate == 0 ]] || shown+=" (DEBUG: separate, + -DOTHER_BUILD)"
+        [[ "$debug_mode" != debuglink ]] || shown+=" (DEBUG: debuglink)"
+        [[ -z "$patch" ]] || shown+=" (PATCH-BYTE: $patch)"
         echo "build.sh: $shown -> $(basename "$output")"
         if "${command_line[@]}" -o "$tmp" &&
-            { [[ $separate == 0 ]] || separate_debug "$tmp" "$file" "${command_line[@]}" -DOTHER_BUILD; }; then
+            { [[ $separate == 0 ]] || separate_debug "$tmp" "$file" "${command_line[@]}" -DOTHER_BUILD; } &&
+            { [[ "$debug_mode" != debuglink ]] || debuglink_debug "$tmp" "$file"; } &&
+            { [[ -z "$patch" ]] || patch_byte "$tmp" "$file" "$patch"; }; then
             mv -f "$tmp" "$output"
         else
             rm -f "$tmp" "$tmp".*

@@ -54,7 +54,8 @@ enum RunCommand {
         Spool:
           --spool, else $CRASHWATCH_SPOOL, else /var/lib/crashwatch/reports as root, else
           $XDG_STATE_HOME/crashwatch/reports (~/.local/state/crashwatch/reports). Reports are named
-          <UTC time>-<pid>-<report id>.json, written atomically with mode 0640.
+          <UTC time>-<pid>-<executable tag>-<report id>.json, written atomically with mode 0640; the
+          full report replaces the minimal one under the same name.
 
         Exit status:
           the command's own: its exit code, or death by the same signal (128+N in a shell); as PID 1
