@@ -97,6 +97,19 @@ final class NeverAnsweringPort {
         #expect(Set(reports.map { ($0.json["process"] as? [String: Any])?["pid"] as? Int ?? 0 }).count == 3)
     }
 
+    @Test("as root, a program running as another user is processed with that user's identity, in full")
+    func workerAsTheProgramsUser() throws {
+        try #require(getuid() == 0, "needs root to run the program as nobody; skip")
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "setpriv is not installed; skip")
+        let (result, reports, _) = try runCapturing("/usr/bin/setpriv",
+                                                    ["--reuid=65534", "--regid=65534", "--clear-groups", Paths.fixture("null_deref")])
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        let report = try #require(reports.first, "\(result.stderr)")
+        #expect((report.json["process"] as? [String: Any])?["uid"] as? Int == 65534)
+        #expect((report.json["diagnostics"] as? [String: Any])?["processing"] as? String == "complete", "\(report.json["softErrors"] ?? "")")
+        #expect(report.functions(of: try #require(report.crashedThreads.first)).starts(with: ["crash_here", "middle", "outer", "main"]))
+    }
+
     @Test("stack bytes are captured up to --max-stack-bytes: a deeper stack ends with that reason")
     func stackCap() throws {
         let (result, reports, _) = try runCapturing(Paths.fixture("stack_overflow_thread"), options: ["--max-stack-bytes", "8K"])
