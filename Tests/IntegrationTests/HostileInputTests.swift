@@ -213,7 +213,7 @@ private func builtBuildID(_ file: String) throws -> String {
 }
 
 /// A TCP server on 127.0.0.1 that accepts every connection and never answers: a debuginfod server that hangs.
-private final class SilentServer: @unchecked Sendable {
+final class SilentServer: @unchecked Sendable {
     let port: UInt16
     private let listener: Int32
     private let lock = NSLock()

@@ -1,37 +1,15 @@
 // ProcessingTests.swift — capture raw, process apart, seen from outside: the minimal report is durable
 // before the process is released and the worker's full report replaces it; a worker that is killed
 // leaves the minimal report with the reason; crashes of several processes are each processed while the
-// supervisor goes on serving the rest; the capture caps hold.
+// supervisor goes on serving the rest; the capture caps hold. (SilentServer: HostileInputTests.swift.)
 import Foundation
 import Testing
-
-/// A TCP socket on 127.0.0.1 that accepts connections (the kernel's backlog) and never answers.
-final class NeverAnsweringPort {
-    let fd: Int32
-    let port: UInt16
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        port = UInt16(bigEndian: address.sin_port)
-        try #require(bound, "cannot listen on 127.0.0.1")
-    }
-
-    deinit { close(fd) }
-}
 
 @Suite(.serialized) struct ProcessingTests {
     @Test("a processing worker killed mid-way leaves the minimal report, with the reason, and the exact exit status")
     func workerKilled() throws {
-        let server = try NeverAnsweringPort()
+        let server = try SilentServer()
+        defer { server.stop() }
         // The worker waits on the silent debuginfod for the stripped binary's debug info; a watcher kills
         // it there. It is the only process whose command line is `crashwatch __process`.
         // `$$` stays the shell's pid in the subshell, and the shell becomes crashwatch by exec: the watcher
@@ -64,7 +42,8 @@ final class NeverAnsweringPort {
 
     @Test("a worker that cannot finish in time is killed at the capture deadline; the report stays minimal and says so")
     func workerDeadline() throws {
-        let server = try NeverAnsweringPort()
+        let server = try SilentServer()
+        defer { server.stop() }
         let started = Date()
         let (result, reports, _) = try runCapturing(
             Paths.fixture("stripped_debuglink"), options: ["--debuginfod", "http://127.0.0.1:\(server.port)", "--capture-timeout", "2"])
