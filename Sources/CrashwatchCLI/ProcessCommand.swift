@@ -1,6 +1,8 @@
 // ProcessCommand.swift — `crashwatch __process`, the processing worker `run` starts for each crash (not
 // for people to call): reads the raw capture from fd 3, unwinds and symbolizes it, and writes the full
-// report to fd 4. Image files the supervisor opened through /proc arrive as fds 5, 6, …. It runs
+// report to fd 4 — and, once every thread is unwound and before symbols are looked up, that report
+// without symbols to fd 5, which `run` keeps should the worker not finish. Image files the supervisor
+// opened through /proc arrive as fds 6, 7, …. It runs
 // confined (see `spawnWorker`) and is killed at the capture deadline; `run` keeps the minimal report
 // when it fails.
 import CrashwatchCapture
@@ -43,14 +45,21 @@ enum ProcessCommand {
         }
         let input = OwnedDescriptor(adopting: 3)
         let output = OwnedDescriptor(adopting: 4)
-        let passed = (0..<min(images, 1024)).map { OwnedDescriptor(adopting: Int32(5 + $0)) }
+        let checkpoint = OwnedDescriptor(adopting: 5)
+        let passed = (0..<min(images, 1024)).map { OwnedDescriptor(adopting: Int32(6 + $0)) }
         do {
             let file = try RawCaptureFile(input, limit: captureByteLimit)
             var capture = file.capture
             capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
             let processor = try CaptureProcessor(source: file, passedFiles: passed)
             var builder = ReportBuilder(capture: capture, processor: processor)
-            var report = builder.build()
+            var report = builder.build(unwound: { interim in
+                var interim = interim
+                interim.crashwatchVersion = CLI.version
+                if let bytes = try? ReportSizeLimit.encode(interim, limit: capture.options.reportByteLimit) {
+                    try? checkpoint.write(bytes)
+                }
+            })
             report.crashwatchVersion = CLI.version
             let bytes = try ReportSizeLimit.encode(report, limit: capture.options.reportByteLimit)
             try output.write(bytes)

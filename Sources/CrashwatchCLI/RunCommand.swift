@@ -180,14 +180,17 @@ final class CrashReporter: SupervisorObserver {
     private final class JobState {
         let capture: RawCapture
         let name: ReportFileName
+        /// Where the worker writes its full report, and the report without symbols before it looks them up.
         let output: OwnedDescriptor
+        let checkpoint: OwnedDescriptor
         /// The line printed when the minimal report could not be written: not printed twice.
         let minimalFailure: String?
 
-        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, minimalFailure: String?) {
+        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?) {
             self.capture = capture
             self.name = name
             self.output = output
+            self.checkpoint = checkpoint
             self.minimalFailure = minimalFailure
         }
     }
@@ -197,9 +200,11 @@ final class CrashReporter: SupervisorObserver {
         let deadline = stopped.deadlineNanoseconds
         let captured: CapturedCrash
         let output: OwnedDescriptor
+        let checkpoint: OwnedDescriptor
         do {
             captured = try LiveCapture.capture(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline)
             output = try MemoryFile.create(name: "crashwatch-report")
+            checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
         } catch {
             StandardStream.err("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
             return nil
@@ -220,36 +225,48 @@ final class CrashReporter: SupervisorObserver {
         }
         return ProcessingJob(
             arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count)],
-            descriptors: [captured.file, output] + captured.imageFiles,
+            descriptors: [captured.file, output, checkpoint] + captured.imageFiles,
             environment: ProcessCommand.environment(debuginfodURLs: configuration.capture.debuginfodURLs,
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
             limits: limits, deadlineNanoseconds: deadline,
-            context: JobState(capture: capture, name: name, output: output, minimalFailure: written.ok ? nil : written.line))
+            context: JobState(capture: capture, name: name, output: output, checkpoint: checkpoint,
+                             minimalFailure: written.ok ? nil : written.line))
     }
 
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
         guard let state = job.context as? JobState else { return }
         var capture = state.capture
         capture.holdDurationMs = Double(job.holdNanoseconds / 1_000) / 1_000
-        let bytes: [UInt8]
+        let why: String
         switch outcome {
         case .exited(0):
-            switch fullReport(from: state) {
+            switch report(in: state.output, of: state) {
             case .success(let full):
-                bytes = full
-            case .failure(let why):
-                bytes = minimalBytes(capture, why: why.description)
+                let written = write(bytes: full, name: state.name)
+                if written.line != state.minimalFailure { StandardStream.err(written.line + "\n") }
+                return
+            case .failure(let failure):
+                why = failure.description
             }
         case .exited(let code):
-            bytes = minimalBytes(capture, why: "the processing worker exited with status \(code)\(code == 126 ? " (its confinement could not be set up)" : "")")
+            why = "the processing worker exited with status \(code)\(code == 126 ? " (its confinement could not be set up)" : "")"
         case .killed(let signal):
-            bytes = minimalBytes(capture, why: "the processing worker died of \(signal.name)")
+            why = "the processing worker died of \(signal.name)"
         case .deadlinePassed:
-            bytes = minimalBytes(capture, why: "the processing worker did not finish before the capture deadline and was killed")
-        case .notStarted(let why):
-            bytes = minimalBytes(capture, why: "the processing worker could not start: \(why)")
+            why = "the processing worker did not finish before the capture deadline and was killed"
+        case .notStarted(let reason):
+            why = "the processing worker could not start: \(reason)"
         case .skipped:
-            bytes = minimalBytes(capture, why: "too many crashes were being processed at once; this one was not")
+            why = "too many crashes were being processed at once; this one was not"
+        }
+        // The worker's report from before symbols, if it got that far; else the minimal one.
+        var bytes: [UInt8]
+        if case .success(let unwoundBytes) = report(in: state.checkpoint, of: state), var unwound = try? CrashReport.decode(unwoundBytes) {
+            unwound.softErrors.append(SoftError(stage: "processing", message: why))
+            unwound.diagnostics.captureErrors = unwound.softErrors.count
+            bytes = (try? unwound.encodedJSON()) ?? unwoundBytes
+        } else {
+            bytes = minimalBytes(capture, why: why)
         }
         let written = write(bytes: bytes, name: state.name)
         if written.line != state.minimalFailure { StandardStream.err(written.line + "\n") }
@@ -259,13 +276,13 @@ final class CrashReporter: SupervisorObserver {
         StandardStream.err(CrashLine.abnormalExit(exit) + "\n")
     }
 
-    /// The worker's report, checked: it must decode, be this crash's, and stay under the size limit.
-    private func fullReport(from state: JobState) -> Result<[UInt8], ReporterFailure> {
-        guard let size = state.output.size(), size > 0 else { return .failure("the processing worker wrote no report") }
+    /// A report the worker wrote to `file`, checked: it must decode, be this crash's, and stay under the size limit.
+    private func report(in file: OwnedDescriptor, of state: JobState) -> Result<[UInt8], ReporterFailure> {
+        guard let size = file.size(), size > 0 else { return .failure("the processing worker wrote no report") }
         guard size <= Int64(configuration.capture.reportByteLimit) + (1 << 20) else {
             return .failure(ReporterFailure("the processing worker's report is \(size) bytes, over the limit"))
         }
-        guard let bytes = try? state.output.read(at: 0, count: Int(size)), let report = try? CrashReport.decode(bytes) else {
+        guard let bytes = try? file.read(at: 0, count: Int(size)), let report = try? CrashReport.decode(bytes) else {
             return .failure("the processing worker's report is not a valid report")
         }
         guard report.id == state.capture.reportID, report.process.pid == state.capture.pid else {

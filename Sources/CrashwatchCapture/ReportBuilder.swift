@@ -47,6 +47,8 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     private var imageIndex: [UInt64: Int] = [:]
     private let identities: [UInt64: RawImage]
     private let names = NameCache()
+    /// Whether frames are looked up (off for the checkpoint before symbols).
+    private var lookups = true
 
     /// A builder over `capture`; `processor` nil builds the minimal report.
     public init(capture: RawCapture, processor: Processor?) {
@@ -61,10 +63,19 @@ public struct ReportBuilder<Processor: FrameProcessor> {
 
     /// The report; `extraSoftErrors` are added (e.g. why processing failed), `finishedNanoseconds` ends
     /// the capture duration (CLOCK_MONOTONIC).
-    public mutating func build(extraSoftErrors: [SoftError] = [], finishedNanoseconds: Int64 = Clock.monotonicNanoseconds()) -> CrashReport {
+    public mutating func build(extraSoftErrors: [SoftError] = [], finishedNanoseconds: Int64 = Clock.monotonicNanoseconds(),
+                               unwound checkpoint: ((CrashReport) -> Void)? = nil) -> CrashReport {
         // Unwind everything first: the symbolizer is told once which images the frames are in.
         let unwound = capture.threads.map { unwindThread($0) }
         let faultUnwound = capture.originalFault.map { unwindFault($0) }
+        if let checkpoint, processor != nil {
+            // What exists before symbols: kept should symbolization not finish.
+            var interim = self
+            interim.lookups = false
+            checkpoint(interim.assemble(unwound, faultUnwound, extraSoftErrors: extraSoftErrors + [SoftError(
+                stage: "symbols", message: "symbols were not looked up: processing stopped after unwinding")],
+                finishedNanoseconds: Clock.monotonicNanoseconds(), state: .unwound))
+        }
         if var processor {
             var touched: [UInt64: LoadedImage] = [:]
             let pcs = unwound.flatMap { $0.frames.map(\.pc) } + (faultUnwound?.frames.map(\.pc) ?? [])
@@ -72,6 +83,12 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             processor.prepareLookups(in: touched.values.sorted { $0.start < $1.start })
             self.processor = processor
         }
+        return assemble(unwound, faultUnwound, extraSoftErrors: extraSoftErrors, finishedNanoseconds: finishedNanoseconds,
+                        state: processor == nil ? .minimal : .complete)
+    }
+
+    private mutating func assemble(_ unwound: [Unwound], _ faultUnwound: (registers: [RegisterValue], frames: [UnsymbolizedFrame])?,
+                                   extraSoftErrors: [SoftError], finishedNanoseconds: Int64, state: ProcessingState) -> CrashReport {
         let threads = unwound.map { item in
             ThreadRecord(tid: item.raw.tid, name: item.raw.name, crashed: item.raw.crashed, registers: item.registers,
                          frames: records(item.frames), unwindStopReason: item.stop)
@@ -98,7 +115,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             process: capture.process, host: capture.host, threads: threads, images: images,
             diagnostics: diagnostics, softErrors: errors)
         report.holdDurationMs = capture.holdDurationMs
-        report.diagnostics.processing = processor == nil ? .minimal : .complete
+        report.diagnostics.processing = state
         return report
     }
 
@@ -174,7 +191,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         let base = image.baseAddress ?? image.start
         record.imageIndex = indexOf(image)
         record.imageOffset = Address(frame.pc &- base)
-        guard var processor else { return [record] }
+        guard lookups, var processor else { return [record] }
         // A return address points after the call: look up the call instruction itself.
         let found = processor.lookup(frame.isExact ? frame.pc : frame.pc &- 1)
         self.processor = processor

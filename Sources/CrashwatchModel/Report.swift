@@ -550,8 +550,9 @@ public struct Diagnostics: Codable, Sendable, Equatable {
     public var captureErrors: Int
     /// Whether the capture deadline passed, so the report holds what existed by then.
     public var deadlineExceeded: Bool
-    /// How far the report got: `complete` (unwound and symbolized by the worker) or `minimal` (what the
-    /// raw capture gave: registers and the crashed pcs; processing did not finish — see the soft errors).
+    /// How far the report got: `complete` (unwound and symbolized by the worker), `unwound` (processing
+    /// stopped before symbols) or `minimal` (what the raw capture gave: registers and each thread's pc;
+    /// processing did not finish) — the soft errors say why.
     public var processing: ProcessingState?
 
     /// Creates the diagnostics record.
@@ -567,6 +568,8 @@ public struct Diagnostics: Codable, Sendable, Equatable {
 public enum ProcessingState: String, Codable, Sendable, Equatable {
     /// Unwound and symbolized.
     case complete
+    /// Unwound, but symbols were not looked up (processing stopped after unwinding).
+    case unwound
     /// Only what the raw capture gave: registers, the pcs, images and build-ids.
     case minimal
 }
