@@ -43,16 +43,21 @@ enum { TABLE_UNKNOWN = 0, TABLE_FOUND, TABLE_MISSING };
 struct cw_image {
     uint64_t start, end, base;
     int table_state;
-    const char *problem; /* why the image has no usable table; static text */
+    const char *problem; /* why the image's .eh_frame_hdr table was not usable; static text */
     unw_dyn_info_t info;
+    int32_t *index;         /* a table built from .eh_frame when .eh_frame_hdr's was unusable */
+    uint64_t index_address; /* where that table sits in the space */
 };
+
+struct cw_space;
+static size_t index_eh_frame(struct cw_space *s, struct cw_image *image, uint64_t eh_frame, uint64_t hdr);
 
 struct cw_space {
     struct cw_range *ranges;
     size_t range_count, range_capacity;
     struct cw_image *images;
     size_t image_count, image_capacity;
-    int sorted;
+    int ranges_sorted, images_sorted;
     unw_addr_space_t space;
     uint64_t *page_address; /* cached file page per slot; UINT64_MAX when empty */
     uint8_t *pages;
@@ -90,7 +95,7 @@ static int add_range(cw_space *s, struct cw_range range) {
     if (s->range_count == s->range_capacity &&
         grow((void **)&s->ranges, &s->range_capacity, sizeof *s->ranges, CW_MAX_RANGES) != 0) return -1;
     s->ranges[s->range_count++] = range;
-    s->sorted = 0;
+    s->ranges_sorted = 0;
     return 0;
 }
 
@@ -114,7 +119,7 @@ int cw_space_add_image(cw_space *s, uint64_t start, uint64_t end, uint64_t base)
     if (s->image_count == s->image_capacity &&
         grow((void **)&s->images, &s->image_capacity, sizeof *s->images, CW_MAX_IMAGES) != 0) return -1;
     s->images[s->image_count++] = (struct cw_image){.start = start, .end = end, .base = base};
-    s->sorted = 0;
+    s->images_sorted = 0;
     return 0;
 }
 
@@ -132,10 +137,9 @@ static int by_image_start(const void *a, const void *b) {
 }
 
 static void sort_space(cw_space *s) {
-    if (s->sorted) return;
-    qsort(s->ranges, s->range_count, sizeof *s->ranges, by_range_start);
-    qsort(s->images, s->image_count, sizeof *s->images, by_image_start);
-    s->sorted = 1;
+    if (!s->ranges_sorted) qsort(s->ranges, s->range_count, sizeof *s->ranges, by_range_start);
+    if (!s->images_sorted) qsort(s->images, s->image_count, sizeof *s->images, by_image_start);
+    s->ranges_sorted = s->images_sorted = 1;
 }
 
 /* The range holding `address`: the last one starting at or before it that still covers it. */
@@ -330,31 +334,155 @@ static void load_table(cw_space *s, struct cw_image *image) {
         image->problem = "its .eh_frame_hdr has an unknown version";
         return;
     }
+    uint64_t at = hdr + 4, eh_frame = 0, fde_count = 0;
+    int pointer_ok = head[1] != DW_EH_PE_omit && read_encoded(s, &at, head[1], hdr, &eh_frame) == 0;
+    int count_ok = pointer_ok && head[2] != DW_EH_PE_omit && read_encoded(s, &at, head[2], hdr, &fde_count) == 0;
+    uint64_t header_bytes = at - hdr;
+    const char *table_problem = NULL;
     /* libunwind's binary search only understands this table encoding, and aborts on others. */
     if (head[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) {
-        image->problem = "its .eh_frame_hdr table encoding is not datarel|sdata4";
-        return;
+        table_problem = "its .eh_frame_hdr table encoding is not datarel|sdata4";
+    } else if (!count_ok) {
+        table_problem = "its .eh_frame_hdr header is invalid";
+    } else if (header_bytes > hdr_size || fde_count == 0 || fde_count > (hdr_size - header_bytes) / 8) {
+        table_problem = "its .eh_frame_hdr table does not fit its segment";
     }
-    uint64_t at = hdr + 4, eh_frame = 0, fde_count = 0;
-    if (head[1] == DW_EH_PE_omit || head[2] == DW_EH_PE_omit || read_encoded(s, &at, head[1], hdr, &eh_frame) != 0 ||
-        read_encoded(s, &at, head[2], hdr, &fde_count) != 0) {
-        image->problem = "its .eh_frame_hdr header is invalid";
-        return;
-    }
-    uint64_t header_bytes = at - hdr;
-    if (header_bytes > hdr_size || fde_count == 0 || fde_count > (hdr_size - header_bytes) / 8) {
-        image->problem = "its .eh_frame_hdr table does not fit its segment";
-        return;
-    }
-    (void)eh_frame;
     memset(&image->info, 0, sizeof image->info);
     image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
     image->info.start_ip = image->start;
     image->info.end_ip = image->end;
     image->info.u.rti.segbase = hdr;
-    image->info.u.rti.table_data = at;
-    image->info.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+    if (!table_problem) {
+        image->info.u.rti.table_data = at;
+        image->info.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+        image->table_state = TABLE_FOUND;
+        return;
+    }
+    /* The table is unusable, but .eh_frame itself may be fine: index it ourselves, as gdb does. */
+    size_t entries = pointer_ok ? index_eh_frame(s, image, eh_frame, hdr) : 0;
+    if (entries == 0) {
+        image->problem = pointer_ok ? table_problem : "its .eh_frame_hdr header is invalid";
+        return;
+    }
+    image->info.u.rti.table_data = image->index_address;
+    image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
+    image->problem = table_problem;
     image->table_state = TABLE_FOUND;
+}
+
+/* Reads a ULEB128 at *at (advancing it); -1 past `end` or when longer than 10 bytes. */
+static int read_uleb(cw_space *s, uint64_t *at, uint64_t end, uint64_t *value) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        uint8_t byte;
+        if (*at >= end || read_exact(s, *at, &byte, 1) != 0) return -1;
+        (*at)++;
+        if (shift < 64) result |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *value = result;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The pointer encoding of an FDE's pc_begin, from its CIE's augmentation ("zR", "zPLR", …); -1 when unknown. */
+static int fde_encoding(cw_space *s, uint64_t cie, uint64_t end) {
+    uint32_t length32, id;
+    if (read_exact(s, cie, &length32, 4) != 0 || length32 == 0xffffffffu) return -1;
+    uint64_t cie_end = cie + 4 + length32;
+    if (cie_end > end || read_exact(s, cie + 4, &id, 4) != 0 || id != 0) return -1;
+    uint64_t at = cie + 8;
+    uint8_t version;
+    if (read_exact(s, at++, &version, 1) != 0 || (version != 1 && version != 3)) return -1;
+    char augmentation[16];
+    size_t n = 0;
+    for (;;) {
+        if (n == sizeof augmentation || at >= cie_end || read_exact(s, at++, &augmentation[n], 1) != 0) return -1;
+        if (augmentation[n] == 0) break;
+        n++;
+    }
+    if (n == 0 || augmentation[0] != 'z') return DW_EH_PE_absptr;
+    uint64_t ignored;
+    if (read_uleb(s, &at, cie_end, &ignored) != 0 || read_uleb(s, &at, cie_end, &ignored) != 0) return -1; /* code, data align */
+    if (version == 1) at++;
+    else if (read_uleb(s, &at, cie_end, &ignored) != 0) return -1; /* return register */
+    if (read_uleb(s, &at, cie_end, &ignored) != 0) return -1;   /* augmentation length */
+    for (size_t i = 1; i < n; i++) {
+        uint8_t encoding;
+        switch (augmentation[i]) {
+        case 'R':
+            if (at >= cie_end || read_exact(s, at, &encoding, 1) != 0) return -1;
+            return encoding;
+        case 'L': at++; break;
+        case 'P': {
+            uint64_t value;
+            if (read_exact(s, at++, &encoding, 1) != 0 || read_encoded(s, &at, encoding & 0x7f, 0, &value) != 0) return -1;
+            break;
+        }
+        case 'S': case 'B': break;
+        default: return -1;
+        }
+    }
+    return DW_EH_PE_absptr;
+}
+
+static int by_table_start(const void *a, const void *b) {
+    const int32_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Walks .eh_frame from `eh_frame` to its terminator (or the image's end, at most 64 MiB and 1M FDEs)
+ * and builds the binary-search table .eh_frame_hdr should have held: {pc_begin, fde} pairs relative to
+ * `hdr`, sorted. The table is placed in the space at an address no process can map (the kernel half),
+ * where libunwind reads it through access_mem like any other. Returns the number of entries. */
+static size_t index_eh_frame(cw_space *s, struct cw_image *image, uint64_t eh_frame, uint64_t hdr) {
+    if (eh_frame < image->start || eh_frame >= image->end) return 0;
+    uint64_t end = image->end - eh_frame > (64u << 20) ? eh_frame + (64u << 20) : image->end;
+    size_t count = 0, capacity = 0;
+    int32_t *table = NULL;
+    uint64_t cached_cie = 0;
+    int cached_encoding = -1;
+    for (uint64_t at = eh_frame; at + 8 <= end && count < (1u << 20);) {
+        uint32_t length, id;
+        if (read_exact(s, at, &length, 4) != 0 || length == 0 || length == 0xffffffffu) break;
+        uint64_t next = at + 4 + length;
+        if (next > end || next <= at || read_exact(s, at + 4, &id, 4) != 0) break;
+        if (id != 0) { /* an FDE: id is the distance back to its CIE */
+            uint64_t cie = at + 4 - id;
+            if (cie != cached_cie) {
+                cached_cie = cie;
+                cached_encoding = cie >= eh_frame && cie < at ? fde_encoding(s, cie, end) : -1;
+            }
+            uint64_t field = at + 8, pc_begin;
+            if (cached_encoding >= 0 && read_encoded(s, &field, (uint8_t)(cached_encoding & 0x7f), hdr, &pc_begin) == 0 &&
+                pc_begin >= image->start && pc_begin < image->end) {
+                int64_t start_offset = (int64_t)(pc_begin - hdr), fde_offset = (int64_t)(at - hdr);
+                if (start_offset == (int32_t)start_offset && fde_offset == (int32_t)fde_offset) {
+                    if (count == capacity) {
+                        size_t bigger = capacity ? capacity * 2 : 256;
+                        int32_t *grown = realloc(table, bigger * 2 * sizeof *table);
+                        if (!grown) break;
+                        table = grown;
+                        capacity = bigger;
+                    }
+                    table[2 * count] = (int32_t)start_offset;
+                    table[2 * count + 1] = (int32_t)fde_offset;
+                    count++;
+                }
+            }
+        }
+        at = next;
+    }
+    if (count == 0) {
+        free(table);
+        return 0;
+    }
+    qsort(table, count, 2 * sizeof *table, by_table_start);
+    image->index = table;
+    image->index_address = 0xfff0000000000000ull + ((uint64_t)(image - s->images) << 32);
+    if (cw_space_add_bytes(s, image->index_address, table, count * 2 * sizeof *table) != 0) return 0;
+    return count;
 }
 
 static struct cw_image *image_at(cw_space *s, uint64_t ip) {
@@ -473,7 +601,7 @@ cw_space *cw_space_create(void) {
     }
     for (size_t i = 0; i < CW_CACHE_SLOTS; i++) s->page_address[i] = UINT64_MAX;
     unw_set_caching_policy(s->space, UNW_CACHE_GLOBAL);
-    s->sorted = 1;
+    s->ranges_sorted = s->images_sorted = 1;
     return s;
 }
 
@@ -481,6 +609,7 @@ void cw_space_destroy(cw_space *s) {
     if (!s) return;
     if (s->space) unw_destroy_addr_space(s->space);
     free(s->ranges);
+    for (size_t i = 0; i < s->image_count; i++) free(s->images[i].index);
     free(s->images);
     free(s->page_address);
     free(s->pages);
@@ -491,7 +620,7 @@ const char *cw_space_image_problem(cw_space *s, uint64_t address) {
     struct cw_image *image = image_at(s, address);
     if (!image) return NULL;
     if (image->table_state == TABLE_UNKNOWN) load_table(s, image);
-    return image->table_state == TABLE_FOUND ? NULL : image->problem;
+    return image->problem;
 }
 
 int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,

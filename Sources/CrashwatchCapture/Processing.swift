@@ -134,7 +134,7 @@ public struct CaptureProcessor: FrameProcessor {
             }
             let isTrampoline = index + 1 < unwound.count && unwound[index + 1].isSignalFrame
             frames.append(UnsymbolizedFrame(pc: frame.pc, how: how, isExact: how == .context || isTrampoline))
-            if !frame.hasUnwindInfo { noteTableProblem(at: frame.pc, tid: thread?.tid) }
+            noteTableProblem(at: frame.pc, usable: frame.hasUnwindInfo)
         }
         var reason = stop.text
         if case .error = stop, let thread, thread.stackCapped, let end = thread.stackEnd,
@@ -144,12 +144,15 @@ public struct CaptureProcessor: FrameProcessor {
         return (frames, reason)
     }
 
-    /// Says once per image why frames through it could not use its unwind table.
-    private mutating func noteTableProblem(at pc: UInt64, tid: Int32?) {
-        guard let image = table.image(containing: pc), reportedTableProblems.insert(image.start).inserted,
+    /// Says once per image what was wrong with its unwind table: unusable (its frames' callers were found
+    /// by frame pointers), or a bad .eh_frame_hdr whose .eh_frame was indexed instead.
+    private mutating func noteTableProblem(at pc: UInt64, usable: Bool) {
+        guard let image = table.image(containing: pc), !reportedTableProblems.contains(image.start),
               let problem = space.unwindTableProblem(at: pc) else { return }
-        softErrors.append(SoftError(stage: "unwind", image: image.path, message:
-            "no usable unwind table: \(problem); its frames' callers were found by frame pointers"))
+        reportedTableProblems.insert(image.start)
+        softErrors.append(SoftError(stage: "unwind", image: image.path, message: usable
+            ? "unwind table: \(problem); its .eh_frame was indexed instead"
+            : "no usable unwind table: \(problem); its frames' callers were found by frame pointers"))
     }
 
     private func reseedFromReturnAddress(registers: RegisterSet, words: [UInt64]) -> [UInt64]? {
