@@ -12,7 +12,7 @@ FIXTURES := .build/fixtures
 BIN := .build/release/crashwatch
 
 # Debian packages the build and the tests need (dpkg names).
-DEBS := gcc g++ binutils make python3 libunwind-dev liblzma-dev libdw-dev libelf-dev elfutils gdb libc6-dbg debuginfod
+DEBS := gcc g++ binutils make python3 libunwind-dev liblzma-dev libdw-dev libelf-dev libiberty-dev elfutils gdb libc6-dbg debuginfod clang lld golang-go
 
 PREFIX ?= /usr/local
 
