@@ -69,7 +69,7 @@ public enum LiveCapture {
         let started = Clock.monotonicNanoseconds()
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
         var writer = RawCaptureWriter(file: file)
-        var reader = Reader(pid: crash.pid, options: options, deadline: stopped.deadlineNanoseconds)
+        var reader = Reader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds)
 
         // Threads: registers, names, stacks.
         var threads: [RawThread] = []
@@ -131,6 +131,9 @@ public enum CaptureHost {
 /// One capture's reading state.
 private struct Reader {
     let pid: Int32
+    /// A live thread of the process (the crashed one) through which its memory and /proc files are read:
+    /// the thread-group leader may have exited (pthread_exit) and a zombie leader reads as empty.
+    let through: Int32
     let options: CaptureOptions
     let deadline: Int64
     let mapsText: String
@@ -148,23 +151,24 @@ private struct Reader {
     /// At most this many maps lines are read (a hostile process can map millions of pages).
     static let mapsByteLimit = 64 << 20
 
-    init(pid: Int32, options: CaptureOptions, deadline: Int64) {
+    init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64) {
         self.pid = pid
+        self.through = through
         self.options = options
         self.deadline = deadline
         var errors: [SoftError] = []
         var text = ""
         do {
-            let bytes = try ProcFS.readBytes("/proc/\(pid)/maps", limit: Self.mapsByteLimit)
+            let bytes = try ProcFS.readBytes("/proc/\(through)/maps", limit: Self.mapsByteLimit)
             if bytes.count >= Self.mapsByteLimit {
-                errors.append(SoftError(stage: "images", message: "/proc/\(pid)/maps is longer than \(Self.mapsByteLimit) bytes; the rest was not read"))
+                errors.append(SoftError(stage: "images", message: "/proc/\(through)/maps is longer than \(Self.mapsByteLimit) bytes; the rest was not read"))
             }
             text = String(decoding: bytes, as: UTF8.self)
         } catch {
             errors.append(SoftError(stage: "images", message: "\(error)"))
         }
         mapsText = text
-        auxv = (try? ProcFS.readBytes("/proc/\(pid)/auxv", limit: 4096)) ?? []
+        auxv = (try? ProcFS.readBytes("/proc/\(through)/auxv", limit: 4096)) ?? []
         table = ImageTable(mapsText: text)
         softErrors = errors
     }
@@ -234,7 +238,7 @@ private struct Reader {
             var failed = false
             let got = buffer.withUnsafeMutableBytes { raw -> Int in
                 // Read after a 16-byte gap for the region header, so the region goes out in one write.
-                let got = ProcessMemory.read(pid: pid, address: address &+ done, into: UnsafeMutableRawBufferPointer(rebasing: raw[16..<16 + want]))
+                let got = ProcessMemory.read(pid: through, address: address &+ done, into: UnsafeMutableRawBufferPointer(rebasing: raw[16..<16 + want]))
                 guard got > 0 else { return 0 }
                 do {
                     try writer.appendRegion(address: address &+ done, inPlace: raw, count: got)
@@ -263,7 +267,7 @@ private struct Reader {
     mutating func images(writer: inout RawCaptureWriter) -> (records: [RawImage], files: [OwnedDescriptor]) {
         var records: [RawImage] = []
         var files: [OwnedDescriptor] = []
-        let executable = ProcFS.readLink("/proc/\(pid)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
+        let executable = ProcFS.readLink("/proc/\(through)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
         for image in table.images.prefix(Self.maximumImages) where image.kind == .file || image.kind == .memfd || image.kind == .vdso {
             var record = RawImage(start: image.start)
             if let base = image.baseAddress, let identity = identify(base: base) {
@@ -311,9 +315,9 @@ private struct Reader {
     /// /proc/PID/exe for the executable, /proc/PID/map_files for the rest (root only). Never blocks.
     func openMappedFile(_ image: LoadedImage, isExecutable: Bool) -> OwnedDescriptor? {
         var paths: [String] = []
-        if isExecutable { paths.append("/proc/\(pid)/exe") }
+        if isExecutable { paths.append("/proc/\(through)/exe") }
         if let first = image.mappings.first {
-            paths.append("/proc/\(pid)/map_files/\(String(first.start, radix: 16))-\(String(first.end, radix: 16))")
+            paths.append("/proc/\(through)/map_files/\(String(first.start, radix: 16))-\(String(first.end, radix: 16))")
         }
         for path in paths {
             if let file = try? UntrustedFile.open(path, followLinks: true) { return file }
@@ -324,13 +328,13 @@ private struct Reader {
     /// Build-id, architecture and package note from the ELF header and notes in the process's memory.
     /// Every field read is checked: a corrupt header yields nil, never a huge read or a trap.
     func identify(base: UInt64) -> ImageIdentity? {
-        var bytes = ProcessMemory.read(pid: pid, address: base, count: ELFHeaderInfo.fileHeaderSize)
+        var bytes = ProcessMemory.read(pid: through, address: base, count: ELFHeaderInfo.fileHeaderSize)
         var header: ELFHeaderInfo
         do {
             header = try ELFHeaderInfo.parse(bytes)
         } catch .truncated(_, let needed, _) {
             guard needed > 0, needed <= Self.headerByteLimit else { return nil }
-            bytes = ProcessMemory.read(pid: pid, address: base, count: needed)
+            bytes = ProcessMemory.read(pid: through, address: base, count: needed)
             guard let full = try? ELFHeaderInfo.parse(bytes) else { return nil }
             header = full
         } catch {
@@ -339,7 +343,7 @@ private struct Reader {
         guard let bias = header.loadBias(imageBase: base) else { return nil }
         var notes: [ELFNote] = []
         for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= UInt64(Self.noteByteLimit) {
-            notes += ELFNotes.parseNotes(ProcessMemory.read(pid: pid, address: bias &+ segment.virtualAddress, count: Int(segment.size)),
+            notes += ELFNotes.parseNotes(ProcessMemory.read(pid: through, address: bias &+ segment.virtualAddress, count: Int(segment.size)),
                                          alignment: segment.alignment)
         }
         let identity = ImageIdentity(notes: notes, architecture: header.architecture)
@@ -360,14 +364,14 @@ private struct Reader {
     // MARK: Process
 
     func processRecord() -> ProcessRecord {
-        let status = try? ProcFS.threadStatus(pid)
-        let exeLink = ProcFS.readLink("/proc/\(pid)/exe") ?? ""
+        let status = (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through))
+        let exeLink = ProcFS.readLink("/proc/\(through)/exe") ?? ""
         let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
-        var commandLine = ProcFS.commandLine(pid).prefix(Self.maximumArguments).map(capped)
+        var commandLine = ProcFS.commandLine(through).prefix(Self.maximumArguments).map(capped)
         if options.redactArguments && commandLine.count > 1 {
             commandLine = [commandLine[0]] + Array(repeating: "<redacted>", count: commandLine.count - 1)
         }
-        let environment = ProcFS.environment(pid)
+        let environment = ProcFS.environment(through)
         func variable(_ name: String) -> String? { environment.last(where: { $0.name == name }).map { capped($0.value) } }
         var allowed: [String: String] = [:]
         for name in options.environmentAllowList { if let value = variable(name) { allowed[name] = value } }
@@ -375,10 +379,10 @@ private struct Reader {
             name: options.app.name ?? variable("CRASHWATCH_APP_NAME"),
             version: options.app.version ?? variable("CRASHWATCH_APP_VERSION"),
             release: options.app.release ?? variable("CRASHWATCH_APP_RELEASE"))
-        let cgroup = (try? ProcFS.readText("/proc/\(pid)/cgroup")).map(CgroupInfo.init(parsing:))
+        let cgroup = (try? ProcFS.readText("/proc/\(through)/cgroup")).map(CgroupInfo.init(parsing:))
         return ProcessRecord(
             pid: pid, ppid: status?.ppid ?? 0, executable: executable, commandLine: Array(commandLine),
-            redacted: options.redactArguments, cwd: ProcFS.readLink("/proc/\(pid)/cwd").map(capped),
+            redacted: options.redactArguments, cwd: ProcFS.readLink("/proc/\(through)/cwd").map(capped),
             uid: status?.uids.first ?? 0, gid: status?.gids.first ?? 0,
             startTime: ProcessClock.startTimeNanoseconds(pid: pid).map { RFC3339.format(nanosecondsSinceEpoch: $0) },
             comm: status?.name ?? "", cgroup: cgroup?.path.map(capped), systemdUnit: cgroup?.unit.map(capped),

@@ -140,6 +140,9 @@ public struct CaptureProcessor: FrameProcessor {
         if case .error = stop, let thread, thread.stackCapped, let end = thread.stackEnd,
            let last = unwound.last, end &- last.sp < 4096 {
             reason = "stack capture limit (\(capture.stackByteLimitPerThread) bytes) reached"
+        } else if stop == .end, let last = unwound.last, !last.hasUnwindInfo, last.pc != 0 {
+            // libunwind ends a frame-pointer walk quietly: say that it was not the real end of the stack.
+            reason = "frame-pointer chain ended at a frame without unwind info"
         }
         return (frames, reason)
     }

@@ -221,7 +221,7 @@ public final class Supervisor {
                 let crash = DetectedCrash(
                     pid: pid, tid: tid,
                     threadName: ProcFS.threadName(pid: pid, tid: tid),
-                    executable: executableName(of: pid, status: status),
+                    executable: executableName(of: tid, status: status),
                     signal: info,
                     originalFault: handledFaults[tid],
                     timeNanoseconds: Clock.realtimeNanoseconds())
@@ -254,6 +254,11 @@ public final class Supervisor {
 
         func interruptNewThreads() throws(SystemError) {
             for tid in ProcFS.threadIDs(of: pid) where states[tid] == nil && !interrupted.contains(tid) && !gone.contains(tid) {
+                // A leader that called pthread_exit stays a zombie while its threads run: it cannot stop.
+                if (try? ProcFS.threadStatus(tid))?.isDead == true {
+                    gone.insert(tid)
+                    continue
+                }
                 do {
                     try Ptrace.interrupt(tid)
                     interrupted.insert(tid)

@@ -94,6 +94,12 @@ public struct ProcStatus: Equatable, Sendable {
     public var uids: [UInt32] = []
     /// `Gid` real, effective, saved, filesystem.
     public var gids: [UInt32] = []
+    /// `State`: its letter (`R`, `S`, `D`, `T`, `t`, `Z`, `X`, …).
+    public var state: Character?
+
+    /// Whether the thread has exited and waits to be reaped (a thread-group leader whose other threads
+    /// still run stays a zombie until they end): it can neither stop nor be read through.
+    public var isDead: Bool { state == "Z" || state == "X" }
 
     /// Parses the `Key:\tvalue` lines; unknown and malformed lines are skipped.
     public init(parsing text: String) {
@@ -125,6 +131,7 @@ public struct ProcStatus: Equatable, Sendable {
         case 3 where key.elementsEqual("Gid".utf8): gids = Self.decimals(value)
         case 4 where key.elementsEqual("Name".utf8): name = String(decoding: value, as: UTF8.self)
         case 4 where key.elementsEqual("Tgid".utf8): tgid = Self.decimal(value).map(Int32.init)
+        case 5 where key.elementsEqual("State".utf8): state = value.first.map { Character(Unicode.Scalar($0)) }
         case 4 where key.elementsEqual("PPid".utf8): ppid = Self.decimal(value).map(Int32.init)
         case 6 where key.elementsEqual("SigPnd".utf8): pending = Self.hexadecimal(value)
         case 6 where key.elementsEqual("ShdPnd".utf8): sharedPending = Self.hexadecimal(value)
