@@ -62,6 +62,9 @@ public struct CapturedCrash {
 
 /// Raw captures of live, stopped processes.
 public enum LiveCapture {
+    /// Handled faults whose stacks are captured besides the threads' own (the newest).
+    static let maximumFaultStacks = 16
+
     /// Captures `crash` (whose threads `stopped` holds). Never fails as a whole: what could not be read
     /// becomes a soft error; only a failure to create the capture file itself is thrown.
     public static func capture(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
@@ -81,19 +84,17 @@ public enum LiveCapture {
                                      registers: [], missingReason: "the thread did not stop before the capture deadline"))
             reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: "thread did not stop before the capture deadline"))
         }
-        var original: RawFault?
-        if let fault = crash.originalFault {
-            original = RawFault(tid: fault.tid, signal: RawSignal(fault.signal), timeNanoseconds: fault.timeNanoseconds,
-                                registers: fault.registers)
-            // A handler on an alternate stack: the fault's own stack is elsewhere.
+        // Handlers on an alternate stack: each fault's own stack is elsewhere.
+        for fault in crash.handledFaults.suffix(Self.maximumFaultStacks) {
             if let registers = try? RegisterDecoder.decode(fault.registers, architecture: .host) {
                 reader.captureStack(near: registers.sp, tid: fault.tid, writer: &writer)
             }
         }
-
+        let original = crash.originalFault.map(RawFault.init)
         let images = reader.images(writer: &writer)
         var capture = RawCapture(
             reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal), originalFault: original,
+            handledFaults: crash.handledFaults.map(RawFault.init),
             timeNanoseconds: crash.timeNanoseconds, startedNanoseconds: started, holdDurationMs: 0,
             architecture: .host, maps: reader.mapsText, auxv: ELFNotes.hexString(reader.auxv),
             pointerAuthenticationMask: reader.pointerAuthenticationMask(tid: stopped.crashedTID),
@@ -368,6 +369,12 @@ private struct Reader {
         let exeLink = ProcFS.readLink("/proc/\(through)/exe") ?? ""
         let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
         var commandLine = ProcFS.commandLine(through).prefix(Self.maximumArguments).map(capped)
+        // A program that rewrote its title leaves the rest of its argument area as empty arguments.
+        var trimmed = 0
+        while commandLine.count > 1, commandLine.last?.isEmpty == true {
+            commandLine.removeLast()
+            trimmed += 1
+        }
         if options.redactArguments && commandLine.count > 1 {
             commandLine = [commandLine[0]] + Array(repeating: "<redacted>", count: commandLine.count - 1)
         }
@@ -380,7 +387,7 @@ private struct Reader {
             version: options.app.version ?? variable("CRASHWATCH_APP_VERSION"),
             release: options.app.release ?? variable("CRASHWATCH_APP_RELEASE"))
         let cgroup = (try? ProcFS.readText("/proc/\(through)/cgroup")).map(CgroupInfo.init(parsing:))
-        return ProcessRecord(
+        var record = ProcessRecord(
             pid: pid, ppid: status?.ppid ?? 0, executable: executable, commandLine: Array(commandLine),
             redacted: options.redactArguments, cwd: ProcFS.readLink("/proc/\(through)/cwd").map(capped),
             uid: status?.uids.first ?? 0, gid: status?.gids.first ?? 0,
@@ -389,6 +396,8 @@ private struct Reader {
             systemdInvocationID: variable("INVOCATION_ID"),
             app: app.name == nil && app.version == nil && app.release == nil ? nil : app,
             environment: allowed)
+        record.commandLineTrimmed = trimmed
+        return record
     }
 
     static let maximumArguments = 4096

@@ -103,7 +103,7 @@ public struct CaptureProcessor: FrameProcessor {
     public mutating func frames(registers: RegisterSet, words: [UInt64], thread: RawThread?) -> (frames: [UnsymbolizedFrame], stop: String) {
         if Clock.monotonicNanoseconds() >= softDeadline {
             softErrors.append(SoftError(stage: "deadline", tid: thread?.tid, message: "processing deadline passed before this thread was unwound"))
-            return ([UnsymbolizedFrame(pc: registers.pc, how: .context, isExact: true)], "processing deadline passed")
+            return ([UnsymbolizedFrame(pc: registers.pc, sp: registers.sp, how: .context, isExact: true)], "processing deadline passed")
         }
         var seed = words
         var prefix: [UnsymbolizedFrame] = []
@@ -113,7 +113,7 @@ public struct CaptureProcessor: FrameProcessor {
         if table.mapping(containing: registers.pc)?.permissions.isExecutable != true,
            let reseeded = reseedFromReturnAddress(registers: registers, words: words)
         {
-            prefix = [UnsymbolizedFrame(pc: registers.pc, how: .context, isExact: true)]
+            prefix = [UnsymbolizedFrame(pc: registers.pc, sp: registers.sp, how: .context, isExact: true)]
             seed = reseeded
         }
         let budget = max(capture.options.maxFrames - prefix.count, 1)
@@ -133,7 +133,7 @@ public struct CaptureProcessor: FrameProcessor {
                 how = unwound[index - 1].hasUnwindInfo ? .cfi : .framePointer
             }
             let isTrampoline = index + 1 < unwound.count && unwound[index + 1].isSignalFrame
-            frames.append(UnsymbolizedFrame(pc: frame.pc, how: how, isExact: how == .context || isTrampoline))
+            frames.append(UnsymbolizedFrame(pc: frame.pc, sp: frame.sp, how: how, isExact: how == .context || isTrampoline))
             noteTableProblem(at: frame.pc, usable: frame.hasUnwindInfo)
         }
         var reason = stop.text

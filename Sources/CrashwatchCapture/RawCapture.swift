@@ -93,6 +93,10 @@ public struct RawFault: Codable, Sendable, Equatable {
     private var registersHex: String
     public var registers: [UInt8] { Resymbolication.bytes(fromHex: registersHex) ?? [] }
 
+    public init(_ fault: HandledFault) {
+        self.init(tid: fault.tid, signal: RawSignal(fault.signal), timeNanoseconds: fault.timeNanoseconds, registers: fault.registers)
+    }
+
     public init(tid: Int32, signal: RawSignal, timeNanoseconds: Int64, registers: [UInt8]) {
         self.tid = tid
         self.signal = signal
@@ -123,7 +127,11 @@ public struct RawCapture: Codable, Sendable {
     public var reportID: String
     public var pid: Int32
     public var signal: RawSignal
+    /// The supervisor's view of the original fault (see `DetectedCrash.originalFault`).
     public var originalFault: RawFault?
+    /// Every handled fault of the process whose handler may still be running, oldest first: processing
+    /// keeps those whose signal frame is still on their thread's stack.
+    public var handledFaults: [RawFault] = []
     /// When the fatal signal was seen (CLOCK_REALTIME nanoseconds).
     public var timeNanoseconds: Int64
     /// When the capture began (CLOCK_MONOTONIC nanoseconds): capture durations count from here.

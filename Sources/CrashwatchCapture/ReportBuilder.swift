@@ -10,13 +10,16 @@ import CrashwatchSystem
 /// A frame before symbolization: where, how it was found, and whether its pc is exact.
 public struct UnsymbolizedFrame: Sendable, Equatable {
     public let pc: UInt64
+    /// The frame's stack pointer (0 when unknown).
+    public let sp: UInt64
     public let how: FrameTrust
     /// The interrupted frame (or one a signal interrupted, or the signal trampoline): its pc is the
     /// instruction itself, not a return address.
     public let isExact: Bool
 
-    public init(pc: UInt64, how: FrameTrust, isExact: Bool) {
+    public init(pc: UInt64, sp: UInt64 = 0, how: FrameTrust, isExact: Bool) {
         self.pc = pc
+        self.sp = sp
         self.how = how
         self.isExact = isExact
     }
@@ -49,6 +52,9 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     private let names = NameCache()
     /// Whether frames are looked up (off for the checkpoint before symbols).
     private var lookups = true
+    /// The root fault and the active chain, once the threads are unwound.
+    private var rootFault: RawFault?
+    private var activeChain: [RawFault] = []
 
     /// A builder over `capture`; `processor` nil builds the minimal report.
     public init(capture: RawCapture, processor: Processor?) {
@@ -66,8 +72,13 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     public mutating func build(extraSoftErrors: [SoftError] = [], finishedNanoseconds: Int64 = Clock.monotonicNanoseconds(),
                                unwound checkpoint: ((CrashReport) -> Void)? = nil) -> CrashReport {
         // Unwind everything first: the symbolizer is told once which images the frames are in.
-        let unwound = capture.threads.map { unwindThread($0) }
-        let faultUnwound = capture.originalFault.map { unwindFault($0) }
+        var unwound = capture.threads.map { unwindThread($0) }
+        let chain = activeFaults(in: unwound)
+        let root = chain.first ?? capture.originalFault
+        rootFault = root
+        moveCrashed(to: root, in: &unwound)
+        activeChain = chain
+        let faultUnwound = root.map { unwindFault($0) }
         if let checkpoint, processor != nil {
             // What exists before symbols: kept should symbolization not finish.
             var interim = self
@@ -93,9 +104,13 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             ThreadRecord(tid: item.raw.tid, name: item.raw.name, crashed: item.raw.crashed, registers: item.registers,
                          frames: records(item.frames), unwindStopReason: item.stop)
         }
-        let original = capture.originalFault.map { fault in
+        let original = rootFault.map { fault in
             OriginalFault(fault.signal.info, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
                           registers: faultUnwound?.registers ?? [], frames: records(faultUnwound?.frames ?? []))
+        }
+        let chainRecords = activeChain.map { fault in
+            OriginalFault(fault.signal.info, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
+                          registers: registerValues(fault.registers))
         }
         let images = imageRecords(mainExecutable: capture.process.executable)
         var errors = softErrors + (processor?.softErrors ?? []) + extraSoftErrors
@@ -111,7 +126,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             id: capture.reportID, kind: .crash,
             captureTime: RFC3339.format(nanosecondsSinceEpoch: capture.timeNanoseconds),
             captureDurationMs: Double(max(finishedNanoseconds - capture.startedNanoseconds, 0) / 1_000) / 1_000,
-            crashwatchVersion: "", signal: SignalRecord(capture.signal.info, originalFault: original),
+            crashwatchVersion: "", signal: SignalRecord(capture.signal.info, originalFault: original, activeFaults: chainRecords),
             process: capture.process, host: capture.host, threads: threads, images: images,
             diagnostics: diagnostics, softErrors: errors)
         report.holdDurationMs = capture.holdDurationMs
@@ -124,10 +139,45 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     // MARK: Threads
 
     private struct Unwound {
-        let raw: RawThread
+        var raw: RawThread
         let registers: [RegisterValue]
         let frames: [UnsymbolizedFrame]
         let stop: String
+    }
+
+    /// The handled faults whose signal frame is still on their thread's stack — the handler was running
+    /// when the process died — oldest first. A frame a signal interrupted is restored with exactly the
+    /// pc and stack pointer the fault was delivered with. Without unwinding (the minimal report) none.
+    private func activeFaults(in unwound: [Unwound]) -> [RawFault] {
+        guard processor != nil else { return [] }
+        var interrupted: [Int32: [(pc: UInt64, sp: UInt64)]] = [:]
+        for thread in unwound {
+            for (index, frame) in thread.frames.enumerated() where index > 0 && frame.how == .context {
+                interrupted[thread.raw.tid, default: []].append((frame.pc, frame.sp))
+            }
+        }
+        return capture.handledFaults.filter { fault in
+            guard let registers = try? RegisterDecoder.decode(fault.registers, architecture: capture.architecture) else { return false }
+            let pc = strip(registers.pc), sp = registers.sp
+            return interrupted[fault.tid]?.contains { $0.pc == pc && $0.sp == sp } == true
+        }.sorted { $0.timeNanoseconds < $1.timeNanoseconds }
+    }
+
+    /// A handler that re-raised with `kill(getpid())` or `raise` from another thread, or whose signal the
+    /// kernel gave to another thread, did not crash that thread: the thread of the root fault crashed.
+    private func moveCrashed(to root: RawFault?, in unwound: inout [Unwound]) {
+        guard let root, capture.signal.pid == capture.pid, capture.signal.info.senderPID != nil,
+              let from = unwound.firstIndex(where: { $0.raw.crashed }), unwound[from].raw.tid != root.tid,
+              let to = unwound.firstIndex(where: { $0.raw.tid == root.tid }) else { return }
+        unwound[from].raw.crashed = false
+        unwound[to].raw.crashed = true
+        let moved = unwound.remove(at: to)
+        unwound.insert(moved, at: 0)
+    }
+
+    private func registerValues(_ bytes: [UInt8]) -> [RegisterValue] {
+        guard let registers = try? RegisterDecoder.decode(bytes, architecture: capture.architecture) else { return [] }
+        return registers.values.map { RegisterValue($0.name, Address($0.value)) }
     }
 
     private mutating func unwindThread(_ raw: RawThread) -> Unwound {
@@ -168,7 +218,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         let words = bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
         let (frames, stop) = processor.frames(registers: registers, words: words, thread: thread)
         self.processor = processor
-        return (frames.map { UnsymbolizedFrame(pc: strip($0.pc), how: $0.how, isExact: $0.isExact) }, stop)
+        return (frames.map { UnsymbolizedFrame(pc: strip($0.pc), sp: $0.sp, how: $0.how, isExact: $0.isExact) }, stop)
     }
 
     /// aarch64 return addresses carry pointer-authentication bits above the address: clear them.
@@ -229,7 +279,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
 /// The minimal processor's stand-in: builds no frames beyond the pc.
 public struct NoProcessing: FrameProcessor {
     public mutating func frames(registers: RegisterSet, words: [UInt64], thread: RawThread?) -> (frames: [UnsymbolizedFrame], stop: String) {
-        ([UnsymbolizedFrame(pc: registers.pc, how: .context, isExact: true)], "not unwound: minimal report")
+        ([UnsymbolizedFrame(pc: registers.pc, sp: registers.sp, how: .context, isExact: true)], "not unwound: minimal report")
     }
     public mutating func prepareLookups(in images: [LoadedImage]) {}
     public func fileBuildID(ofImageAt start: UInt64) -> String? { nil }

@@ -180,11 +180,16 @@ public struct SignalRecord: Codable, Sendable, Equatable {
     public var syscall: Int32?
     /// One line: `Segmentation fault: address not mapped to object at 0x0`.
     public var description: String
-    /// For a crash whose handler ran and then re-raised (or died another way): the fault that started it.
+    /// For a crash whose handler ran and then re-raised (or died another way): the fault that started it —
+    /// the oldest handled crash signal whose handler was still running when the process died.
     public var originalFault: OriginalFault?
+    /// Every handled crash signal whose handler was still running when the process died (its signal frame
+    /// still on its thread's stack), oldest first, with thread and registers; the first is `originalFault`.
+    /// Empty when none was found (or the report was not unwound).
+    public var activeFaults: [OriginalFault]
 
-    /// Records a decoded `siginfo_t`, with the original fault when there was one.
-    public init(_ info: SignalInfo, originalFault: OriginalFault? = nil) {
+    /// Records a decoded `siginfo_t`, with the original fault and the chain of active faults when there were any.
+    public init(_ info: SignalInfo, originalFault: OriginalFault? = nil, activeFaults: [OriginalFault] = []) {
         number = info.signal.number
         name = info.signal.name
         code = info.code.rawValue
@@ -195,6 +200,27 @@ public struct SignalRecord: Codable, Sendable, Equatable {
         syscall = info.syscall
         description = info.description
         self.originalFault = originalFault
+        self.activeFaults = activeFaults
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case number, name, code, codeName, faultAddress, senderPID, senderUID, syscall, description, originalFault, activeFaults
+    }
+
+    /// Reads reports written before `activeFaults` existed as well.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        number = try container.decode(Int32.self, forKey: .number)
+        name = try container.decode(String.self, forKey: .name)
+        code = try container.decode(Int32.self, forKey: .code)
+        codeName = try container.decode(String.self, forKey: .codeName)
+        faultAddress = try container.decodeIfPresent(Address.self, forKey: .faultAddress)
+        senderPID = try container.decodeIfPresent(Int32.self, forKey: .senderPID)
+        senderUID = try container.decodeIfPresent(UInt32.self, forKey: .senderUID)
+        syscall = try container.decodeIfPresent(Int32.self, forKey: .syscall)
+        description = try container.decode(String.self, forKey: .description)
+        originalFault = try container.decodeIfPresent(OriginalFault.self, forKey: .originalFault)
+        activeFaults = try container.decodeIfPresent([OriginalFault].self, forKey: .activeFaults) ?? []
     }
 }
 
@@ -260,6 +286,9 @@ public struct ProcessRecord: Codable, Sendable, Equatable {
     public var commandLine: [String]
     /// Whether the command line was withheld by configuration.
     public var redacted: Bool
+    /// How many empty arguments were removed from the end of the command line: programs that rewrite their
+    /// title (setproctitle: redis, PostgreSQL, nginx) leave the rest of the original argument area empty.
+    public var commandLineTrimmed: Int?
     /// The working directory, when readable.
     public var cwd: String?
     /// The real user id.
@@ -291,6 +320,7 @@ public struct ProcessRecord: Codable, Sendable, Equatable {
         self.executable = executable
         self.commandLine = commandLine
         self.redacted = redacted
+        self.commandLineTrimmed = nil
         self.cwd = cwd
         self.uid = uid
         self.gid = gid

@@ -86,6 +86,7 @@ struct ReportJSONWriter {
         member("description", indent: inner); string(signal.description)
         member("originalFault", indent: inner)
         if let fault = signal.originalFault { write(fault, indent: inner) } else { null() }
+        member("activeFaults", indent: inner); lines(signal.activeFaults, indent: inner) { $0.write($1, indent: inner + 2) }
         closeObject(indent: indent)
     }
 
@@ -116,6 +117,7 @@ struct ReportJSONWriter {
         member("executable", indent: inner); string(process.executable)
         member("commandLine", indent: inner); strings(process.commandLine)
         member("redacted", indent: inner); bool(process.redacted)
+        member("commandLineTrimmed", indent: inner); integer(process.commandLineTrimmed)
         member("cwd", indent: inner); string(process.cwd)
         member("uid", indent: inner); integer(process.uid)
         member("gid", indent: inner); integer(process.gid)

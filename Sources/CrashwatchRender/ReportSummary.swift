@@ -41,9 +41,12 @@ public struct ReportSummary: Codable, Sendable, Equatable {
         self.app = app
     }
 
-    /// Extracts the summary of a report; the top frame is the crashed thread's first frame in an in-app image.
+    /// Extracts the summary of a report; the top frame is the first frame in an in-app image of the
+    /// original fault when a handler ran first (where the fault happened, not the handler), else of the
+    /// crashed thread.
     public init(_ report: CrashReport) {
-        let frames = report.crashedThread?.frames ?? []
+        let faultFrames = report.signal.originalFault?.frames ?? []
+        let frames = faultFrames.isEmpty ? report.crashedThread?.frames ?? [] : faultFrames
         let top = frames.first { frame in
             FrameText.image(of: frame, in: report).map(\.inApp) ?? false
         }

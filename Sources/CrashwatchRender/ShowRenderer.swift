@@ -19,7 +19,12 @@ public enum ShowRenderer {
         if let crashed {
             page.blank()
             page.heading("Crashed thread " + threadTitle(crashed))
-            frames(crashed.frames, in: report, into: &page)
+            // Above the frame a signal interrupted (restored from the signal frame's context, at another
+            // address than the crashed frame and its inline levels), a handler was running: say so.
+            let first = crashed.frames.first?.address
+            let interrupted = report.signal.originalFault == nil ? nil
+                : crashed.frames.firstIndex { $0.how == .context && $0.address != first }
+            frames(crashed.frames, in: report, into: &page, handlerFrames: interrupted ?? 0)
             stopReason(crashed.unwindStopReason, into: &page)
             registers(crashed.registers, into: &page)
         }
@@ -136,14 +141,14 @@ public enum ShowRenderer {
     }
 
     /// Appends one line per frame: `* #0 0x… function (file:line) in image [notes]`, `*` and bold for in-app.
-    static func frames(_ frames: [FrameRecord], in report: CrashReport, into page: inout Page) {
+    static func frames(_ frames: [FrameRecord], in report: CrashReport, into page: inout Page, handlerFrames: Int = 0) {
         if frames.isEmpty {
             page.line("    (no frames)")
             return
         }
         let indexWidth = frames.map { "#\($0.index)".count }.max() ?? 0
         let addressWidth = frames.map { $0.address.description.count }.max() ?? 0
-        for frame in frames {
+        for (position, frame) in frames.enumerated() {
             let image = FrameText.image(of: frame, in: report)
             let inApp = image?.inApp ?? false
             var text = (inApp ? "* " : "  ") + TextFormatting.padded("#\(frame.index)", to: indexWidth) + " "
@@ -156,6 +161,7 @@ public enum ShowRenderer {
                 description += " in " + (image?.name ?? "?")
             }
             description += FrameText.notes(of: frame).map { " " + $0 }.joined()
+            if position < handlerFrames { description += " [signal handler]" }
             text += TextFormatting.sanitized(description)
             page.line("  " + page.style.paint(text, inApp ? .bold : nil))
         }

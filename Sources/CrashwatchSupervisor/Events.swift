@@ -15,6 +15,55 @@ public struct HandledFault: Equatable, Sendable {
     /// The frames above the fault are still on the stack when the handler re-raises, so a capture
     /// can unwind the original fault from these.
     public let registers: [UInt8]
+
+    public init(tid: Int32, signal: SignalInfo, timeNanoseconds: Int64, registers: [UInt8]) {
+        self.tid = tid
+        self.signal = signal
+        self.timeNanoseconds = timeNanoseconds
+        self.registers = registers
+    }
+
+    /// The stack pointer at the fault, from the raw registers (`rsp` is slot 19 of x86-64's
+    /// `user_regs_struct`, `sp` slot 31 of aarch64's `user_pt_regs`; RegisterDecoders.swift owns the
+    /// layouts and a test keeps the two in step).
+    public var stackPointer: UInt64? {
+        let offset = Self.stackPointerSlot * 8
+        guard registers.count >= offset + 8 else { return nil }
+        return registers[offset..<offset + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    #if arch(x86_64)
+    public static let stackPointerSlot = 19
+    #else
+    public static let stackPointerSlot = 31
+    #endif
+}
+
+/// The handled crash signals of one thread whose handlers may still be running, oldest first: a new
+/// fault ends every earlier one it sits at or above on the same stack (their handlers returned, their
+/// signal frames are gone); one deeper down may be inside an earlier handler, and the list keeps both.
+/// Processing decides exactly which are still active from the signal frames on the stacks.
+public struct NestedFaults: Equatable, Sendable {
+    public private(set) var faults: [HandledFault] = []
+
+    public init() {}
+
+    /// The most a thread keeps; the oldest goes first.
+    public static let capacity = 32
+    /// Stack pointers further apart than this are taken to be on different stacks (an alternate signal stack).
+    public static let sameStackDistance: UInt64 = 8 << 20
+
+    public mutating func record(_ fault: HandledFault) {
+        if let sp = fault.stackPointer {
+            faults.removeAll { old in
+                guard let oldSP = old.stackPointer else { return true }
+                let distance = oldSP > sp ? oldSP - sp : sp - oldSP
+                return distance < Self.sameStackDistance && oldSP <= sp
+            }
+        }
+        faults.append(fault)
+        if faults.count > Self.capacity { faults.removeFirst(faults.count - Self.capacity) }
+    }
 }
 
 /// A process about to die of a crash signal, stopped at the fatal signal's delivery.
@@ -29,8 +78,11 @@ public struct DetectedCrash: Equatable, Sendable {
     public let executable: String
     /// The fatal signal.
     public let signal: SignalInfo
-    /// The earlier fault this thread's handler caught, for a handler that re-raised or aborted.
+    /// The supervisor's view of the original fault: the oldest handled fault still listed for the crashed
+    /// thread, or — for a signal the process sent itself (`kill(getpid())`, redis) — for any of its threads.
     public let originalFault: HandledFault?
+    /// Every handled fault of the process whose handler may still be running, oldest first.
+    public let handledFaults: [HandledFault]
     /// When the supervisor saw the fatal signal (CLOCK_REALTIME, nanoseconds since the epoch).
     public let timeNanoseconds: Int64
 }

@@ -54,7 +54,7 @@ public final class Supervisor {
     /// False until the main child's first exec: its start-up stops are ours, not the program's.
     private var mainExecuted = false
     /// The last crash signal each thread handled; dropped when the thread exits.
-    private var handledFaults: [Int32: HandledFault] = [:]
+    private var handledFaults: [Int32: NestedFaults] = [:]
     /// Processes already reported (crashed or killed), so one death yields one record.
     private var reportedProcesses: Set<Int32> = []
     /// Stops of other processes that arrived while a capture waited for its own threads.
@@ -214,16 +214,23 @@ public final class Supervisor {
         case .passThrough:
             break
         case .rememberAndDeliver:
-            handledFaults[tid] = HandledFault(tid: tid, signal: info, timeNanoseconds: Clock.realtimeNanoseconds(),
-                                              registers: (try? Ptrace.registerSet(tid)) ?? [])
+            handledFaults[tid, default: NestedFaults()].record(HandledFault(
+                tid: tid, signal: info, timeNanoseconds: Clock.realtimeNanoseconds(), registers: (try? Ptrace.registerSet(tid)) ?? []))
         case .fatal:
             if reportedProcesses.insert(pid).inserted {
+                // Every thread's handled faults that may still be active; the root is the oldest of the
+                // crashed thread's, or of any thread's when the process sent itself the signal.
+                let threads = Set(ProcFS.threadIDs(of: pid))
+                let faults = handledFaults.filter { threads.contains($0.key) }.values.flatMap(\.faults)
+                    .sorted { $0.timeNanoseconds < $1.timeNanoseconds }
+                let selfSent = info.senderPID == pid
                 let crash = DetectedCrash(
                     pid: pid, tid: tid,
                     threadName: ProcFS.threadName(pid: pid, tid: tid),
                     executable: executableName(of: tid, status: status),
                     signal: info,
-                    originalFault: handledFaults[tid],
+                    originalFault: faults.first { $0.tid == tid } ?? (selfSent ? faults.first : nil),
+                    handledFaults: faults,
                     timeNanoseconds: Clock.realtimeNanoseconds())
                 let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
                 let heldSince = Clock.monotonicNanoseconds()

@@ -18,16 +18,33 @@ import Testing
         #expect(summary.shortID == "3f2b8c1e")
     }
 
+    /// A crashed thread's report: the fixture without its original fault.
+    private var withoutFault: CrashReport {
+        var report = ExportFixture.report
+        report.signal.originalFault = nil
+        return report
+    }
+
+    /// With an original fault, its frames name the crash — where the fault happened, not the handler that
+    /// re-raised; without one, the crashed thread's.
+    @Test func topFrameOfTheOriginalFault() {
+        var report = ExportFixture.report
+        report.threads[0].frames = [FrameRecord(index: 0, address: Address(ExportFixture.crashPC), imageIndex: 0, function: "handler", how: .context)]
+        #expect(ReportSummary(report).topFrame == "parse_digit (parse.c:12)")
+        report.signal.originalFault?.frames = []
+        #expect(ReportSummary(report).topFrame == "handler")
+    }
+
     /// The top frame skips frames of images that are not in-app, even when they are innermost.
     @Test func topFrameSkipsSystemImages() {
-        var report = ExportFixture.report
+        var report = withoutFault
         report.threads[0].frames = Array(ExportFixture.crashedFrames[4...])
         #expect(ReportSummary(report).topFrame == "_start")
     }
 
     /// Without source, the function alone; without a function, `image+0xoffset`; without an image, the address.
     @Test func topFrameForms() {
-        var report = ExportFixture.report
+        var report = withoutFault
         let pc = Address(ExportFixture.crashPC)
         report.threads[0].frames = [FrameRecord(index: 0, address: pc, imageIndex: 0, imageOffset: 0x1189, function: "f", how: .context)]
         #expect(ReportSummary(report).topFrame == "f")
@@ -41,19 +58,19 @@ import Testing
 
     /// No in-app image, no frames, or no crashed thread: no top frame.
     @Test func noTopFrame() {
-        var noInApp = ExportFixture.report
+        var noInApp = withoutFault
         noInApp.images = noInApp.images.map { var image = $0; image.inApp = false; return image }
         #expect(ReportSummary(noInApp).topFrame == nil)
 
-        var noFrames = ExportFixture.report
+        var noFrames = withoutFault
         noFrames.threads[0].frames = []
         #expect(ReportSummary(noFrames).topFrame == nil)
 
-        var noCrashedThread = ExportFixture.report
+        var noCrashedThread = withoutFault
         noCrashedThread.threads[0].crashed = false
         #expect(ReportSummary(noCrashedThread).topFrame == nil)
 
-        var badIndex = ExportFixture.report
+        var badIndex = withoutFault
         badIndex.threads[0].frames = [FrameRecord(index: 0, address: 0x10, imageIndex: 7, how: .context)]
         #expect(ReportSummary(badIndex).topFrame == nil, "an image index out of range is no image")
     }

@@ -20,6 +20,26 @@ private func field(_ page: String, _ label: String) -> String? {
 
 /// `ShowRenderer.render` and `TextExport.render` pages.
 @Suite struct ShowRendererTests {
+    /// Frames above the one a signal interrupted ran in the handler: each says so; the interrupted frame
+    /// and those below it do not.
+    @Test func handlerFramesAreMarked() {
+        var report = ExportFixture.report
+        report.threads[0].frames = [
+            FrameRecord(index: 0, address: 0x7000, function: "abort", how: .context),
+            FrameRecord(index: 1, address: 0x7100, function: "handler", how: .cfi),
+            FrameRecord(index: 2, address: 0x7200, function: "__restore_rt", how: .cfi),
+            FrameRecord(index: 3, address: 0x7300, function: "crash_here", how: .context),
+            FrameRecord(index: 4, address: 0x7400, function: "main", how: .cfi),
+        ]
+        let page = ShowRenderer.render(report, style: .plain).split(separator: "\n").map(String.init)
+        let marked = page.filter { $0.hasSuffix("[signal handler]") }
+        #expect(marked.count == 3, "\(page)")
+        #expect(marked.first?.contains("abort") == true && marked.last?.contains("__restore_rt") == true)
+        #expect(page.contains { $0.contains("crash_here") && !$0.contains("[signal handler]") })
+        report.signal.originalFault = nil
+        #expect(!ShowRenderer.render(report, style: .plain).contains("[signal handler]"), "no handler ran without an original fault")
+    }
+
     /// The whole plain page for the fixture.
     @Test func plainPage() {
         // The literal's last line is empty so the text ends in a newline.
