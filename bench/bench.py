@@ -2,17 +2,26 @@
 """crashwatch benchmarks (`make bench`).
 
 Measured in one run, on this machine, against references measured in the same run:
-  capture   crashwatch's capture of the threads64 fixture (65 threads, ~800 frames) against eu-stack and
-            gdb on a live threads64 process of the same shape (`threads64 wait`);
+  capture   crashwatch crashes of the threads64 fixture (65 threads, ~800 frames): how long the crashed
+            process is held stopped (the report's holdDurationMs: stop-all, raw capture, minimal report
+            made durable, release) against `eu-stack -p` on a live threads64 process of the same shape
+            (`threads64 wait`), target <= 1/10; and the time from the crash line to the "report written"
+            line (the full report, processed by the worker, durable) with `--symbolicate full` against
+            `eu-stack -s -i -p`, target <= 2/3; gdb as a reference;
+  second    a second process's signal stops while a crash is processed: bench/second_process.c under
+            one `crashwatch run`; B's worst signal latency after A's hold, until A's full report is
+            durable, target <= A's holdDurationMs;
   loop      the supervisor's pass-through cost: a signal storm and 10,000 recovered SIGSEGVs, bare and
             supervised;
-  memory    the supervisor's peak RSS for 10x more signals and threads: it must stay flat.
+  memory    the supervisor's own peak RSS (VmHWM at its exit, bench/peak_rss.c; its worker's memory is
+            the worker's) for 10x more signals and threads, and across crashes: it must stay flat;
+  spool     `list` and `prune` over 10,000 reports.
 Prints one table; copy the figures into BENCHMARKS.md with the machine they came from.
+The C helpers in bench/ are compiled here with gcc into .build/bench/.
 """
 import glob
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -23,10 +32,29 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRASHWATCH = os.environ.get("CRASHWATCH_BIN", os.path.join(ROOT, ".build/release/crashwatch"))
 FIXTURES = os.path.join(ROOT, ".build/fixtures")
+BENCH_BUILD = os.path.join(ROOT, ".build/bench")
+
+HOLD_TARGET = 1 / 10        # holdDurationMs <= this x eu-stack -p
+DURABLE_TARGET = 2 / 3      # crash line -> full report durable <= this x eu-stack -s -i -p
+
+problems = []               # anything odd seen while measuring, printed after the table
 
 
 def fixture(name):
     return os.path.join(FIXTURES, name)
+
+
+def helper(name):
+    return os.path.join(BENCH_BUILD, name)
+
+
+def build_helpers():
+    """Compiles bench/*.c into .build/bench/ (second_process with -O0 -g: the worker gets real DWARF)."""
+    os.makedirs(BENCH_BUILD, exist_ok=True)
+    flags = {"second_process": ["-O0", "-g"], "peak_rss": ["-O2"]}
+    for name, extra in flags.items():
+        source = os.path.join(ROOT, "bench", name + ".c")
+        subprocess.run(["gcc", "-pthread", "-Wall", "-Wextra", "-Werror"] + extra + ["-o", helper(name), source], check=True)
 
 
 def timed(argv, runs, **kwargs):
@@ -39,28 +67,44 @@ def timed(argv, runs, **kwargs):
     return statistics.median(samples)
 
 
-def capture_ms(runs, mode="full"):
-    """Medians over `runs` crashes of threads64 under crashwatch: the report's captureDurationMs
-    (registers, unwinding, images, symbols), and the time from the crash line on stderr (printed when
-    the fatal signal is seen) to the "report written" line (stop-all, capture, encoding, fsynced write)."""
-    captures, handled = [], []
+def only_report(spool):
+    reports = glob.glob(os.path.join(spool, "*.json"))
+    if len(reports) != 1:
+        raise RuntimeError("expected one report in %s, found %d" % (spool, len(reports)))
+    return json.load(open(reports[0]))
+
+
+def crash_runs(runs, mode="full"):
+    """`runs` crashes of threads64 under crashwatch. Medians of: the report's holdDurationMs (the crashed
+    process held stopped), its captureDurationMs, and the time from the crash line on stderr (printed
+    when every thread is stopped) to the "report written" line (printed once, after the full report
+    from the worker is durable)."""
+    holds, captures, handled = [], [], []
     for _ in range(runs):
         spool = tempfile.mkdtemp(prefix="cw-bench-")
         process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--symbolicate", mode, "--", fixture("threads64")],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        seen = None
+        seen, written = None, 0
         for line in process.stderr:
             if " crashed: " in line:
                 seen = time.perf_counter()
             elif "report written to" in line and seen is not None:
-                handled.append((time.perf_counter() - seen) * 1000)
+                written += 1
+                if written == 1:
+                    handled.append((time.perf_counter() - seen) * 1000)
         process.wait()
-        report = json.load(open(glob.glob(os.path.join(spool, "*.json"))[0]))
+        if written != 1:
+            problems.append("threads64 (%s): %d \"report written\" lines for one crash" % (mode, written))
+        report = only_report(spool)
+        if report["diagnostics"].get("processing") != "complete":
+            problems.append("threads64 (%s): diagnostics.processing is %r" % (mode, report["diagnostics"].get("processing")))
+        holds.append(report["holdDurationMs"])
         captures.append(report["captureDurationMs"])
         frames = sum(len(t["frames"]) for t in report["threads"])
         threads = len(report["threads"])
         shutil.rmtree(spool)
-    return statistics.median(captures), statistics.median(handled), threads, frames
+    return {"hold": statistics.median(holds), "capture": statistics.median(captures),
+            "handled": statistics.median(handled), "threads": threads, "frames": frames}
 
 
 def live_process():
@@ -70,14 +114,74 @@ def live_process():
     return process
 
 
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[int((len(ordered) - 1) * fraction)] if ordered else float("nan")
+
+
+def second_process_run(duration_ms=800, delay_ms=150, interval_us=100):
+    """One run of bench/second_process under `crashwatch run`: A crashes, B measures its own signal
+    latency. Splits B's samples (CLOCK_MONOTONIC, like time.monotonic_ns) into: baseline (sent before A
+    started its threads); the hold (samples overlapping [A's fault, A's fault + holdDurationMs]: B's
+    stop waits for the capture to end); processing (sent after the last hold sample was answered and
+    before crashwatch printed "report written": the worker runs, the supervisor takes its report and
+    makes it durable). Latencies in ms."""
+    spool = tempfile.mkdtemp(prefix="cw-bench-second-")
+    out = os.path.join(spool, "samples.txt")
+    os.makedirs(os.path.join(spool, "reports"))
+    process = subprocess.Popen([CRASHWATCH, "run", "--spool", os.path.join(spool, "reports"), "--",
+                                helper("second_process"), out, str(duration_ms), str(delay_ms), str(interval_us)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    written_ns, written, b_lines = None, 0, []
+    for line in process.stderr:
+        if "report written to" in line:
+            written += 1
+            if written_ns is None:
+                written_ns = time.monotonic_ns()
+        elif line.startswith("second_process:"):
+            b_lines.append(line.strip())
+    status = process.wait()
+    if status != 0 or written != 1 or written_ns is None:
+        raise RuntimeError("second_process run failed: status %d, %d \"report written\" lines; %s" % (status, written, b_lines))
+    report = only_report(os.path.join(spool, "reports"))
+    lines = open(out).read().split("\n")
+    shutil.rmtree(spool)
+    a_start, a_fault = map(int, lines[0].split())
+    samples = [tuple(map(int, line.split())) for line in lines[1:] if line]
+    hold_ns = int(report["holdDurationMs"] * 1e6)
+
+    baseline = [latency for sent, latency in samples if sent < a_start]
+    held = [(sent, latency) for sent, latency in samples if sent < a_fault + hold_ns and sent + latency > a_fault]
+    processing_from = max((sent + latency for sent, latency in held), default=a_fault + hold_ns)
+    processing = [(sent, latency) for sent, latency in samples if processing_from <= sent < written_ns]
+    if not samples or samples[-1][0] < written_ns:
+        problems.append("second_process: B stopped measuring before A's report was written")
+    if not processing:
+        raise RuntimeError("second_process: no samples while A was processed")
+    worst = max(processing, key=lambda sample: sample[1])
+    return {
+        "hold": report["holdDurationMs"], "processing_state": report["diagnostics"].get("processing"),
+        "frames": sum(len(t["frames"]) for t in report["threads"]), "threads": len(report["threads"]),
+        "baseline_max": max(baseline) / 1e6, "baseline_p99": percentile(baseline, 0.99) / 1e6,
+        "held_max": max((latency for _, latency in held), default=0) / 1e6,
+        "processing_ms": (written_ns - processing_from) / 1e6, "processing_n": len(processing),
+        "processing_max": worst[1] / 1e6, "processing_p99": percentile([l for _, l in processing], 0.99) / 1e6,
+        "worst_sent_after_fault": (worst[0] - a_fault) / 1e6,
+        "worst_answered_vs_written": (worst[0] + worst[1] - written_ns) / 1e6,
+        "fault_to_written": (written_ns - a_fault) / 1e6,
+    }
+
+
 def peak_rss_kib(argv):
-    """Peak RSS (KiB) of the supervisor running argv, measured by a fresh wrapper process: the
-    supervisor is the wrapper's only child, so RUSAGE_CHILDREN holds its peak (or its app's, if larger)."""
-    wrapper = ("import resource, subprocess, sys; "
-               "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True); "
-               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    output = subprocess.run([sys.executable, "-c", wrapper] + argv, capture_output=True, text=True, check=True)
-    return int(output.stdout.strip())
+    """(supervisor's own peak RSS, ru_maxrss of it and every descendant it waited for) in KiB, from
+    bench/peak_rss: VmHWM read at the supervisor's PTRACE_EVENT_EXIT stop, before its memory goes.
+    (RUSAGE_CHILDREN alone would include the processing worker and the crashed program, which the
+    supervisor waits for.)"""
+    output = subprocess.run([helper("peak_rss")] + argv, capture_output=True, text=True)
+    own, with_children = map(int, output.stdout.split())
+    if own <= 0:
+        raise RuntimeError("peak_rss could not read VmHWM of %s" % argv)
+    return own, with_children
 
 
 def spool_benchmarks(count=10000):
@@ -106,10 +210,17 @@ def spool_benchmarks(count=10000):
     ]
 
 
+def verdict(ok):
+    return "PASS" if ok else "FAIL"
+
+
 def main():
+    build_helpers()
     rows = []
-    names, names_handled, threads, frames = capture_ms(7, "functions")
-    full, full_handled, threads, frames = capture_ms(7, "full")
+    checks = []
+
+    names = crash_runs(7, "functions")
+    full = crash_runs(7, "full")
     process = live_process()
     try:
         eu = timed(["eu-stack", "-p", str(process.pid)], 7)
@@ -118,15 +229,49 @@ def main():
     finally:
         process.kill()
         process.wait()
-    rows.append(("threads64: %d threads, %d frames" % (threads, frames), "", ""))
-    rows.append(("  names: capture (report captureDurationMs)", "%.1f ms" % names, ""))
-    rows.append(("  names: crash seen -> report written (stop-all, capture, fsync)", "%.1f ms" % names_handled, ""))
-    rows.append(("  eu-stack -p (names)", "%.1f ms" % eu, "%.2fx crashwatch's crash-to-report time" % (eu / names_handled)))
-    rows.append(("  full: capture (functions, lines, inline frames)", "%.1f ms" % full, ""))
-    rows.append(("  full: crash seen -> report written", "%.1f ms" % full_handled, ""))
-    rows.append(("  eu-stack -s -i -p (lines, inlines)", "%.1f ms" % eu_full, "%.2fx crashwatch's full crash-to-report time" % (eu_full / full_handled)))
+    hold_ratio = full["hold"] / eu
+    durable_ratio = full["handled"] / eu_full
+    checks.append(("1. hold <= 1/10 of eu-stack -p", hold_ratio <= HOLD_TARGET,
+                   "%.1f ms / %.1f ms = %.3f" % (full["hold"], eu, hold_ratio)))
+    checks.append(("2. crash -> full report durable <= 2/3 of eu-stack -s -i -p", durable_ratio <= DURABLE_TARGET,
+                   "%.1f ms / %.1f ms = %.2f" % (full["handled"], eu_full, durable_ratio)))
+    rows.append(("threads64: %d threads, %d frames (medians of 7 crashes / 7 eu-stack runs)" % (full["threads"], full["frames"]), "", ""))
+    rows.append(("  hold (holdDurationMs: stop-all, raw capture, minimal report fsync'd, release)", "%.1f ms" % full["hold"],
+                 "%.3f of eu-stack -p (target <= %.2f) %s" % (hold_ratio, HOLD_TARGET, verdict(hold_ratio <= HOLD_TARGET))))
+    rows.append(("  hold with --symbolicate functions", "%.1f ms" % names["hold"], ""))
+    rows.append(("  eu-stack -p (names)", "%.1f ms" % eu, "%.1fx the hold" % (eu / full["hold"])))
+    rows.append(("  functions: crash line -> report written (worker, durable)", "%.1f ms" % names["handled"],
+                 "%.2f of eu-stack -p" % (names["handled"] / eu)))
+    rows.append(("  full: crash line -> report written (worker, durable)", "%.1f ms" % full["handled"],
+                 "%.2f of eu-stack -s -i -p (target <= %.2f) %s" % (durable_ratio, DURABLE_TARGET, verdict(durable_ratio <= DURABLE_TARGET))))
+    rows.append(("  eu-stack -s -i -p (lines, inlines)", "%.1f ms" % eu_full, ""))
     if gdb:
-        rows.append(("  gdb -batch -p, thread apply all bt", "%.1f ms" % gdb, "%.2fx" % (gdb / full_handled)))
+        rows.append(("  gdb -batch -p, thread apply all bt (3 runs)", "%.1f ms" % gdb, "%.1fx crashwatch's full crash -> durable" % (gdb / full["handled"])))
+    rows.append(("  report captureDurationMs, functions / full", "%.1f / %.1f ms" % (names["capture"], full["capture"]), ""))
+
+    runs = [second_process_run() for _ in range(3)]
+    second_ok = all(run["processing_max"] <= run["hold"] for run in runs)
+    med = lambda key: statistics.median(run[key] for run in runs)
+    worst = max(runs, key=lambda run: run["processing_max"] - run["hold"])
+    checks.append(("3. second process: worst signal latency while A is processed <= A's hold", second_ok,
+                   "%s ms vs hold %s ms" % (" / ".join("%.2f" % r["processing_max"] for r in runs),
+                                            " / ".join("%.2f" % r["hold"] for r in runs))))
+    rows.append(("second process B under one crashwatch run with A crashing (%d threads, %d frames); 3 runs"
+                 % (runs[0]["threads"], runs[0]["frames"]), "", ""))
+    rows.append(("  B baseline (before A started): max / p99 signal latency", "%.3f / %.3f ms" % (med("baseline_max"), med("baseline_p99")), "median of runs"))
+    rows.append(("  A's hold (holdDurationMs)", "%.2f ms" % med("hold"), "median of runs"))
+    rows.append(("  B's stop that arrived during A's hold waited", "%.2f ms" % med("held_max"), "median of runs (expected: about the hold)"))
+    rows.append(("  A's processing window (after the hold -> report written)", "%.1f ms" % med("processing_ms"),
+                 "median of runs, %d samples" % int(med("processing_n"))))
+    rows.append(("  B during A's processing: p99 signal latency", "%.3f ms" % med("processing_p99"), "median of runs"))
+    rows.append(("  B during A's processing: max signal latency", " / ".join("%.2f" % r["processing_max"] for r in runs) + " ms",
+                 "vs hold %s ms: %s" % (" / ".join("%.2f" % r["hold"] for r in runs), verdict(second_ok))))
+    rows.append(("  worst sample: sent after A's fault / answered vs \"report written\"",
+                 "%+.1f / %+.1f ms" % (worst["worst_sent_after_fault"], worst["worst_answered_vs_written"]),
+                 "fault -> report written %.1f ms" % worst["fault_to_written"]))
+    for run in runs:
+        if run["processing_state"] != "complete":
+            problems.append("second_process: A's report has processing %r" % run["processing_state"])
 
     spool_rows = spool_benchmarks()
 
@@ -141,18 +286,37 @@ def main():
     rows.append(("10000 recovered SIGSEGVs, bare / supervised", "%.0f / %.0f ms" % (bare, supervised),
                  "%.1f us per SIGSEGV" % ((supervised - bare) * 1000 / 10000)))
 
-    small = peak_rss_kib([CRASHWATCH, "run", "--", fixture("signal_storm"), "20000"])
-    large = peak_rss_kib([CRASHWATCH, "run", "--", fixture("signal_storm"), "200000"])
-    rows.append(("supervisor peak RSS, 20k / 200k signals", "%d / %d KiB" % (small, large), "flat" if large <= small * 1.1 + 512 else "GROWS"))
-    small = peak_rss_kib([CRASHWATCH, "run", "--", fixture("thread_churn"), "1000"])
-    large = peak_rss_kib([CRASHWATCH, "run", "--", fixture("thread_churn"), "10000"])
-    rows.append(("supervisor peak RSS, 1k / 10k threads", "%d / %d KiB" % (small, large), "flat" if large <= small * 1.1 + 512 else "GROWS"))
+    flat = lambda small, large: "flat" if large <= small * 1.1 + 512 else "GROWS"
+    small, _ = peak_rss_kib([CRASHWATCH, "run", "--", fixture("signal_storm"), "20000"])
+    large, _ = peak_rss_kib([CRASHWATCH, "run", "--", fixture("signal_storm"), "200000"])
+    rows.append(("supervisor peak RSS, 20k / 200k signals", "%d / %d KiB" % (small, large), flat(small, large)))
+    no_crash = small
+    small, _ = peak_rss_kib([CRASHWATCH, "run", "--", fixture("thread_churn"), "1000"])
+    large, _ = peak_rss_kib([CRASHWATCH, "run", "--", fixture("thread_churn"), "10000"])
+    rows.append(("supervisor peak RSS, 1k / 10k threads", "%d / %d KiB" % (small, large), flat(small, large)))
+    spool = tempfile.mkdtemp(prefix="cw-bench-rss-")
+    try:
+        crash64, all64 = peak_rss_kib([CRASHWATCH, "run", "--spool", spool, "--", fixture("threads64")])
+        crash1000, all1000 = peak_rss_kib([CRASHWATCH, "run", "--spool", spool, "--", fixture("threads1000")])
+    finally:
+        shutil.rmtree(spool)
+    rows.append(("supervisor peak RSS, no crash (20k signals) / crash of threads64", "%d / %d KiB" % (no_crash, crash64),
+                 "%+d KiB, %s" % (crash64 - no_crash, flat(no_crash, crash64))))
+    rows.append(("supervisor peak RSS, crash of threads64 / threads1000", "%d / %d KiB" % (crash64, crash1000),
+                 "%s with the crash's size" % flat(crash64, crash1000)))
+    rows.append(("  with its children (worker, crashed program): threads64 / threads1000", "%d / %d KiB" % (all64, all1000),
+                 "ru_maxrss, not the supervisor's"))
 
     rows.extend(spool_rows)
     width = max(len(r[0]) for r in rows)
     print("crashwatch benchmarks: %s, %d cores, %s" % (os.uname().machine, os.cpu_count(), os.uname().release))
     for name, value, note in rows:
-        print("  %-*s  %14s  %s" % (width, name, value, note))
+        print("  %-*s  %17s  %s" % (width, name, value, note))
+    print("checks:")
+    for name, ok, detail in checks:
+        print("  %s  %s (%s)" % (verdict(ok), name, detail))
+    for problem in problems:
+        print("  note: " + problem)
     return 0
 
 

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <libiberty/demangle.h>
 
 struct cw_symbolizer {
     Dwfl *dwfl;
@@ -27,6 +29,8 @@ struct cw_symbolizer {
     char *directories;      /* the caller's debug directories, colon-separated (may be empty) */
     int use_debuginfod;     /* ask debuginfod (DEBUGINFOD_URLS) when nothing local matches */
     Dwfl_Callbacks callbacks;
+    char *level_names;      /* qualified DWARF names of the last cw_source_levels call, one slot per level */
+    size_t level_name_slots;
 };
 
 /* The session whose lookup is running: libdw's callbacks get the module, not the session. */
@@ -254,6 +258,7 @@ void cw_symbolizer_destroy(cw_symbolizer *s) {
     dwfl_end(s->dwfl);
     free(s->debuginfo_path);
     free(s->directories);
+    free(s->level_names);
     free(s);
 }
 
