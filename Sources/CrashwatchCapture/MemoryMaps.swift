@@ -366,7 +366,14 @@ public struct LoadedImage: Sendable, Equatable, CustomStringConvertible {
         for mapping in sorted {
             guard mapping.kind.formsImage else { owner.append(nil); continue }
             let key = FileKey(device: mapping.device, inode: mapping.inode, path: mapping.path)
-            if mapping.offset != 0, let index = open[key] {
+            // A mapping at offset 0 usually starts a new image; but a small file linked by lld packs every
+            // segment into its first page, so each of its mappings has offset 0: one directly following the
+            // same file's previous mapping, with other permissions, continues that image.
+            let continues = open[key].map { index in
+                mapping.offset != 0
+                    || (members[index].last.map { $0.end == mapping.start && $0.permissions != mapping.permissions } ?? false)
+            } ?? false
+            if continues, let index = open[key] {
                 members[index].append(mapping)
                 owner.append(index)
             } else {

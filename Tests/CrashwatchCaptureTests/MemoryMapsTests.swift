@@ -212,6 +212,21 @@ private func line(_ start: UInt64, _ end: UInt64, _ offset: UInt64, inode: UInt6
         #expect(images.map(\.end) == [0x12000, 0x22000])
     }
 
+    @Test func aSmallLLDLinkedFileIsOneImage() {
+        // lld packs every segment of a small file into its first page: each mapping has offset 0.
+        let text = [
+            line(0x10000, 0x11000, 0, inode: 7, "/opt/app/small"),
+            line(0x11000, 0x12000, 0, inode: 7, "/opt/app/small", perms: "r-xp"),
+            line(0x12000, 0x13000, 0, inode: 7, "/opt/app/small"),
+            line(0x13000, 0x14000, 0, inode: 7, "/opt/app/small", perms: "rw-p"),
+            // The same file again, elsewhere: a second image.
+            line(0x40000, 0x41000, 0, inode: 7, "/opt/app/small"),
+        ].joined(separator: "\n")
+        let images = ImageTable(mapsText: text).images
+        #expect(images.map(\.baseAddress) == [0x10000, 0x40000])
+        #expect(images.first?.mappings.count == 4 && images.first?.end == 0x14000)
+    }
+
     @Test func interleavedFilesStaySeparate() {
         // libb was mapped into a hole inside liba's reserved range.
         let text = [
