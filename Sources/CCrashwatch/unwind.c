@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <sys/uio.h>
 
+#include <gelf.h>
+
 #define UNW_REMOTE_ONLY
 #include <libunwind.h>
 
@@ -47,10 +49,13 @@ struct cw_image {
     unw_dyn_info_t info;
     int32_t *index;         /* a table built from .eh_frame when .eh_frame_hdr's was unusable */
     uint64_t index_address; /* where that table sits in the space */
+    int fd;                 /* the image's file, for .debug_frame (-1: none) */
+    uint8_t *converted;     /* .debug_frame rewritten as .eh_frame records */
 };
 
 struct cw_space;
 static size_t index_eh_frame(struct cw_space *s, struct cw_image *image, uint64_t eh_frame, uint64_t hdr);
+static int load_debug_frame(struct cw_space *s, struct cw_image *image, uint64_t bias);
 
 struct cw_space {
     struct cw_range *ranges;
@@ -118,7 +123,7 @@ int cw_space_add_image(cw_space *s, uint64_t start, uint64_t end, uint64_t base)
     if (end <= start) return 0;
     if (s->image_count == s->image_capacity &&
         grow((void **)&s->images, &s->image_capacity, sizeof *s->images, CW_MAX_IMAGES) != 0) return -1;
-    s->images[s->image_count++] = (struct cw_image){.start = start, .end = end, .base = base};
+    s->images[s->image_count++] = (struct cw_image){.start = start, .end = end, .base = base, .fd = -1};
     s->images_sorted = 0;
     return 0;
 }
@@ -319,11 +324,13 @@ static void load_table(cw_space *s, struct cw_image *image) {
         image->problem = "it has no loadable segment";
         return;
     }
+    uint64_t bias = image->base - (first_load_vaddr - first_load_offset);
     if (!have_hdr) {
-        image->problem = "it has no .eh_frame_hdr (PT_GNU_EH_FRAME)";
+        /* Go, and C built with -fno-asynchronous-unwind-tables: only .debug_frame, in the file. */
+        if (load_debug_frame(s, image, bias) == 0) return;
+        image->problem = "it has no .eh_frame_hdr (PT_GNU_EH_FRAME) and no usable .debug_frame";
         return;
     }
-    uint64_t bias = image->base - (first_load_vaddr - first_load_offset);
     uint64_t hdr = bias + hdr_vaddr;
     uint8_t head[4];
     if (hdr_size < 4 || read_exact(s, hdr, head, 4) != 0) {
@@ -485,6 +492,167 @@ static size_t index_eh_frame(cw_space *s, struct cw_image *image, uint64_t eh_fr
     return count;
 }
 
+/* ---- .debug_frame ---- */
+
+#define CW_MAX_DEBUG_FRAME (64u << 20)
+
+/* Whether [address, address + length) overlaps no range of the space. */
+static int space_is_free(cw_space *s, uint64_t address, uint64_t length) {
+    for (size_t i = 0; i < s->range_count; i++) {
+        if (s->ranges[i].start < address + length && address < s->ranges[i].end) return 0;
+    }
+    return 1;
+}
+
+/* Appends to a growing buffer; -1 past the cap. */
+static int put(uint8_t **buffer, size_t *size, size_t *capacity, const void *bytes, size_t length) {
+    if (*size + length > CW_MAX_DEBUG_FRAME) return -1;
+    if (*size + length > *capacity) {
+        size_t bigger = *capacity ? *capacity * 2 : 65536;
+        while (bigger < *size + length) bigger *= 2;
+        uint8_t *grown = realloc(*buffer, bigger);
+        if (!grown) return -1;
+        *buffer = grown;
+        *capacity = bigger;
+    }
+    memcpy(*buffer + *size, bytes, length);
+    *size += length;
+    return 0;
+}
+
+/* Reads the image file's .debug_frame (decompressed), rewrites it as .eh_frame records — CIE id 0, FDEs
+ * pointing back at their CIE, version 4 CIEs as version 3, pc_begin made absolute with the load bias and
+ * kept 8-byte absolute (an empty augmentation) — places that in the space near the image, where int32
+ * offsets reach its code, and indexes it like .eh_frame. Every field is bounds-checked; CIEs with an
+ * augmentation, 64-bit records and FDEs outside the image are skipped. Returns 0 when a table was built. */
+static int load_debug_frame(cw_space *s, struct cw_image *image, uint64_t bias) {
+    if (image->fd < 0) return -1;
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(image->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+    if (!elf) return -1;
+    size_t strndx;
+    Elf_Scn *scn = NULL, *found = NULL;
+    if (elf_getshdrstrndx(elf, &strndx) == 0) {
+        while ((scn = elf_nextscn(elf, scn)) != NULL) {
+            GElf_Shdr shdr;
+            const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, strndx, shdr.sh_name) : NULL;
+            if (name && strcmp(name, ".debug_frame") == 0) {
+                found = scn;
+                break;
+            }
+        }
+    }
+    GElf_Shdr shdr;
+    Elf_Data *data = NULL;
+    if (found && gelf_getshdr(found, &shdr) && shdr.sh_type == SHT_PROGBITS) {
+        if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(found, 0, 0) < 0) found = NULL;
+        if (found) data = elf_getdata(found, NULL);
+    }
+    if (!data || !data->d_buf || data->d_size < 8 || data->d_size > CW_MAX_DEBUG_FRAME) {
+        elf_end(elf);
+        return -1;
+    }
+    const uint8_t *in = data->d_buf;
+    size_t in_size = data->d_size;
+    uint8_t *out = NULL;
+    size_t out_size = 0, out_capacity = 0;
+    /* Old CIE offset → new CIE offset (0 when the CIE was skipped), in a small open-addressed map. */
+    enum { SLOTS = 4096 };
+    uint64_t *cie_old = calloc(SLOTS, sizeof *cie_old), *cie_new = calloc(SLOTS, sizeof *cie_new);
+    int ok = cie_old && cie_new;
+    for (size_t at = 0; ok && at + 8 <= in_size;) {
+        uint32_t length, id;
+        memcpy(&length, in + at, 4);
+        if (length == 0xffffffffu || length < 4 || length > in_size - at - 4) break;
+        size_t next = at + 4 + length;
+        memcpy(&id, in + at + 4, 4);
+        if (id == 0xffffffffu) { /* a CIE */
+            size_t p = at + 8;
+            uint8_t version = in[p++];
+            if ((version != 1 && version != 3 && version != 4) || p >= next || in[p] != 0) { at = next; continue; }
+            p++; /* the empty augmentation string */
+            if (version == 4) {
+                if (p + 2 > next || in[p] != 8) { at = next; continue; } /* 8-byte addresses only */
+                p += 2;
+            }
+            uint32_t new_length = (uint32_t)(4 + 1 + 1 + (next - p));
+            uint32_t zero = 0;
+            uint8_t header[2] = {version == 4 ? 3 : version, 0};
+            size_t new_offset = out_size;
+            if (put(&out, &out_size, &out_capacity, &new_length, 4) || put(&out, &out_size, &out_capacity, &zero, 4) ||
+                put(&out, &out_size, &out_capacity, header, 2) || put(&out, &out_size, &out_capacity, in + p, next - p)) {
+                ok = 0;
+                break;
+            }
+            size_t slot = (at * 2654435761u) % SLOTS;
+            for (int probe = 0; probe < SLOTS && cie_old[slot] != 0 && cie_old[slot] != at + 1; probe++) slot = (slot + 1) % SLOTS;
+            cie_old[slot] = at + 1;
+            cie_new[slot] = new_offset + 1;
+        } else if (length >= 4 + 16) { /* an FDE: id is its CIE's offset in the section */
+            size_t slot = ((size_t)id * 2654435761u) % SLOTS;
+            uint64_t cie = 0;
+            for (int probe = 0; probe < SLOTS && cie_old[slot] != 0; probe++, slot = (slot + 1) % SLOTS) {
+                if (cie_old[slot] == (uint64_t)id + 1) {
+                    cie = cie_new[slot];
+                    break;
+                }
+            }
+            uint64_t pc_begin, pc_range;
+            memcpy(&pc_begin, in + at + 8, 8);
+            memcpy(&pc_range, in + at + 16, 8);
+            pc_begin += bias;
+            if (cie != 0 && pc_begin >= image->start && pc_begin < image->end) {
+                uint32_t back = (uint32_t)(out_size + 4 - (cie - 1));
+                if (put(&out, &out_size, &out_capacity, &length, 4) || put(&out, &out_size, &out_capacity, &back, 4) ||
+                    put(&out, &out_size, &out_capacity, &pc_begin, 8) || put(&out, &out_size, &out_capacity, &pc_range, 8) ||
+                    put(&out, &out_size, &out_capacity, in + at + 24, next - at - 24)) {
+                    ok = 0;
+                    break;
+                }
+            }
+        }
+        at = next;
+    }
+    free(cie_old);
+    free(cie_new);
+    elf_end(elf);
+    uint32_t terminator = 0;
+    if (!ok || out_size == 0 || put(&out, &out_size, &out_capacity, &terminator, 4) != 0) {
+        free(out);
+        return -1;
+    }
+    /* Below the image if there is room, else above it: within int32 reach of its code. */
+    uint64_t length = (out_size + 0xfff) & ~(uint64_t)0xfff, address = 0;
+    if (image->start > length + 0x10000 && space_is_free(s, image->start - length - 0x1000, length)) {
+        address = image->start - length - 0x1000;
+    } else if (image->end < UINT64_MAX - length - 0x2000 && space_is_free(s, image->end + 0x1000, length)) {
+        address = image->end + 0x1000;
+    }
+    if (address == 0 || cw_space_add_bytes(s, address, out, out_size) != 0) {
+        free(out);
+        return -1;
+    }
+    image->converted = out;
+    /* The records are not inside the image: widen the walk's bounds for the index to them. */
+    uint64_t saved_start = image->start, saved_end = image->end;
+    image->start = address < saved_start ? address : saved_start;
+    image->end = address + out_size > saved_end ? address + out_size : saved_end;
+    size_t entries = index_eh_frame(s, image, address, address);
+    image->start = saved_start;
+    image->end = saved_end;
+    if (entries == 0) return -1;
+    memset(&image->info, 0, sizeof image->info);
+    image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    image->info.start_ip = image->start;
+    image->info.end_ip = image->end;
+    image->info.u.rti.segbase = address;
+    image->info.u.rti.table_data = image->index_address;
+    image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
+    image->problem = "it has no .eh_frame_hdr; its .debug_frame was used";
+    image->table_state = TABLE_FOUND;
+    return 0;
+}
+
 static struct cw_image *image_at(cw_space *s, uint64_t ip) {
     sort_space(s);
     size_t low = 0, high = s->image_count;
@@ -609,11 +777,22 @@ void cw_space_destroy(cw_space *s) {
     if (!s) return;
     if (s->space) unw_destroy_addr_space(s->space);
     free(s->ranges);
-    for (size_t i = 0; i < s->image_count; i++) free(s->images[i].index);
+    for (size_t i = 0; i < s->image_count; i++) {
+        free(s->images[i].index);
+        free(s->images[i].converted);
+    }
     free(s->images);
     free(s->page_address);
     free(s->pages);
     free(s);
+}
+
+int cw_space_set_image_file(cw_space *s, uint64_t start, int fd) {
+    sort_space(s);
+    struct cw_image *image = image_at(s, start);
+    if (!image || image->start != start) return -1;
+    image->fd = fd;
+    return 0;
 }
 
 const char *cw_space_image_problem(cw_space *s, uint64_t address) {
@@ -643,6 +822,11 @@ int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
         unw_word_t pc = 0, sp = 0;
         unw_get_reg(&cursor, UNW_REG_IP, &pc);
         unw_get_reg(&cursor, UNW_REG_SP, &sp);
+        /* A zero return address ends the stack (Go's goexit, a thread's outermost frame): it is no frame. */
+        if (pc == 0 && count > 0) {
+            *stop = CW_UNWIND_STOP_END;
+            break;
+        }
         unw_proc_info_t info;
         cw_frame *frame = &frames[count];
         frame->pc = pc;

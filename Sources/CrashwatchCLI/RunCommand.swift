@@ -330,8 +330,8 @@ struct ReporterFailure: Error, ExpressibleByStringLiteral, CustomStringConvertib
 enum CrashLine {
     /// `crashwatch: ./app[1234] crashed: SIGSEGV (SEGV_MAPERR) at 0x0, thread 1236 "worker"`.
     static func crashed(_ crash: DetectedCrash) -> String {
-        var line = "crashwatch: \(crash.executable)[\(crash.pid)] crashed: \(faultText(crash.signal)), thread \(crash.tid)"
-        if let name = crash.threadName { line += " \"\(name)\"" }
+        var line = "crashwatch: \(crash.executable)[\(crash.pid)] crashed: \(faultText(crash.signal)), thread \(crash.crashedThreadID)"
+        if let name = crash.crashedThreadName { line += " \"\(name)\"" }
         if let original = crash.originalFault {
             line += "; original fault: \(faultText(original.signal)), thread \(original.tid)"
         }

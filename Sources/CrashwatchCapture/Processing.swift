@@ -52,7 +52,10 @@ public struct CaptureProcessor: FrameProcessor {
             } else if image.kind == .file && !image.isDeleted {
                 fileForImage = openMapped(image, buildID: identity?.buildID)
             }
-            if let fileForImage { imageFiles[image.start] = fileForImage }
+            if let fileForImage {
+                imageFiles[image.start] = fileForImage
+                space.setImageFile(start: image.start, fd: fileForImage.fd)
+            }
             for mapping in image.mappings {
                 // Copied bytes are what the process ran. The rest comes from the file: exact for read-only
                 // pages, unrelocated for data pages, whose contents unwinding never needs but whose
@@ -117,7 +120,8 @@ public struct CaptureProcessor: FrameProcessor {
             seed = reseeded
         }
         let budget = max(capture.options.maxFrames - prefix.count, 1)
-        let (unwound, stop) = space.unwind(registers: seed, maxFrames: budget)
+        var (unwound, stop) = space.unwind(registers: seed, maxFrames: budget)
+        continueThroughSignalReturns(&unwound, &stop, budget: budget, architecture: registers.architecture, tid: thread?.tid)
         var frames = prefix
         for (index, frame) in unwound.enumerated() {
             // A frame a signal interrupted is restored from the signal frame's saved context, like the
@@ -145,6 +149,39 @@ public struct CaptureProcessor: FrameProcessor {
             reason = "frame-pointer chain ended at a frame without unwind info"
         }
         return (frames, reason)
+    }
+
+    /// libunwind knows glibc's signal trampoline; an unwind that stops at another one (Go's runtime's) is
+    /// continued here: the handler returned into code that calls rt_sigreturn with the stack pointer at the
+    /// `ucontext_t`, whose saved registers are the interrupted frame's.
+    ///
+    /// A runtime that turns a fault into a call (Go's sigpanic) returns from its handler with the faulting
+    /// pc pushed as a return address: an unwind ending on the pc and stack pointer of a fault the thread
+    /// handled goes on from the registers saved at that fault, the frame being its interrupted one.
+    private func continueThroughSignalReturns(_ unwound: inout [UnwoundFrame], _ stop: inout UnwindStop, budget: Int,
+                                              architecture: Architecture, tid: Int32?) {
+        for _ in 0..<8 {
+            guard let last = unwound.last, unwound.count < budget, stop != .limit else { return }
+            var restored: RegisterSet?
+            var replacesLast = false
+            if RegisterDecoder.isSignalReturn(space.read(last.pc, count: 9), architecture: architecture) {
+                restored = RegisterDecoder.registers(fromUContext: space.read(last.sp, count: 456), architecture: architecture)
+            } else if let tid, let fault = capture.handledFaults.first(where: { fault in
+                guard fault.tid == tid, let saved = try? RegisterDecoder.decode(fault.registers, architecture: architecture) else { return false }
+                return saved.pc == last.pc && saved.sp == last.sp
+            }) {
+                restored = try? RegisterDecoder.decode(fault.registers, architecture: architecture)
+                replacesLast = true
+            }
+            guard let restored else { return }
+            let words = RegisterDecoder.encode(restored).withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
+            var (more, moreStop) = space.unwind(registers: words, maxFrames: budget - unwound.count + (replacesLast ? 1 : 0))
+            guard let first = more.first else { return }
+            more[0] = UnwoundFrame(pc: first.pc, sp: first.sp, isSignalFrame: true, hasUnwindInfo: first.hasUnwindInfo)
+            if replacesLast { unwound.removeLast() }
+            unwound += more
+            stop = moreStop
+        }
     }
 
     /// Says once per image what was wrong with its unwind table: unusable (its frames' callers were found

@@ -178,6 +178,48 @@ public enum RegisterDecoder {
         address & ~mask
     }
 
+    /// The registers a signal handler's return restores, from the `ucontext_t` the kernel put on the stack:
+    /// `uc_mcontext` after `uc_flags`, `uc_link` and `uc_stack` (40 bytes); x86-64 `struct sigcontext` is
+    /// r8–r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags; aarch64's is fault_address, x0–x30, sp,
+    /// pc, pstate (at 176, after the signal mask and padding). Returns NT_PRSTATUS-ordered words, or nil
+    /// when `ucontext` is too short.
+    public static func registers(fromUContext ucontext: [UInt8], architecture: Architecture) -> RegisterSet? {
+        func word(_ offset: Int) -> UInt64? { offset + 8 <= ucontext.count ? readLittleEndian64(ucontext, at: offset) : nil }
+        var named: [String: UInt64] = [:]
+        switch architecture {
+        case .x86_64:
+            let names = ["r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rdi", "rsi", "rbp", "rbx", "rdx", "rax", "rcx", "rsp", "rip", "eflags"]
+            for (slot, name) in names.enumerated() {
+                guard let value = word(40 + slot * 8) else { return nil }
+                named[name] = value
+            }
+        case .aarch64:
+            let base = 176 + 8  // uc_mcontext, then fault_address
+            for index in 0..<31 {
+                guard let value = word(base + index * 8) else { return nil }
+                named["x\(index)"] = value
+            }
+            guard let sp = word(base + 31 * 8), let pc = word(base + 32 * 8), let pstate = word(base + 33 * 8) else { return nil }
+            named["sp"] = sp
+            named["pc"] = pc
+            named["pstate"] = pstate
+        }
+        return try? RegisterSet(architecture: architecture, assigning: named)
+    }
+
+    /// Whether `code` (the bytes at a pc) is a return from a signal handler: the `rt_sigreturn` system call
+    /// as glibc (`mov $15,%rax; syscall`), Go (`mov $15,%eax; syscall`) or the aarch64 vDSO
+    /// (`mov x8, #139; svc #0`) write it.
+    public static func isSignalReturn(_ code: [UInt8], architecture: Architecture) -> Bool {
+        switch architecture {
+        case .x86_64:
+            return code.starts(with: [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05])
+                || code.starts(with: [0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05])
+        case .aarch64:
+            return code.starts(with: [0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4])
+        }
+    }
+
     /// Decodes the aarch64 `NT_ARM_PAC_MASK` regset: two little-endian u64, `data_mask` then `insn_mask`.
     public static func decodePointerAuthenticationMask(_ bytes: [UInt8]) throws(RegisterDecodeError) -> PointerAuthenticationMask {
         guard bytes.count >= 16 else {

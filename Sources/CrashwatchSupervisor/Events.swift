@@ -85,6 +85,11 @@ public struct DetectedCrash: Equatable, Sendable {
     public let handledFaults: [HandledFault]
     /// When the supervisor saw the fatal signal (CLOCK_REALTIME, nanoseconds since the epoch).
     public let timeNanoseconds: Int64
+    /// The thread that crashed: the one the fatal signal is delivered to, unless the process sent itself the
+    /// signal (`kill(getpid())`, `raise` from a handler) after another thread's fault — then that one.
+    public let crashedThreadID: Int32
+    /// Its name (`comm`), when it could be read.
+    public let crashedThreadName: String?
 }
 
 /// A traced process that was killed by SIGKILL: an abnormal exit, not a crash.

@@ -224,14 +224,18 @@ public final class Supervisor {
                 let faults = handledFaults.filter { threads.contains($0.key) }.values.flatMap(\.faults)
                     .sorted { $0.timeNanoseconds < $1.timeNanoseconds }
                 let selfSent = info.senderPID == pid
+                let original = faults.first { $0.tid == tid } ?? (selfSent ? faults.first : nil)
+                let crashedTID = selfSent ? original?.tid ?? tid : tid
                 let crash = DetectedCrash(
                     pid: pid, tid: tid,
                     threadName: ProcFS.threadName(pid: pid, tid: tid),
                     executable: executableName(of: tid, status: status),
                     signal: info,
-                    originalFault: faults.first { $0.tid == tid } ?? (selfSent ? faults.first : nil),
+                    originalFault: original,
                     handledFaults: faults,
-                    timeNanoseconds: Clock.realtimeNanoseconds())
+                    timeNanoseconds: Clock.realtimeNanoseconds(),
+                    crashedThreadID: crashedTID,
+                    crashedThreadName: ProcFS.threadName(pid: pid, tid: crashedTID))
                 let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
                 let heldSince = Clock.monotonicNanoseconds()
                 let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: tid, fatalSignal: signal, deadline: deadline),

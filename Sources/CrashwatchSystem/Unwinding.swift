@@ -13,6 +13,13 @@ public struct UnwoundFrame: Equatable, Sendable {
     public let isSignalFrame: Bool
     /// Whether unwind info (CFI) covers this frame's pc, so its caller was found through CFI.
     public let hasUnwindInfo: Bool
+
+    public init(pc: UInt64, sp: UInt64, isSignalFrame: Bool, hasUnwindInfo: Bool) {
+        self.pc = pc
+        self.sp = sp
+        self.isSignalFrame = isSignalFrame
+        self.hasUnwindInfo = hasUnwindInfo
+    }
 }
 
 /// Why a thread's unwind ended.
@@ -73,6 +80,12 @@ public final class CapturedAddressSpace {
         _ = cw_space_add_image(handle, start, end, base)
     }
 
+    /// Gives the image starting at `start` its file (open, checked, kept alive by the caller), where
+    /// `.debug_frame` is read when the image has no `.eh_frame_hdr`.
+    public func setImageFile(start: UInt64, fd: Int32) {
+        _ = cw_space_set_image_file(handle, start, fd)
+    }
+
     /// Reads up to `count` bytes at `address`; fewer where the captured ranges end, empty when none covers it.
     public func read(_ address: UInt64, count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
@@ -129,7 +142,8 @@ public enum SymbolSource: String, Sendable {
 
 /// One level of the calls an address is in, innermost first: inlined calls, then the concrete function.
 public struct SourceLevel: Equatable, Sendable {
-    /// The linkage (mangled) name, else the DWARF name.
+    /// The linkage (mangled) name, else the DWARF name qualified by its declaration's namespaces and
+    /// classes (`std::vector<int>::push_back`).
     public let name: String?
     /// The source file of this level's location.
     public let file: String?
@@ -253,8 +267,10 @@ public func capped(_ text: String) -> String {
     return result + truncationMark
 }
 
-/// Demangles a C++ (`_Z…`) or Swift (`$s…`) symbol name, capped at `maximumNameBytes`; nil when the
-/// name is not mangled or not valid.
+/// Demangles a Rust (v0 `_R…`, or legacy `_ZN…17h<hash>E` without its hash, as `nm --demangle=rust`
+/// prints them), C++ (`_Z…`) or Swift (`$s…`) symbol name, capped at `maximumNameBytes`; nil when the
+/// name is not mangled or not valid. Rust names are demangled by libiberty, whose work stops once the
+/// text passes the cap (a v0 symbol of a few hundred bytes can expand to gigabytes).
 public func demangle(_ name: String) -> String? {
     guard let pointer = cw_demangle(name) else { return nil }
     defer { free(pointer) }

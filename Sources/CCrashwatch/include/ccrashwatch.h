@@ -170,6 +170,10 @@ int cw_space_add_zeros(cw_space *space, uint64_t address, uint64_t length);
 /** Adds a loaded image [start, end) whose ELF header is at `base`: its unwind table is found from there. */
 int cw_space_add_image(cw_space *space, uint64_t start, uint64_t end, uint64_t base);
 
+/** Gives the image starting at `start` its file (which must outlive the space), where .debug_frame is read
+ * when the image has no .eh_frame_hdr. 0, or -1 when no image starts there. */
+int cw_space_set_image_file(cw_space *space, uint64_t start, int fd);
+
 /** Reads from the space; returns the bytes read (short where the captured ranges end) or -1. */
 ssize_t cw_space_read(cw_space *space, uint64_t address, void *buffer, size_t length);
 
@@ -258,9 +262,14 @@ typedef struct {
 /** Looks up `address`: 0 with a symbol, 1 when only the module is known, -1 when no module contains it. */
 int cw_symbolize(cw_symbolizer *symbolizer, uint64_t address, cw_symbol *out);
 
-/** One level of the (possibly inlined) calls an address is in, from DWARF. Strings belong to the symbolizer. */
+/**
+ * One level of the (possibly inlined) calls an address is in, from DWARF. Strings belong to the
+ * symbolizer and live until its next cw_source_levels call.
+ */
 typedef struct {
-    const char *name;  /* linkage (mangled) name, else the DWARF name; NULL when unknown */
+    const char *name;  /* linkage (mangled) name, else the DWARF name qualified by the namespaces and
+                          classes of its declaration (`ns::Type<int>::method`; at most 4097 bytes, so
+                          that a longer one shows as cut); NULL when unknown */
     const char *file;  /* source file, NULL when unknown */
     int32_t line;      /* 0 when unknown */
     int32_t column;    /* 0 when unknown */
@@ -269,12 +278,16 @@ typedef struct {
 
 /**
  * The inline chain at `address`, innermost first, ending with the concrete function; each level's
- * location is where the inner call happened (the line table's row for the innermost). Returns the
- * number of levels written (0 without DWARF).
+ * location is where the inner call happened (the line table's row for the innermost). Functions nested
+ * in namespaces (rustc, clang) are found too. Returns the number of levels written (0 without DWARF).
  */
 int cw_source_levels(cw_symbolizer *symbolizer, uint64_t address, cw_source_level *levels, int max_levels);
 
-/** Demangles a C++ (`_Z…`) or Swift (`$s…`) symbol; a malloc'ed string to free, or NULL when not mangled. */
+/**
+ * Demangles a Rust (v0 `_R…`; legacy `_ZN…17h<hash>E`, hash left out), C++ (`_Z…`) or Swift (`$s…`)
+ * symbol; a malloc'ed string to free, or NULL when not mangled. Rust names are cut after 4097 bytes
+ * (the work with them: a v0 symbol can expand to gigabytes); C++ and Swift ones are whole.
+ */
 char *cw_demangle(const char *name);
 
 /**
