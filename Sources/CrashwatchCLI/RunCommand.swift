@@ -6,6 +6,7 @@ import CrashwatchSymbols
 import CrashwatchModel
 import CrashwatchSpool
 import CrashwatchSystem
+import Dispatch
 import FoundationEssentials
 
 /// `crashwatch run [options] [--] COMMAND [ARG...]`.
@@ -152,6 +153,7 @@ enum RunCommand {
         do {
             let supervisor = try Supervisor(options: configuration.supervisor, observer: reporter)
             status = try supervisor.run()
+            reporter.finishWriting()
         } catch {
             switch error {
             case .commandNotFound(let command):
@@ -171,13 +173,17 @@ enum RunCommand {
 
 /// Captures each crash: the raw capture and a minimal report while the process is held, then the full
 /// report from a confined worker; prints what happened to stderr.
-final class CrashReporter: SupervisorObserver {
+final class CrashReporter: SupervisorObserver, @unchecked Sendable {
+    /// Final reports are checked and written here, off the tracer thread, which must keep answering every
+    /// traced process's stops. Only the minimal report is written on the tracer thread: it must be durable
+    /// before the crashed process is released. (Reached only through `supervisorFinished` and `finishWriting`.)
+    private let writer = DispatchQueue(label: "crashwatch.final-reports")
     private let configuration: RunCommand.Configuration
 
     init(configuration: RunCommand.Configuration) { self.configuration = configuration }
 
     /// What the reporter keeps for a job: the capture and where its reports go.
-    private final class JobState {
+    private final class JobState: @unchecked Sendable {
         let capture: RawCapture
         let name: ReportFileName
         /// Where the worker writes its full report, and the report without symbols before it looks them up.
@@ -235,8 +241,18 @@ final class CrashReporter: SupervisorObserver {
 
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
         guard let state = job.context as? JobState else { return }
+        let holdNanoseconds = job.holdNanoseconds
+        writer.async { self.finish(state, outcome: outcome, holdNanoseconds: holdNanoseconds) }
+    }
+
+    /// Waits until every final report is written (before crashwatch exits).
+    func finishWriting() {
+        writer.sync {}
+    }
+
+    private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
         var capture = state.capture
-        capture.holdDurationMs = Double(job.holdNanoseconds / 1_000) / 1_000
+        capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         let why: String
         switch outcome {
         case .exited(0):
@@ -282,10 +298,14 @@ final class CrashReporter: SupervisorObserver {
         guard size <= Int64(configuration.capture.reportByteLimit) + (1 << 20) else {
             return .failure(ReporterFailure("the processing worker's report is \(size) bytes, over the limit"))
         }
-        guard let bytes = try? file.read(at: 0, count: Int(size)), let report = try? CrashReport.decode(bytes) else {
+        // A well-formed JSON document that our writer began with this crash's id and pid: checked in one
+        // pass, without decoding hundreds of kilobytes.
+        guard let bytes = try? file.read(at: 0, count: Int(size)), JSONSyntax.isWellFormed(bytes) else {
             return .failure("the processing worker's report is not a valid report")
         }
-        guard report.id == state.capture.reportID, report.process.pid == state.capture.pid else {
+        let head = Array("{\n  \"schemaVersion\": \(CrashReport.currentSchemaVersion),\n  \"format\": \"\(CrashReport.formatName)\",\n  \"id\": \"\(state.capture.reportID)\",\n".utf8)
+        let process = Array("\n  \"process\": {\n    \"pid\": \(state.capture.pid),\n".utf8)
+        guard bytes.starts(with: head), bytes.firstRange(of: process) != nil else {
             return .failure("the processing worker's report is not this crash's")
         }
         return .success(bytes)

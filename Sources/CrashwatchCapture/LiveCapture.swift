@@ -269,7 +269,13 @@ private struct Reader {
         var records: [RawImage] = []
         var files: [OwnedDescriptor] = []
         let executable = ProcFS.readLink("/proc/\(through)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
-        for image in table.images.prefix(Self.maximumImages) where image.kind == .file || image.kind == .memfd || image.kind == .vdso {
+        // Shared anonymous memory and System V segments (`/dev/zero (deleted)`, `/SYSV…`) and device
+        // mappings are file-backed but never ELF images.
+        let candidates = table.images.prefix(Self.maximumImages).filter { image in
+            (image.kind == .file || image.kind == .memfd || image.kind == .vdso)
+                && !image.path.hasPrefix("/dev/") && !image.path.hasPrefix("/SYSV")
+        }
+        for image in candidates {
             var record = RawImage(start: image.start)
             if let base = image.baseAddress, let identity = identify(base: base) {
                 record.buildID = identity.buildID.map(ELFNotes.hexString)

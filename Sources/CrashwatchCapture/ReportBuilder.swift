@@ -69,7 +69,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
 
     /// The report; `extraSoftErrors` are added (e.g. why processing failed), `finishedNanoseconds` ends
     /// the capture duration (CLOCK_MONOTONIC).
-    public mutating func build(extraSoftErrors: [SoftError] = [], finishedNanoseconds: Int64 = Clock.monotonicNanoseconds(),
+    public mutating func build(extraSoftErrors: [SoftError] = [], finishedNanoseconds: Int64? = nil,
                                unwound checkpoint: ((CrashReport) -> Void)? = nil) -> CrashReport {
         // Unwind everything first: the symbolizer is told once which images the frames are in.
         var unwound = capture.threads.map { unwindThread($0) }
@@ -99,7 +99,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     }
 
     private mutating func assemble(_ unwound: [Unwound], _ faultUnwound: (registers: [RegisterValue], frames: [UnsymbolizedFrame])?,
-                                   extraSoftErrors: [SoftError], finishedNanoseconds: Int64, state: ProcessingState) -> CrashReport {
+                                   extraSoftErrors: [SoftError], finishedNanoseconds: Int64?, state: ProcessingState) -> CrashReport {
         let threads = unwound.map { item in
             ThreadRecord(tid: item.raw.tid, name: item.raw.name, crashed: item.raw.crashed, registers: item.registers,
                          frames: records(item.frames), unwindStopReason: item.stop)
@@ -125,7 +125,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         var report = CrashReport(
             id: capture.reportID, kind: .crash,
             captureTime: RFC3339.format(nanosecondsSinceEpoch: capture.timeNanoseconds),
-            captureDurationMs: Double(max(finishedNanoseconds - capture.startedNanoseconds, 0) / 1_000) / 1_000,
+            captureDurationMs: Double(max((finishedNanoseconds ?? Clock.monotonicNanoseconds()) - capture.startedNanoseconds, 0) / 1_000) / 1_000,
             crashwatchVersion: "", signal: SignalRecord(capture.signal.info, originalFault: original, activeFaults: chainRecords),
             process: capture.process, host: capture.host, threads: threads, images: images,
             diagnostics: diagnostics, softErrors: errors)
@@ -290,7 +290,7 @@ public struct NoProcessing: FrameProcessor {
 extension ReportBuilder where Processor == NoProcessing {
     /// The minimal report of a capture: registers, each thread's pc, the images those are in, build-ids.
     public static func minimal(_ capture: RawCapture, crashwatchVersion: String, extraSoftErrors: [SoftError] = [],
-                               finishedNanoseconds: Int64 = Clock.monotonicNanoseconds()) -> CrashReport {
+                               finishedNanoseconds: Int64? = nil) -> CrashReport {
         var builder = ReportBuilder<NoProcessing>(capture: capture, processor: nil)
         var report = builder.build(extraSoftErrors: extraSoftErrors, finishedNanoseconds: finishedNanoseconds)
         report.crashwatchVersion = crashwatchVersion
