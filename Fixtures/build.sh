@@ -39,6 +39,22 @@
 # must be OLD (hex, 0x..; the build fails otherwise), becomes NEW. The section's file offset and
 # size come from readelf -SW.
 #
+# COMPILER: clang in a C file's header builds it with clang (found on PATH) instead of CC, only
+# when CC targets this machine (lld_c: clang -fuse-ld=lld).
+#
+# Every Fixtures/*.rs is a Rust program built with rustc (on PATH, else $HOME/.cargo/bin/rustc)
+# as `rustc --crate-name <name> --crate-type bin SOURCE <BUILD flags> -o OUTPUT`; every
+# Fixtures/*.go is a Go program built with the go on PATH as `go build <BUILD flags> -o OUTPUT
+# SOURCE`, with GOPATH and GOCACHE under OUTDIR/.go, GO111MODULE=off, GOFLAGS empty,
+# GOPROXY=off, GOTOOLCHAIN=local and CGO_ENABLED=0 (no network, nothing outside OUTDIR). Both have
+# no default flags (BUILD may be empty) and are built only when CC targets this machine. The
+# Rust and Go programs are not listed in OUTDIR/fixtures.list (check-bare.sh and the generic
+# tests read only C, C++ and Swift sources); RealToolchainTests runs them.
+#
+# Whenever a file is skipped for a missing compiler (rustc, go, clang, swiftc, a cross C++
+# compiler), the line printed says why and OUTDIR/<name>.skipped holds that reason, so a test
+# can report a skip instead of a failure; a build removes it.
+#
 # A file is rebuilt only when its source (or this script) is newer than its output (or a file
 # DEBUG: separate placed is missing), or when OUTDIR was last built with another compiler. One
 # line is printed per compiled file. Every file is attempted; the exit status is non-zero when
@@ -89,6 +105,27 @@ swiftc=""
 target=$("$cc" -dumpmachine 2>/dev/null || true)
 if [[ "$target" == "$(uname -m)"-* ]]; then
     swiftc=$(command -v swiftc 2>/dev/null || true)
+fi
+
+# rustc (PATH, else ~/.cargo/bin) and go for the Rust and Go fixtures, native builds only. A
+# rustup proxy without an installed toolchain does not count.
+rustc=""
+go_tool=""
+rust_why=""
+go_why=""
+if [[ "$target" == "$(uname -m)"-* ]]; then
+    for candidate in "$(command -v rustc 2>/dev/null || true)" "${HOME:-/root}/.cargo/bin/rustc"; do
+        if [[ -n "$candidate" && -x "$candidate" ]] && "$candidate" --version >/dev/null 2>&1; then
+            rustc=$candidate
+            break
+        fi
+    done
+    rust_why="rustc not found (neither on PATH nor in \$HOME/.cargo/bin); the Rust fixtures are not built"
+    go_tool=$(command -v go 2>/dev/null || true)
+    go_why="go not found on PATH (Debian: golang-go); the Go fixtures are not built"
+else
+    rust_why="Rust fixtures build only for this machine, CC targets ${target:-?}"
+    go_why="Go fixtures build only for this machine, CC targets ${target:-?}"
 fi
 
 # Another compiler than last time (e.g. switching to the aarch64 cross compiler): rebuild all.
@@ -241,7 +278,7 @@ failed=()
 programs=()
 
 shopt -s nullglob
-sources=("$src_dir"/*.c "$src_dir"/*.cpp "$src_dir"/*.swift)
+sources=("$src_dir"/*.c "$src_dir"/*.cpp "$src_dir"/*.swift "$src_dir"/*.rs "$src_dir"/*.go)
 shopt -u nullglob
 if [[ ${#sources[@]} -eq 0 ]]; then
     echo "build.sh: no sources in $src_dir" >&2
@@ -254,7 +291,7 @@ for pass in lib program; do
         base=$(basename "$source")
         extension=${base##*.}
         file=${base%.*}
-        if [[ $file == lib* && $extension != swift ]]; then
+        if [[ $file == lib* && $extension != swift && $extension != rs && $extension != go ]]; then
             [[ $pass == lib ]] || continue
             output="$out_dir/$file.so"
             kind=(-shared -fPIC)
@@ -264,10 +301,23 @@ for pass in lib program; do
             kind=()
         fi
 
+        why=""
         case "$extension" in
-            c) compiler=$cc ;;
+            c) compiler=$cc
+               wanted=$(header_value "$source" COMPILER)
+               if [[ -n "$wanted" ]]; then
+                   if [[ "$target" != "$(uname -m)"-* ]]; then
+                       compiler=""
+                       why="COMPILER: $wanted builds only for this machine, CC targets ${target:-?}"
+                   else
+                       compiler=$(command -v "$wanted" 2>/dev/null || true)
+                       why="COMPILER: $wanted not found on PATH"
+                   fi
+               fi ;;
             cpp) compiler=$cxx ;;
             swift) compiler=$swiftc ;;
+            rs) compiler=$rustc; why=$rust_why ;;
+            go) compiler=$go_tool; why=$go_why ;;
         esac
         if [[ -z "$compiler" ]]; then
             case "$extension" in
@@ -277,9 +327,12 @@ for pass in lib program; do
             esac
             echo "build.sh: skipping $base: $why"
             rm -f "$output"
+            [[ $pass == lib ]] || printf '%s: %s\n' "$base" "$why" >"$out_dir/$file.skipped"
             continue
         fi
-        [[ $pass == lib ]] || programs+=("$file")
+        rm -f "$out_dir/$file.skipped"
+        # Rust and Go programs are left out of fixtures.list (see the top of this file).
+        [[ $pass == lib || $extension == rs || $extension == go ]] || programs+=("$file")
 
         debug_mode=$(header_value "$source" DEBUG)
         case "$debug_mode" in
@@ -293,7 +346,8 @@ for pass in lib program; do
         needs_build "$source" "$output" "$file" "$debug_mode" || continue
 
         flags_text=$(header_value "$source" BUILD)
-        [[ -n "$flags_text" ]] || flags_text="-O0 -g"
+        [[ -n "$flags_text" || $extension == rs || $extension == go ]] || flags_text="-O0 -g"
+        flags=()
         read -r -a flags <<<"$flags_text"
         # After splitting, so an OUTDIR with spaces stays one argument.
         flags=("${flags[@]//@OUTDIR@/$out_dir}")
@@ -301,6 +355,15 @@ for pass in lib program; do
         if [[ $extension == swift ]]; then
             command_line=("$compiler" -module-name "$file" "$source" "${flags[@]}")
             shown="swiftc -module-name $file $base $flags_text"
+        elif [[ $extension == rs ]]; then
+            command_line=("$compiler" --crate-name "$file" --crate-type bin "$source" "${flags[@]}")
+            shown="rustc --crate-name $file --crate-type bin $base $flags_text"
+        elif [[ $extension == go ]]; then
+            # go wants its flags (-o included) before the source: the source goes last, below.
+            mkdir -p "$out_dir/.go/path" "$out_dir/.go/cache"
+            command_line=(env GOPATH="$out_dir/.go/path" GOCACHE="$out_dir/.go/cache" GOFLAGS= GO111MODULE=off
+                          GOPROXY=off GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 "$compiler" build "${flags[@]}")
+            shown="go build${flags_text:+ $flags_text} $base"
         else
             command_line=("$compiler" "${kind[@]}" -pthread -Wall "$source" "${flags[@]}")
             shown="$compiler ${kind[*]:+${kind[*]} }-pthread -Wall $base $flags_text"
@@ -311,7 +374,9 @@ for pass in lib program; do
         [[ "$debug_mode" != debuglink ]] || shown+=" (DEBUG: debuglink)"
         [[ -z "$patch" ]] || shown+=" (PATCH-BYTE: $patch)"
         echo "build.sh: $shown -> $(basename "$output")"
-        if "${command_line[@]}" -o "$tmp" &&
+        output_args=(-o "$tmp")
+        [[ $extension != go ]] || output_args+=("$source")
+        if "${command_line[@]}" "${output_args[@]}" &&
             { [[ $separate == 0 ]] || separate_debug "$tmp" "$file" "${command_line[@]}" -DOTHER_BUILD; } &&
             { [[ "$debug_mode" != debuglink ]] || debuglink_debug "$tmp" "$file"; } &&
             { [[ -z "$patch" ]] || patch_byte "$tmp" "$file" "$patch"; }; then
