@@ -23,10 +23,12 @@
  * in sigpanic) and the goroutine's own frames, main.crashHere down to runtime.goexit, as Go's
  * traceback on stderr prints them for goroutine 1.
  *
- * The SIGSEGV handler returned (Go recovered the fault into a panic), so by the report's
- * definition (the oldest handled crash signal whose handler was still running at the death)
- * the original fault is the first SIGABRT, raised in runtime.raise, whose handler was running
- * when the second one killed the process: ORIGINAL-SIGNAL SIGABRT, SI_TKILL, on the main thread.
+ * Go's SIGSEGV handler returns after turning the fault into a call of runtime.sigpanic that
+ * "returns" to the faulting instruction: main.crashHere's frame, at the fault's exact pc and stack
+ * pointer, is still on the stack, below panicmem/sigpanic, when the second SIGABRT kills the process.
+ * So that fault is still active, and it is the oldest: the original fault is the nil dereference,
+ * SEGV_MAPERR at 0x0 in main.crashHere (the first SIGABRT, also active, follows it in
+ * signal.activeFaults).
  *
  * build.sh builds it with the `go` on PATH (GOPATH and GOCACHE under OUTDIR, GO111MODULE=off,
  * no network), and skips it with a message when there is none. BUILD holds extra `go build`
@@ -36,9 +38,10 @@
  * ARGS:
  * EXIT: signal SIGABRT
  * CRASHES: 1
- * ORIGINAL-SIGNAL: SIGABRT
- * ORIGINAL-CODE: SI_TKILL
- * ORIGINAL-FUNCTION: runtime.raise
+ * ORIGINAL-SIGNAL: SIGSEGV
+ * ORIGINAL-CODE: SEGV_MAPERR
+ * ORIGINAL-ADDR: 0x0
+ * ORIGINAL-FUNCTION: main.crashHere
  * CRASH-SIGNAL: SIGABRT
  * CRASH-CODE: SI_TKILL
  * CRASH-THREAD: main

@@ -236,7 +236,11 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
             limits: limits, deadlineNanoseconds: deadline,
             context: JobState(capture: capture, name: name, output: output, checkpoint: checkpoint,
-                             minimalFailure: written.ok ? nil : written.line))
+                             minimalFailure: written.ok ? nil : written.line),
+            prepare: {
+                do { try captured.complete() } catch { return "cannot write the capture for the worker: \(error)" }
+                return nil
+            })
     }
 
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {

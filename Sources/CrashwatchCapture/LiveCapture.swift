@@ -54,8 +54,10 @@ public enum Symbolication: String, Sendable, CaseIterable {
 /// A raw capture written to an in-memory file, with the image files opened while the process was held.
 public struct CapturedCrash {
     public let capture: RawCapture
-    /// The capture file (a memfd), to hand to the worker.
+    /// The capture file (a memfd), to hand to the worker: its memory regions, written while the process
+    /// was held; `complete()` appends the metadata once it has been released.
     public let file: OwnedDescriptor
+    let regionBytes: UInt64
     /// Image files opened through /proc (`RawImage.descriptor` indexes these).
     public let imageFiles: [OwnedDescriptor]
 }
@@ -110,8 +112,15 @@ public enum LiveCapture {
                 debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
                 reportByteLimit: options.reportByteLimit))
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
-        try writer.finish(capture)
-        return CapturedCrash(capture: capture, file: file, imageFiles: images.files)
+        return CapturedCrash(capture: capture, file: file, regionBytes: writer.regionBytes, imageFiles: images.files)
+    }
+}
+
+extension CapturedCrash {
+    /// Appends the metadata and the trailer to the capture file, making it a complete capture — after the
+    /// release: encoding it needs nothing from the process.
+    public func complete() throws(SystemError) {
+        try RawCaptureWriter(file: file, regionBytes: regionBytes).finish(capture)
     }
 }
 

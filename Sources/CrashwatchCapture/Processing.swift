@@ -140,6 +140,17 @@ public struct CaptureProcessor: FrameProcessor {
             frames.append(UnsymbolizedFrame(pc: frame.pc, sp: frame.sp, how: how, isExact: how == .context || isTrampoline))
             noteTableProblem(at: frame.pc, usable: frame.hasUnwindInfo)
         }
+        // A frame at the pc and stack pointer of a fault this thread handled is that fault's interrupted
+        // frame, whatever found it (Go's sigpanic returns to the faulting instruction): exact, from a context.
+        if let tid = thread?.tid {
+            let faults = capture.handledFaults.filter { $0.tid == tid }
+                .compactMap { try? RegisterDecoder.decode($0.registers, architecture: registers.architecture) }
+            for index in frames.indices.dropFirst() where frames[index].how != .context {
+                if faults.contains(where: { $0.pc == frames[index].pc && $0.sp == frames[index].sp }) {
+                    frames[index] = UnsymbolizedFrame(pc: frames[index].pc, sp: frames[index].sp, how: .context, isExact: true)
+                }
+            }
+        }
         var reason = stop.text
         if case .error = stop, let thread, thread.stackCapped, let end = thread.stackEnd,
            let last = unwound.last, end &- last.sp < 4096 {

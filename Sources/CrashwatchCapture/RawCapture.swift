@@ -169,6 +169,15 @@ public struct RawCaptureWriter: ~Copyable {
 
     public init(file: OwnedDescriptor) { self.file = file }
 
+    /// A writer continuing a file that already holds `regionBytes` bytes of regions (its position at their end).
+    init(file: OwnedDescriptor, regionBytes: UInt64) {
+        self.file = file
+        self.offset = regionBytes
+    }
+
+    /// How many bytes of regions were written.
+    public var regionBytes: UInt64 { offset }
+
     /// Appends one memory region.
     public mutating func appendRegion(address: UInt64, bytes: UnsafeRawBufferPointer) throws(SystemError) {
         guard !bytes.isEmpty else { return }

@@ -153,6 +153,8 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         var interrupted: [Int32: [(pc: UInt64, sp: UInt64)]] = [:]
         for thread in unwound {
             for (index, frame) in thread.frames.enumerated() where index > 0 && frame.how == .context {
+                // A frame at a fault's exact pc and stack pointer is that fault's interrupted frame: restored
+                // from a signal frame, or left by a runtime that turned the fault into a call (Go's sigpanic).
                 interrupted[thread.raw.tid, default: []].append((frame.pc, frame.sp))
             }
         }

@@ -414,6 +414,9 @@ public final class Supervisor {
         guard Clock.monotonicNanoseconds() < job.deadlineNanoseconds else {
             return observer?.supervisorFinished(job, outcome: .deadlinePassed) ?? ()
         }
+        if let failure = job.prepare?() {
+            return observer?.supervisorFinished(job, outcome: .notStarted(failure)) ?? ()
+        }
         do {
             let pid = try spawnWorker(arguments: job.arguments + ["--hold-ns", String(job.holdNanoseconds)],
                                       environment: job.environment, descriptors: job.descriptors.map(\.fd),
