@@ -787,6 +787,15 @@ void cw_space_destroy(cw_space *s) {
     free(s);
 }
 
+int cw_space_table_kind(cw_space *s, uint64_t address) {
+    struct cw_image *image = image_at(s, address);
+    if (!image) return CW_TABLE_NONE;
+    if (image->table_state == TABLE_UNKNOWN) load_table(s, image);
+    if (image->table_state != TABLE_FOUND) return CW_TABLE_NONE;
+    if (image->converted) return CW_TABLE_DEBUG_FRAME;
+    return image->index ? CW_TABLE_EH_FRAME_INDEXED : CW_TABLE_EH_FRAME_HDR;
+}
+
 int cw_space_set_image_file(cw_space *s, uint64_t start, int fd) {
     sort_space(s);
     struct cw_image *image = image_at(s, start);

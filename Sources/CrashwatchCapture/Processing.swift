@@ -134,7 +134,8 @@ public struct CaptureProcessor: FrameProcessor {
             } else if frame.isSignalFrame {
                 how = .context
             } else {
-                how = unwound[index - 1].hasUnwindInfo ? .cfi : .framePointer
+                let callee = unwound[index - 1]
+                how = callee.hasUnwindInfo ? (space.usesDebugFrame(at: callee.pc) ? .debugFrame : .cfi) : .framePointer
             }
             let isTrampoline = index + 1 < unwound.count && unwound[index + 1].isSignalFrame
             frames.append(UnsymbolizedFrame(pc: frame.pc, sp: frame.sp, how: how, isExact: how == .context || isTrampoline))

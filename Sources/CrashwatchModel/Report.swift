@@ -484,6 +484,8 @@ public struct FrameTrust: RawRepresentable, Codable, Hashable, Sendable, CustomS
     public static let context = FrameTrust(rawValue: "context")
     /// Unwound with call-frame information (`.eh_frame` / `.debug_frame`).
     public static let cfi = FrameTrust(rawValue: "cfi")
+    /// Found through the caller's `.debug_frame` unwind table (Go; code built without `.eh_frame`).
+    public static let debugFrame = FrameTrust(rawValue: "debugFrame")
     /// Unwound by following the frame-pointer chain.
     public static let framePointer = FrameTrust(rawValue: "framePointer")
     /// Found by scanning the stack for plausible return addresses.
@@ -493,7 +495,7 @@ public struct FrameTrust: RawRepresentable, Codable, Hashable, Sendable, CustomS
     /// An inline expansion found by the symbolizer at the same address as the next frame.
     public static let inline = FrameTrust(rawValue: "inline")
     /// Every value crashwatch writes in schema version 1, in the order above.
-    public static let allKnown: [FrameTrust] = [.context, .cfi, .framePointer, .scan, .returnAddressAtSP, .inline]
+    public static let allKnown: [FrameTrust] = [.context, .cfi, .debugFrame, .framePointer, .scan, .returnAddressAtSP, .inline]
 
     /// The JSON value, for messages.
     public var description: String { rawValue }

@@ -103,6 +103,11 @@ public final class CapturedAddressSpace {
         return bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     }
 
+    /// Whether the unwind table serving `address` is its image's `.debug_frame` (not `.eh_frame`).
+    public func usesDebugFrame(at address: UInt64) -> Bool {
+        cw_space_table_kind(handle, address) == CW_TABLE_DEBUG_FRAME
+    }
+
     /// Why the image containing `address` has no usable unwind table; nil when it has one (or no image contains it).
     public func unwindTableProblem(at address: UInt64) -> String? {
         cw_space_image_problem(handle, address).map { String(cString: $0) }

@@ -278,7 +278,7 @@ private func walk(_ value: Any, path: String, _ visit: (String, String, Any) -> 
         let report = try CrashReport.decode(Array(text.utf8))
         #expect(report.kind == ReportKind(rawValue: "hang"))
         #expect(report.threads[1].frames[3].how == FrameTrust(rawValue: "dwarfCrossCheck"))
-        #expect(FrameTrust.allKnown.map(\.rawValue) == ["context", "cfi", "framePointer", "scan", "returnAddressAtSP", "inline"])
+        #expect(FrameTrust.allKnown.map(\.rawValue) == ["context", "cfi", "debugFrame", "framePointer", "scan", "returnAddressAtSP", "inline"])
     }
 
     @Test func addressParsing() {

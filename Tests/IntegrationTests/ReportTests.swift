@@ -64,6 +64,10 @@ func runCapturing(_ executable: String, _ arguments: [String] = [], options: [St
         // Every report a test produces is checked against the schema.
         let violations = try SchemaValidator().validate(reportJSON: data)
         #expect(violations.isEmpty, "\(name) violates the schema: \(violations)")
+        // No report comes back empty: every one has threads, images and its executable.
+        #expect((json["threads"] as? [Any])?.isEmpty == false, "\(name) has no threads")
+        #expect((json["images"] as? [Any])?.isEmpty == false, "\(name) has no images")
+        #expect(((json["process"] as? [String: Any])?["executable"] as? String)?.isEmpty == false, "\(name) has no executable")
         return WrittenReport(path: path, data: data, json: json)
     }
     return (result, reports, spool)

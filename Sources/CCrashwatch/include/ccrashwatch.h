@@ -170,6 +170,15 @@ int cw_space_add_zeros(cw_space *space, uint64_t address, uint64_t length);
 /** Adds a loaded image [start, end) whose ELF header is at `base`: its unwind table is found from there. */
 int cw_space_add_image(cw_space *space, uint64_t start, uint64_t end, uint64_t base);
 
+/* Which unwind table covers an address (cw_space_table_kind). */
+#define CW_TABLE_NONE 0
+#define CW_TABLE_EH_FRAME_HDR 1     /* the image's .eh_frame_hdr */
+#define CW_TABLE_EH_FRAME_INDEXED 2 /* its .eh_frame, indexed because .eh_frame_hdr was unusable */
+#define CW_TABLE_DEBUG_FRAME 3      /* its file's .debug_frame */
+
+/** Which unwind table serves the image containing `address` (CW_TABLE_*). */
+int cw_space_table_kind(cw_space *space, uint64_t address);
+
 /** Gives the image starting at `start` its file (which must outlive the space), where .debug_frame is read
  * when the image has no .eh_frame_hdr. 0, or -1 when no image starts there. */
 int cw_space_set_image_file(cw_space *space, uint64_t start, int fd);
