@@ -15,9 +15,11 @@ let package = Package(
             name: "CCrashwatch",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror=implicit-function-declaration"])],
             linkerSettings: [
-                // libunwind-ptrace's remote unwinding (lzma: its symbols are otherwise undefined), libdw/libelf.
+                // libunwind-ptrace's remote unwinding (lzma: its symbols are otherwise undefined), libdw/libelf,
+                // libiberty (libiberty-dev: static, PIC; only its Rust demangler is linked in).
                 .linkedLibrary("unwind-ptrace"), .linkedLibrary("unwind-generic"), .linkedLibrary("unwind"),
                 .linkedLibrary("lzma"), .linkedLibrary("dw"), .linkedLibrary("elf"), .linkedLibrary("stdc++"),
+                .linkedLibrary("iberty"),
             ]
         ),
         // The only Swift layer that calls Glibc and the shim: typed errors, EINTR, fds, /proc.
@@ -43,6 +45,7 @@ let package = Package(
         .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel"]),
         .testTarget(name: "CrashwatchSupervisorTests", dependencies: ["CrashwatchSupervisor", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSymbols", "CrashwatchSystem"]),
+        .testTarget(name: "CrashwatchSymbolsTests", dependencies: ["CrashwatchSymbols", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool"]),
         .testTarget(name: "CrashwatchRenderTests", dependencies: ["CrashwatchRender"]),
         .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),

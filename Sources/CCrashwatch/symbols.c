@@ -23,6 +23,21 @@
 #include <gelf.h>
 #include <libiberty/demangle.h>
 
+/* One address range of a unit's concrete function. */
+struct function_range {
+    Dwarf_Addr low, high;
+    Dwarf_Die die;
+};
+
+/* The concrete functions of one unit by address (sorted by `low`), found once by walking the unit
+ * through its namespaces, classes and structures: threads share most units, and walking a large one
+ * (72,000 DIEs in a unit of Rust's std) for every address would repeat the same work. */
+struct unit_functions {
+    const void *unit;               /* the unit's Dwarf_CU */
+    struct function_range *ranges;
+    size_t count;
+};
+
 struct cw_symbolizer {
     Dwfl *dwfl;
     char *debuginfo_path;   /* libdw's search path: ":.debug:/usr/lib/debug" plus the caller's directories */
@@ -31,6 +46,9 @@ struct cw_symbolizer {
     Dwfl_Callbacks callbacks;
     char *level_names;      /* qualified DWARF names of the last cw_source_levels call, one slot per level */
     size_t level_name_slots;
+    struct unit_functions *units; /* function indexes of units dwarf_getscopes cannot search */
+    size_t unit_count;
+    size_t indexed_ranges;
 };
 
 /* The session whose lookup is running: libdw's callbacks get the module, not the session. */
@@ -259,6 +277,8 @@ void cw_symbolizer_destroy(cw_symbolizer *s) {
     free(s->debuginfo_path);
     free(s->directories);
     free(s->level_names);
+    for (size_t i = 0; i < s->unit_count; i++) free(s->units[i].ranges);
+    free(s->units);
     free(s);
 }
 
@@ -303,14 +323,360 @@ int cw_symbolize(cw_symbolizer *s, uint64_t address, cw_symbol *out) {
     return name ? 0 : 1;
 }
 
-/* The name a function DIE is known by: its linkage (mangled) name when it has one, else its name,
- * following DW_AT_abstract_origin and DW_AT_specification. */
-static const char *die_function_name(Dwarf_Die *die) {
+/* ---- DWARF names ---- */
+
+/* Bounds for walking DWARF from a hostile file: enclosing scopes followed to qualify a name, DIE nesting
+ * followed looking for an address, DIEs visited per walk, references followed from a DIE to its
+ * declaration. */
+#define CW_MAX_SCOPE_DEPTH 32
+#define CW_MAX_WALK_DEPTH 256
+#define CW_MAX_WALK_DIES (1 << 20)
+#define CW_MAX_REFERENCES 8
+/* The longest name built or demangled here, in bytes. One byte more is kept (a slot holds it and the
+ * NUL), so that the Swift side sees a longer name as cut and marks it. */
+#define CW_NAME_BYTES 4096
+#define CW_NAME_SLOT (CW_NAME_BYTES + 2)
+
+static int is_function_tag(int tag) {
+    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
+}
+
+/* DIEs whose address ranges can contain an address, and whose children then may too. */
+static int is_pc_scope_tag(int tag) {
+    switch (tag) {
+    case DW_TAG_subprogram: case DW_TAG_inlined_subroutine: case DW_TAG_entry_point: case DW_TAG_lexical_block:
+    case DW_TAG_try_block: case DW_TAG_catch_block: case DW_TAG_with_stmt:
+        return 1;
+    }
+    return 0;
+}
+
+/* DIEs without addresses whose children may be functions: rustc and clang nest definitions in them. */
+static int is_container_tag(int tag) {
+    switch (tag) {
+    case DW_TAG_namespace: case DW_TAG_module: case DW_TAG_class_type: case DW_TAG_structure_type:
+    case DW_TAG_union_type: case DW_TAG_interface_type:
+        return 1;
+    }
+    return 0;
+}
+
+/* DIEs whose names qualify the functions declared inside them (`std`, `vector<int>`, a function
+ * holding a local class). */
+static int is_naming_scope_tag(int tag) {
+    return is_container_tag(tag) || tag == DW_TAG_enumeration_type || tag == DW_TAG_subprogram;
+}
+
+/* Appends `text` to the name in `buffer` (a CW_NAME_SLOT-byte slot holding `*used` bytes), keeping at
+ * most CW_NAME_BYTES + 1 bytes. */
+static void name_append(char *buffer, size_t *used, const char *text) {
+    size_t room = CW_NAME_BYTES + 1 - *used;
+    size_t length = strnlen(text, room);
+    memcpy(buffer + *used, text, length);
+    *used += length;
+    buffer[*used] = '\0';
+}
+
+/* The DIE declaring the function of `die`: DW_AT_abstract_origin and DW_AT_specification followed, a
+ * bounded number of times (an inlined call's origin, an out-of-line definition's declaration). */
+static void declaration_die(Dwarf_Die *die, Dwarf_Die *declaration) {
+    *declaration = *die;
+    for (int i = 0; i < CW_MAX_REFERENCES; i++) {
+        Dwarf_Attribute attribute;
+        Dwarf_Die next;
+        if (!dwarf_attr(declaration, DW_AT_abstract_origin, &attribute) &&
+            !dwarf_attr(declaration, DW_AT_specification, &attribute)) return;
+        if (!dwarf_formref_die(&attribute, &next)) return;
+        *declaration = next;
+    }
+}
+
+/* The DIEs enclosing `target` in its unit, outermost first and the unit itself left out: at most `max`
+ * of them are written to `path`; their count, or -1 when the unit's tree does not lead to `target`
+ * within the bounds. Uses DWARF's layout (a DIE's children come after it and before its next sibling),
+ * so it walks siblings only, never back up. */
+static int enclosing_dies(Dwarf_Die *target, Dwarf_Die *path, int max) {
+    Dwarf_Die current;
+    if (!dwarf_diecu(target, &current, NULL, NULL)) return -1;
+    Dwarf_Off goal = dwarf_dieoffset(target);
+    long budget = CW_MAX_WALK_DIES;
+    for (int depth = 0;; depth++) {
+        Dwarf_Die child, next;
+        if (dwarf_child(&current, &child) != 0 || dwarf_dieoffset(&child) > goal) return -1;
+        /* The last child starting at or before the goal holds it. */
+        while (dwarf_dieoffset(&child) != goal) {
+            if (--budget <= 0) return -1;
+            if (dwarf_siblingof(&child, &next) != 0 || dwarf_dieoffset(&next) > goal) break;
+            child = next;
+        }
+        if (dwarf_dieoffset(&child) == goal) return depth;
+        if (depth >= max) return -1;
+        path[depth] = child;
+        current = child;
+    }
+}
+
+/* Whether names in `die`'s unit can be qualified by enclosing scopes: not in C, which has none (and
+ * whose units would be walked for nothing). */
+static int language_has_scopes(Dwarf_Die *die) {
+    Dwarf_Die unit;
+    if (!dwarf_diecu(die, &unit, NULL, NULL)) return 1;
+    switch (dwarf_srclang(&unit)) {
+    case DW_LANG_C89: case DW_LANG_C: case DW_LANG_C99: case DW_LANG_C11: case 0x2c /* DW_LANG_C17 */:
+        return 0;
+    }
+    return 1;
+}
+
+/* `die`'s function name qualified by the namespaces, classes and structures its declaration sits in
+ * (`std::vector<int>::push_back`, `app::(anonymous namespace)::Box::get`), written into `slot`
+ * (CW_NAME_SLOT bytes); the bare name when the scopes cannot be found; NULL without a name. */
+static const char *qualified_die_name(Dwarf_Die *die, char *slot) {
+    Dwarf_Die declaration;
+    declaration_die(die, &declaration);
     Dwarf_Attribute attribute;
-    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attribute));
-    if (!name) name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attribute));
-    if (!name) name = dwarf_diename(die);
-    return name;
+    const char *name = dwarf_diename(&declaration);
+    if (!name) name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attribute));
+    if (!name || !slot || !language_has_scopes(&declaration)) return name;
+    Dwarf_Die path[CW_MAX_SCOPE_DEPTH];
+    int depth = enclosing_dies(&declaration, path, CW_MAX_SCOPE_DEPTH);
+    size_t used = 0;
+    slot[0] = '\0';
+    for (int i = 0; i < depth; i++) {
+        int tag = dwarf_tag(&path[i]);
+        if (!is_naming_scope_tag(tag)) continue;
+        const char *scope = dwarf_diename(&path[i]);
+        if (!scope) scope = tag == DW_TAG_namespace ? "(anonymous namespace)" : "{unnamed type}";
+        name_append(slot, &used, scope);
+        name_append(slot, &used, "::");
+    }
+    if (used == 0) return name;
+    name_append(slot, &used, name);
+    return slot;
+}
+
+static char *rust_demangle_capped(const char *name);
+
+/* The last `::` component of a demangled Rust path, generic arguments left out: `index` of
+ * `<alloc::vec::Vec<T,A> as core::ops::index::Index<I>>::index`, `range` of
+ * `core::slice::index::range::<core::ops::range::RangeInclusive<usize>>`. Sets `*length`. */
+static const char *rust_last_component(const char *path, size_t *length) {
+    const char *start = path, *last = path;
+    size_t last_length = 0;
+    int depth = 0;
+    for (const char *p = path;; p++) {
+        int end = *p == '\0' || (depth == 0 && p[0] == ':' && p[1] == ':');
+        if (end) {
+            if (p > start && *start != '<') {
+                last = start;
+                last_length = (size_t)(p - start);
+            }
+            if (*p == '\0') break;
+            start = p + 2;
+            p++;
+            continue;
+        }
+        if (*p == '<' || *p == '(' || *p == '[') depth++;
+        else if ((*p == '>' && (p == path || p[-1] != '-')) || *p == ')' || *p == ']') depth = depth > 0 ? depth - 1 : 0;
+    }
+    *length = last_length;
+    return last;
+}
+
+/* Whether a Rust function's linkage name is its path, ending in its DW_AT_name (`name`, whose
+ * generic arguments are left out; legacy `{{closure}}` stands for any `{closure#N}`): not so for
+ * exports under another name (`#[no_mangle]`, `#[export_name]`), nor for std's internal symbols, which
+ * rustc mangles under a made-up crate `__rustc` (`__rustc::rust_begin_unwind` is
+ * `std::panicking::panic_handler`, `__rustc::__rust_abort` is `std::rt::__rust_abort`). */
+static int rust_linkage_name_is_path(const char *linkage, const char *name) {
+    size_t name_length = strcspn(name, "<");
+    if (name_length == 0) name_length = strlen(name);
+    char *demangled = rust_demangle_capped(linkage);
+    const char *path = demangled ? demangled : linkage;
+    size_t length = 0;
+    const char *last = rust_last_component(path, &length);
+    int same = (length == name_length && strncmp(last, name, length) == 0) ||
+               (length == 11 && strncmp(last, "{{closure}}", 11) == 0 && strncmp(name, "{closure#", 9) == 0);
+    if (strncmp(path, "__rustc::", 9) == 0) same = 0;
+    free(demangled);
+    return same;
+}
+
+/* The name a function DIE is known by: its linkage (mangled) name when it has one, following
+ * DW_AT_abstract_origin and DW_AT_specification; else — or for a Rust function exported under another
+ * name — its DWARF name qualified by the scopes of its declaration, built in `slot` (CW_NAME_SLOT
+ * bytes; NULL: the bare name). */
+static const char *die_function_name(Dwarf_Die *die, char *slot) {
+    Dwarf_Attribute attribute;
+    const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attribute));
+    if (!linkage) linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attribute));
+    if (linkage && slot) {
+        Dwarf_Die unit;
+        const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attribute));
+        if (name && dwarf_diecu(die, &unit, NULL, NULL) && dwarf_srclang(&unit) == DW_LANG_Rust &&
+            !rust_linkage_name_is_path(linkage, name)) {
+            const char *qualified = qualified_die_name(die, slot);
+            if (qualified) return qualified;
+        }
+    }
+    return linkage ? linkage : qualified_die_name(die, slot);
+}
+
+/* The function-like DIEs containing `pc` (relative to the module), innermost first, in a malloc'ed
+ * array; their count (0 when none). Walks down from `first` (and, with `siblings`, its next siblings)
+ * through namespaces, modules, classes and structures as well as through the scopes containing `pc`:
+ * rustc (and clang) nest function definitions in namespaces, where dwarf_getscopes (elfutils 0.188)
+ * stops looking. Once a function containing `pc` is found, only its subtree is searched further.
+ * Bounded in depth and in DIEs visited. */
+static int function_chain_at(Dwarf_Die *first, int siblings, Dwarf_Addr pc, Dwarf_Die **chain_out) {
+    *chain_out = NULL;
+    Dwarf_Die *stack = malloc(CW_MAX_WALK_DEPTH * sizeof *stack);
+    Dwarf_Die *chain = malloc(CW_MAX_WALK_DEPTH * sizeof *chain);
+    if (!stack || !chain) {
+        free(stack);
+        free(chain);
+        return 0;
+    }
+    stack[0] = *first;
+    int top = 1, committed = -1, count = 0;
+    for (long visited = 0; top > 0 && visited < CW_MAX_WALK_DIES; visited++) {
+        Dwarf_Die *die = &stack[top - 1];
+        int tag = dwarf_tag(die);
+        int descend = 0;
+        if (is_pc_scope_tag(tag)) {
+            descend = dwarf_haspc(die, pc) > 0;
+            if (descend && is_function_tag(tag)) {
+                committed = top - 1;
+                count = 0;
+                for (int i = top - 1; i >= 0; i--) {
+                    if (is_function_tag(dwarf_tag(&stack[i]))) chain[count++] = stack[i];
+                }
+            }
+        } else if (committed < 0 && is_container_tag(tag)) {
+            descend = 1;
+        }
+        if (descend && top < CW_MAX_WALK_DEPTH && dwarf_child(die, &stack[top]) == 0) {
+            top++;
+            continue;
+        }
+        /* The next sibling, climbing out of exhausted subtrees; never past the function found. */
+        while (top > 0) {
+            if (committed >= top - 1 || (top == 1 && !siblings)) {
+                top = 0;
+                break;
+            }
+            if (dwarf_siblingof(&stack[top - 1], &stack[top - 1]) == 0) break;
+            top--;
+        }
+    }
+    free(stack);
+    if (count == 0) {
+        free(chain);
+        return 0;
+    }
+    *chain_out = chain;
+    return count;
+}
+
+/* Units indexed per session, ranges per function and ranges per session kept (beyond them, lookups
+ * walk the unit each time). */
+#define CW_MAX_INDEXED_UNITS 256
+#define CW_MAX_RANGES_PER_FUNCTION 16
+#define CW_MAX_INDEXED_RANGES (1 << 20)
+
+static int compare_ranges(const void *a, const void *b) {
+    const struct function_range *x = a, *y = b;
+    return x->low < y->low ? -1 : x->low > y->low;
+}
+
+/* Adds the address ranges of function `die` to `index`, growing it; 0, or -1 when memory runs out. */
+static int add_function_ranges(struct unit_functions *index, size_t *capacity, size_t limit, Dwarf_Die *die) {
+    Dwarf_Addr base = 0, low = 0, high = 0;
+    ptrdiff_t offset = 0;
+    for (int n = 0; n < CW_MAX_RANGES_PER_FUNCTION && (offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0; n++) {
+        if (high <= low) continue;
+        if (index->count >= limit) return 0;
+        if (index->count == *capacity) {
+            size_t grown = *capacity ? *capacity * 2 : 256;
+            struct function_range *ranges = realloc(index->ranges, grown * sizeof *ranges);
+            if (!ranges) return -1;
+            index->ranges = ranges;
+            *capacity = grown;
+        }
+        index->ranges[index->count++] = (struct function_range){.low = low, .high = high, .die = *die};
+    }
+    return 0;
+}
+
+/* Indexes the concrete functions of `unit` (at most `limit` ranges): a walk through containers that
+ * does not enter functions. Bounded in depth and in DIEs visited; 0, or -1 when memory runs out. */
+static int index_unit(Dwarf_Die *unit, struct unit_functions *index, size_t limit) {
+    *index = (struct unit_functions){.unit = unit->cu};
+    size_t capacity = 0;
+    Dwarf_Die *stack = malloc(CW_MAX_WALK_DEPTH * sizeof *stack);
+    if (!stack) return -1;
+    int top = dwarf_child(unit, &stack[0]) == 0 ? 1 : 0;
+    for (long visited = 0; top > 0 && visited < CW_MAX_WALK_DIES; visited++) {
+        Dwarf_Die *die = &stack[top - 1];
+        int tag = dwarf_tag(die);
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) {
+            if (add_function_ranges(index, &capacity, limit, die) != 0) {
+                free(stack);
+                return -1;
+            }
+        } else if (is_container_tag(tag) && top < CW_MAX_WALK_DEPTH && dwarf_child(die, &stack[top]) == 0) {
+            top++;
+            continue;
+        }
+        while (top > 0 && dwarf_siblingof(&stack[top - 1], &stack[top - 1]) != 0) top--;
+    }
+    free(stack);
+    if (index->count > 1) qsort(index->ranges, index->count, sizeof *index->ranges, compare_ranges);
+    return 0;
+}
+
+/* The index of `unit`, built on first use; NULL when the session's bounds or memory say no. */
+static const struct unit_functions *unit_functions(cw_symbolizer *s, Dwarf_Die *unit) {
+    for (size_t i = 0; i < s->unit_count; i++) {
+        if (s->units[i].unit == unit->cu) return &s->units[i];
+    }
+    if (s->unit_count >= CW_MAX_INDEXED_UNITS || s->indexed_ranges >= CW_MAX_INDEXED_RANGES) return NULL;
+    if (!s->units && !(s->units = calloc(CW_MAX_INDEXED_UNITS, sizeof *s->units))) return NULL;
+    struct unit_functions *index = &s->units[s->unit_count];
+    if (index_unit(unit, index, CW_MAX_INDEXED_RANGES - s->indexed_ranges) != 0) {
+        free(index->ranges);
+        *index = (struct unit_functions){0};
+        return NULL;
+    }
+    s->indexed_ranges += index->count;
+    s->unit_count++;
+    return index;
+}
+
+/* The inline chain at `pc` in `unit` for units dwarf_getscopes cannot search: through the unit's
+ * function index (binary search, then a walk of that one function), else by walking the whole unit. */
+static int function_chain_in_unit(cw_symbolizer *s, Dwarf_Die *unit, Dwarf_Addr pc, Dwarf_Die **chain_out) {
+    const struct unit_functions *index = unit_functions(s, unit);
+    if (!index) {
+        Dwarf_Die first;
+        return dwarf_child(unit, &first) == 0 ? function_chain_at(&first, 1, pc, chain_out) : 0;
+    }
+    /* The last range starting at or before `pc`, then a few before it (ranges of a hostile file may overlap). */
+    size_t low = 0, high = index->count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (index->ranges[middle].low <= pc) low = middle + 1;
+        else high = middle;
+    }
+    for (size_t i = low, tries = 0; i > 0 && tries < 8; i--, tries++) {
+        const struct function_range *range = &index->ranges[i - 1];
+        if (pc >= range->low && pc < range->high) {
+            Dwarf_Die function = range->die;
+            return function_chain_at(&function, 0, pc, chain_out);
+        }
+    }
+    *chain_out = NULL;
+    return 0;
 }
 
 static int32_t die_udata(Dwarf_Die *die, int attribute_name) {
@@ -365,22 +731,39 @@ int cw_source_levels(cw_symbolizer *s, uint64_t address, cw_source_level *levels
     /* dwarf_getscopes alone can miss levels: expand from the innermost function-like scope with
      * dwarf_getscopes_die, which yields every inlined level up to the concrete function. */
     for (int i = 0; i < scope_count; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point) {
+        if (is_function_tag(dwarf_tag(&scopes[i]))) {
             chain_count = dwarf_getscopes_die(&scopes[i], &chain);
             break;
         }
     }
+    /* Functions nested in namespaces (rustc's, clang's) are out of dwarf_getscopes' reach: walk the unit. */
+    if (chain_count <= 0) {
+        free(chain);
+        chain_count = function_chain_in_unit(s, cu, address - bias, &chain);
+    }
     Dwarf_Files *files = NULL;
     size_t file_count = 0;
     if (dwarf_getsrcfiles(cu, &files, &file_count) != 0) files = NULL;
+    /* DWARF 5 numbers the unit's primary file 0; before, 0 meant no file. */
+    Dwarf_Half version = 0;
+    if (dwarf_cu_info(cu->cu, &version, NULL, NULL, NULL, NULL, NULL, NULL) != 0) version = 0;
+    Dwarf_Word first_file = version >= 5 ? 0 : 1;
+    /* Slots for qualified names, which live until the next call. */
+    if (s->level_name_slots < (size_t)max_levels) {
+        char *slots = realloc(s->level_names, (size_t)max_levels * CW_NAME_SLOT);
+        if (slots) {
+            s->level_names = slots;
+            s->level_name_slots = (size_t)max_levels;
+        }
+    }
 
     for (int i = 0; i < chain_count && count < max_levels; i++) {
         Dwarf_Die *die = &chain[i];
         int tag = dwarf_tag(die);
-        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine && tag != DW_TAG_entry_point) continue;
+        if (!is_function_tag(tag)) continue;
+        char *slot = (size_t)count < s->level_name_slots ? s->level_names + (size_t)count * CW_NAME_SLOT : NULL;
         cw_source_level *level = &levels[count++];
-        level->name = die_function_name(die);
+        level->name = die_function_name(die, slot);
         level->file = file;
         level->line = line;
         level->column = column;
@@ -388,7 +771,8 @@ int cw_source_levels(cw_symbolizer *s, uint64_t address, cw_source_level *levels
         if (tag != DW_TAG_inlined_subroutine) break; /* the concrete function ends the chain */
         /* The next (outer) level is located at this inlined call's call site. */
         Dwarf_Word file_index = (Dwarf_Word)die_udata(die, DW_AT_call_file);
-        file = (files && file_index > 0 && file_index < file_count) ? dwarf_filesrc(files, file_index, NULL, NULL) : NULL;
+        file = (files && dwarf_hasattr(die, DW_AT_call_file) && file_index >= first_file && file_index < file_count)
+            ? dwarf_filesrc(files, file_index, NULL, NULL) : NULL;
         line = die_udata(die, DW_AT_call_line);
         column = die_udata(die, DW_AT_call_column);
     }
@@ -407,8 +791,54 @@ int cw_source_levels(cw_symbolizer *s, uint64_t address, cw_source_level *levels
 extern char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status);
 extern char *swift_demangle(const char *mangled, size_t mangled_length, char *buffer, size_t *buffer_size, uint32_t flags);
 
+/* Demangled text as libiberty hands it over, kept to CW_NAME_BYTES + 1 bytes. */
+struct capped_text {
+    char text[CW_NAME_SLOT];
+    size_t length;
+    jmp_buf full;
+};
+
+/* libiberty's output callback: appends, and once the text is longer than any name a report keeps,
+ * leaves the demangler for good (a longjmp back into rust_demangle_capped). v0 back-references let a
+ * few hundred bytes of symbol expand to gigabytes of text, written in time proportional to the text,
+ * and libiberty has no limit of its own on either. */
+static void capped_text_append(const char *piece, size_t length, void *opaque) {
+    struct capped_text *out = opaque;
+    size_t room = CW_NAME_BYTES + 1 - out->length;
+    size_t n = length < room ? length : room;
+    memcpy(out->text + out->length, piece, n);
+    out->length += n;
+    if (out->length > CW_NAME_BYTES) longjmp(out->full, 1);
+}
+
+/* A Rust symbol demangled by libiberty (v0 `_R…`, or legacy `_ZN…17h<hash>E` with the hash left out and
+ * `$u7b$`/`$LT$`/`..` escapes decoded, as `nm --demangle=rust` prints them), at most CW_NAME_BYTES + 1
+ * bytes: a longer name comes back cut there, for the caller to mark. NULL when not a Rust symbol.
+ * libiberty bounds its own recursion (1024 levels); its rust_demangle_callback allocates nothing but
+ * a punycode buffer for a non-ASCII identifier, which a cut in the middle of one leaks. */
+static char *rust_demangle_capped(const char *name) {
+    struct capped_text *out = malloc(sizeof *out);
+    if (!out) return NULL;
+    out->length = 0;
+    /* Options 0: no DMGL_VERBOSE, so no legacy hash and no crate disambiguators (`std[e28293b1aa0f68bd]`). */
+    int demangled;
+    if (setjmp(out->full) == 0) {
+        demangled = rust_demangle_callback(name, 0, capped_text_append, out);
+    } else {
+        demangled = 1; /* cut: the text so far, longer than any name a report keeps */
+    }
+    char *result = demangled ? strndup(out->text, out->length) : NULL;
+    free(out);
+    return result;
+}
+
 char *cw_demangle(const char *name) {
     if (!name) return NULL;
+    /* Rust: v0, or legacy (an Itanium-shaped `_ZN…E` path ending in a `17h<16 hex digits>` hash). */
+    if (strncmp(name, "_R", 2) == 0 || strncmp(name, "_ZN", 3) == 0) {
+        char *rust = rust_demangle_capped(name);
+        if (rust || name[1] == 'R') return rust;
+    }
     if (strncmp(name, "_Z", 2) == 0) {
         int status = 0;
         char *result = __cxa_demangle(name, NULL, NULL, &status);

@@ -40,21 +40,36 @@ public enum SymbolizedFrame {
                 record.symbol = name
                 record.function = functionName(name)
                 record.symbolSource = SymbolSource.debuginfo.rawValue
-            } else if let name = level.name {
-                // DWARF names the function itself where the symbol table may hold an alias
-                // (`__libc_start_main_impl`, not `__libc_start_main@@GLIBC_2.34`); the raw symbol stays.
-                record.function = functionName(name)
+            } else if let name = level.name, let symbol = concrete.symbol {
+                record.function = concreteFunctionName(dwarfName: name, symbol: symbol, functionName: functionName)
             }
             records.append(record)
         }
         return records
     }
 
-    /// The human name of a raw symbol: demangled C++/Swift, or the name without an ELF symbol version
+    /// The human name of a raw symbol: demangled Rust/C++/Swift, or the name without an ELF symbol version
     /// (`__libc_start_main@@GLIBC_2.34` → `__libc_start_main`).
     public static func functionName(_ symbol: String) -> String {
-        let unversioned = symbol.split(separator: "@", maxSplits: 1).first.map(String.init) ?? symbol
-        return demangle(unversioned) ?? unversioned
+        demangle(unversioned(symbol)) ?? unversioned(symbol)
+    }
+
+    /// The name of a function both the symbol table and DWARF name. DWARF's where it gives a linkage name,
+    /// or where the symbol is not mangled and may be an alias (`__libc_start_main_impl`, not
+    /// `__libc_start_main@@GLIBC_2.34`); the demangled symbol where DWARF has a plain name that the
+    /// symbol's demangled form contains, which says more (`app::use(app::Holder<int> const&)`, not `app::use`).
+    public static func concreteFunctionName(dwarfName: String, symbol: String,
+                                            functionName: (String) -> String = functionName) -> String {
+        let fromDWARF = functionName(dwarfName)
+        guard fromDWARF == unversioned(dwarfName) else { return fromDWARF }
+        let fromSymbol = functionName(symbol)
+        guard fromSymbol != unversioned(symbol) else { return fromDWARF }
+        return fromSymbol.contains(dwarfName) ? fromSymbol : fromDWARF
+    }
+
+    /// `symbol` without an ELF symbol version (`@GLIBC_2.2.5`, `@@GLIBC_2.34`).
+    static func unversioned(_ symbol: String) -> String {
+        symbol.split(separator: "@", maxSplits: 1).first.map(String.init) ?? symbol
     }
 }
 
