@@ -4,7 +4,7 @@
 // handler). Each fixture (Fixtures/<name>.c|.rs|.go; its header says what it does) runs under `crashwatch run`: the
 // same exit status as bare, one report that validates against the schema, the crashed thread's frames beginning with
 // the header's CRASH-STACK (gdb's view of the core), the root fault where a handler ran, and — on the core dump of the
-// very crash crashwatch reported — gdb's frames for the crashed thread, address for address and name for name.
+// very crash crashwatch reported — gdb's frames for every thread, address for address and name for name.
 // These are the specification the unwinder is measured against: fewer frames than gdb is a failure.
 import Foundation
 import Testing
@@ -301,7 +301,7 @@ private func goTraceback(_ stderr: String) -> [String] {
         }
     }
 
-    @Test("the crashed thread's frames agree with gdb on the core dump of the same crash: address and function",
+    @Test("every thread's frames agree with gdb on the core dump of the same crash: address and function",
           arguments: toolchainFixtures)
     func crossCheckWithGDB(_ name: String) throws {
         let fixture = ToolchainFixture(name)
@@ -324,25 +324,32 @@ private func goTraceback(_ stderr: String) -> [String] {
                           environment: ["DEBUGINFOD_URLS": ""], timeout: 120)
         let reference = parseGDBFrames(gdb.stdout)
         let crashed = try #require(report.crashedThreads.first, "no crashed thread")
-        let tid = try #require(crashed["tid"] as? Int)
-        let all = try #require(reference[tid], "gdb has no thread \(tid) in the core; it has \(reference.keys.sorted()): \(gdb.stdout.suffix(2000)) \(gdb.stderr.suffix(2000))")
-        // gdb's tail-call frames are reconstructed from DWARF call-site data and are not on the stack; past the first
-        // frame gdb cannot name, its unwind has lost its way (go_nil: Go's sigreturn trampoline has no CFI).
-        var theirs: [GDBFrame] = []
-        for frame in all where frame.kind != "tailcall" {
-            if !theirs.isEmpty && frame.function == nil { break }
-            theirs.append(frame)
-        }
-        let ours = report.frames(of: crashed)
-        let describe = { (frames: [[String: Any]]) in frames.map { "\($0["address"] as? String ?? "?") \($0["function"] as? String ?? "?")" } }
-        #expect(ours.count >= theirs.count, "thread \(tid): crashwatch has \(ours.count) frames, gdb \(theirs.count): \(describe(ours)) vs gdb \(theirs)")
-        // The first difference only (address or function): past a missing frame every later one is shifted.
-        let differs = Array(zip(ours, theirs)).firstIndex { mine, frame in
-            UInt64((mine["address"] as? String ?? "").dropFirst(2), radix: 16) != frame.pc
-                || !sameFunction(mine["function"] as? String, frame.function)
-        }
-        if let index = differs {
-            Issue.record("thread \(tid) frame \(index): crashwatch \(describe([ours[index]])[0]), gdb \(theirs[index]); crashwatch: \(describe(ours)); gdb: \(theirs)")
+        let crashedTID = try #require(crashed["tid"] as? Int)
+        try #require(reference[crashedTID] != nil, "gdb has no thread \(crashedTID) in the core; it has \(reference.keys.sorted()): \(gdb.stdout.suffix(2000)) \(gdb.stderr.suffix(2000))")
+        // Every thread, the crashed one first.
+        for thread in report.threads {
+            guard let tid = thread["tid"] as? Int, let all = reference[tid] else {
+                Issue.record("gdb has no thread \(thread["tid"] ?? "?") of the report")
+                continue
+            }
+            // gdb's tail-call frames are reconstructed from DWARF call-site data and are not on the stack; past the
+            // first frame gdb cannot name, its unwind has lost its way (go_nil: Go's sigreturn trampoline has no CFI).
+            var theirs: [GDBFrame] = []
+            for frame in all where frame.kind != "tailcall" {
+                if !theirs.isEmpty && frame.function == nil { break }
+                theirs.append(frame)
+            }
+            let ours = report.frames(of: thread)
+            let describe = { (frames: [[String: Any]]) in frames.map { "\($0["address"] as? String ?? "?") \($0["function"] as? String ?? "?")" } }
+            #expect(ours.count >= theirs.count, "thread \(tid): crashwatch has \(ours.count) frames, gdb \(theirs.count): \(describe(ours)) vs gdb \(theirs)")
+            // The first difference only (address or function): past a missing frame every later one is shifted.
+            let differs = Array(zip(ours, theirs)).firstIndex { mine, frame in
+                UInt64((mine["address"] as? String ?? "").dropFirst(2), radix: 16) != frame.pc
+                    || !sameFunction(mine["function"] as? String, frame.function)
+            }
+            if let index = differs {
+                Issue.record("thread \(tid) frame \(index): crashwatch \(describe([ours[index]])[0]), gdb \(theirs[index]); crashwatch: \(describe(ours)); gdb: \(theirs)")
+            }
         }
     }
 
