@@ -326,9 +326,10 @@ static void load_table(cw_space *s, struct cw_image *image) {
     }
     uint64_t bias = image->base - (first_load_vaddr - first_load_offset);
     if (!have_hdr) {
-        /* Go, and C built with -fno-asynchronous-unwind-tables: only .debug_frame, in the file. */
+        /* .eh_frame without a header, or — Go, C built with -fno-asynchronous-unwind-tables — only the
+         * file's .debug_frame. */
         if (load_debug_frame(s, image, bias) == 0) return;
-        image->problem = "it has no .eh_frame_hdr (PT_GNU_EH_FRAME) and no usable .debug_frame";
+        image->problem = "it has no .eh_frame_hdr (PT_GNU_EH_FRAME), and no usable .eh_frame or .debug_frame";
         return;
     }
     uint64_t hdr = bias + hdr_vaddr;
@@ -373,7 +374,9 @@ static void load_table(cw_space *s, struct cw_image *image) {
     }
     image->info.u.rti.table_data = image->index_address;
     image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
-    image->problem = table_problem;
+    image->problem = head[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)
+        ? "its .eh_frame_hdr table encoding is not datarel|sdata4; its .eh_frame was indexed instead"
+        : "its .eh_frame_hdr table is unusable; its .eh_frame was indexed instead";
     image->table_state = TABLE_FOUND;
 }
 
@@ -532,14 +535,31 @@ static int load_debug_frame(cw_space *s, struct cw_image *image, uint64_t bias) 
     if (!elf) return -1;
     size_t strndx;
     Elf_Scn *scn = NULL, *found = NULL;
+    uint64_t eh_frame_address = 0;
     if (elf_getshdrstrndx(elf, &strndx) == 0) {
         while ((scn = elf_nextscn(elf, scn)) != NULL) {
             GElf_Shdr shdr;
             const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, strndx, shdr.sh_name) : NULL;
-            if (name && strcmp(name, ".debug_frame") == 0) {
-                found = scn;
-                break;
-            }
+            if (!name) continue;
+            if (strcmp(name, ".debug_frame") == 0) found = scn;
+            if (strcmp(name, ".eh_frame") == 0 && (shdr.sh_flags & SHF_ALLOC) && shdr.sh_size > 0) eh_frame_address = shdr.sh_addr + bias;
+        }
+    }
+    /* .eh_frame without its header (linked with --no-eh-frame-hdr): it is loaded, so index it in place. */
+    if (eh_frame_address >= image->start && eh_frame_address < image->end) {
+        size_t entries = index_eh_frame(s, image, eh_frame_address, eh_frame_address);
+        if (entries > 0) {
+            elf_end(elf);
+            memset(&image->info, 0, sizeof image->info);
+            image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+            image->info.start_ip = image->start;
+            image->info.end_ip = image->end;
+            image->info.u.rti.segbase = eh_frame_address;
+            image->info.u.rti.table_data = image->index_address;
+            image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
+            image->problem = "it has no .eh_frame_hdr; its .eh_frame was indexed instead";
+            image->table_state = TABLE_FOUND;
+            return 0;
         }
     }
     GElf_Shdr shdr;

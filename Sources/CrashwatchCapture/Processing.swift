@@ -203,7 +203,7 @@ public struct CaptureProcessor: FrameProcessor {
               let problem = space.unwindTableProblem(at: pc) else { return }
         reportedTableProblems.insert(image.start)
         softErrors.append(SoftError(stage: "unwind", image: image.path, message: usable
-            ? "unwind table: \(problem); its .eh_frame was indexed instead"
+            ? "unwind table: \(problem)"
             : "no usable unwind table: \(problem); its frames' callers were found by frame pointers"))
     }
 

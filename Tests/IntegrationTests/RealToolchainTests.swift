@@ -10,8 +10,8 @@ import Foundation
 import Testing
 
 /// The fixtures of this suite, in the order they run.
-private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "go_nil", "main_exits_first", "kill_reraise",
-                                 "nested_fault"]
+private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "main_exits_first",
+                                 "kill_reraise", "nested_fault"]
 
 /// A fixture in any language this suite covers, with the `KEY: value` lines of its header (the first `/* */` block;
 /// Support's `Fixture` reads only C, C++ and Swift sources).
