@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "ccrashwatch.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,4 +16,20 @@
 
 int cw_renameat_noreplace(int old_dirfd, const char *old_name, int new_dirfd, const char *new_name) {
     return (int)syscall(SYS_renameat2, old_dirfd, old_name, new_dirfd, new_name, RENAME_NOREPLACE);
+}
+
+ssize_t cw_read_small_at(int dirfd, const char *name, void *buffer, size_t length) {
+    int fd;
+    do {
+        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return -1;
+    ssize_t n;
+    do {
+        n = read(fd, buffer, length);
+    } while (n < 0 && errno == EINTR);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return n;
 }

@@ -153,6 +153,8 @@ private struct Reader {
     var capturedBytes = 0
     /// Captured [start, end) ranges, so a stack shared by two records is copied once.
     var captured: [Range<UInt64>] = []
+    /// The threads' names, read through one open task directory.
+    let names: ProcFS.ThreadNames
     /// A reusable read buffer: regions are copied through it into the capture file.
     var buffer = [UInt8](repeating: 0, count: 64 << 10)
 
@@ -164,6 +166,7 @@ private struct Reader {
     init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64) {
         self.pid = pid
         self.through = through
+        self.names = ProcFS.ThreadNames(pid: pid)
         self.options = options
         self.deadline = deadline
         var errors: [SoftError] = []
@@ -188,7 +191,7 @@ private struct Reader {
     // MARK: Threads
 
     mutating func thread(_ tid: Int32, crashed: Bool, writer: inout RawCaptureWriter) -> RawThread {
-        let name = ProcFS.threadName(pid: pid, tid: tid).map(capped)
+        let name = names.name(of: tid).map(capped)
         let bytes: [UInt8]
         do {
             bytes = try Ptrace.registerSet(tid)

@@ -266,7 +266,8 @@ public final class Supervisor {
         func interruptNewThreads() throws(SystemError) {
             for tid in ProcFS.threadIDs(of: pid) where states[tid] == nil && !interrupted.contains(tid) && !gone.contains(tid) {
                 // A leader that called pthread_exit stays a zombie while its threads run: it cannot stop.
-                if (try? ProcFS.threadStatus(tid))?.isDead == true {
+                // (Only the leader lingers so; other threads vanish from the list when they exit.)
+                if tid == pid, (try? ProcFS.threadStatus(tid))?.isDead == true {
                     gone.insert(tid)
                     continue
                 }

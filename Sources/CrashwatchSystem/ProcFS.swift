@@ -1,4 +1,5 @@
 // ProcFS.swift — reading /proc: small files read whole, and parsers that take text, not paths.
+import CCrashwatch
 import Glibc
 
 /// Reads small files under /proc (and elsewhere) whole, with one open and a read loop.
@@ -40,6 +41,26 @@ public enum ProcFS {
     }
 
     /// A thread's name (`comm`), without the trailing newline; nil when the thread is gone.
+    /// Reads the names of one process's threads through one open `/proc/PID/task` directory: one openat,
+    /// read and close per thread, no path walk (the capture reads every thread's name while it holds them).
+    public final class ThreadNames {
+        private let directory: Int32
+
+        public init(pid: Int32) { directory = open("/proc/\(pid)/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+
+        deinit { if directory >= 0 { close(directory) } }
+
+        public func name(of tid: Int32) -> String? {
+            guard directory >= 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = buffer.withUnsafeMutableBytes { cw_read_small_at(directory, "\(tid)/comm", $0.baseAddress, $0.count) }
+            guard count > 0 else { return nil }
+            var end = Int(count)
+            if buffer[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+            return String(decoding: buffer[..<end], as: UTF8.self)
+        }
+    }
+
     public static func threadName(pid: Int32, tid: Int32) -> String? {
         guard var name = try? readText("/proc/\(pid)/task/\(tid)/comm") else { return nil }
         if name.hasSuffix("\n") { name.removeLast() }

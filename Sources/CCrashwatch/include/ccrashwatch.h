@@ -307,6 +307,10 @@ char *cw_demangle(const char *name);
  */
 int cw_renameat_noreplace(int old_dirfd, const char *old_name, int new_dirfd, const char *new_name);
 
+/** Reads at most `length` bytes of the file `name` relative to `dirfd` (one openat, one read, one close;
+ * no final link followed): small /proc files such as a thread's comm. The bytes read, or -1 with errno. */
+ssize_t cw_read_small_at(int dirfd, const char *name, void *buffer, size_t length);
+
 #ifdef __cplusplus
 }
 #endif
