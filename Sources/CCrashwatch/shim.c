@@ -242,7 +242,8 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
         if (setrlimit(RLIMIT_CPU, &limit) != 0) _exit(126);
     }
     if (limits->file_size_bytes) {
-        limit.rlim_cur = limit.rlim_max = limits->file_size_bytes;
+        limit.rlim_cur = limits->file_size_bytes;
+        limit.rlim_max = limits->file_size_hard_bytes > limits->file_size_bytes ? limits->file_size_hard_bytes : limits->file_size_bytes;
         if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(126);
     }
     limit.rlim_cur = limit.rlim_max = 0;

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -128,9 +130,9 @@ static int try_build_id_paths(Dwfl_Module *mod, const char *directory, char **fo
     return open_candidate(mod, path, 1, found_name);
 }
 
-static int safe_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
-                               const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-                               char **debuginfo_file_name) {
+static int find_debuginfo_uncached(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                                   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                                   char **debuginfo_file_name) {
     cw_symbolizer *s = current_symbolizer;
     if (!s) return -1;
     char trusted[8192];
@@ -192,6 +194,107 @@ static int safe_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mo
     }
     errno = ENOENT;
     return -1;
+}
+
+/* ---- the inflated debug-file cache ----
+ * Distributions compress debug sections (libc6-dbg: zlib); libdw inflates them whole on first use, which
+ * is most of a full report's time. A debug file found once is inflated by `eu-elfcompress -t none` after
+ * the report is out, into a cache directory the supervisor opened (`<build-id>.debug`, mode 0600); the next
+ * crash maps it as is. Entries are used only when their build-id matches, like any other candidate. */
+
+#define CW_CACHE_PENDING 16
+static int cache_dirfd = -1;
+static struct { char *path; char hex[129]; } cache_pending[CW_CACHE_PENDING];
+static size_t cache_pending_count;
+
+void cw_symbolizer_set_cache(int dirfd) { cache_dirfd = dirfd; }
+
+static int build_id_hex(Dwfl_Module *mod, char *hex, size_t size) {
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr = 0;
+    int length = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (length < 2 || length > 64 || (size_t)(2 * length + 1) > size) return -1;
+    for (int i = 0; i < length; i++) snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+    return 0;
+}
+
+static int has_compressed_sections(int fd) {
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf) return 0;
+    int compressed = 0;
+    Elf_Scn *scn = NULL;
+    while (!compressed && (scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_COMPRESSED)) compressed = 1;
+    }
+    elf_end(elf);
+    return compressed;
+}
+
+static int safe_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+                               const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                               char **debuginfo_file_name) {
+    char hex[129];
+    int have_hex = cache_dirfd >= 0 && build_id_hex(mod, hex, sizeof hex) == 0;
+    if (have_hex) {
+        char name[160];
+        snprintf(name, sizeof name, "%s.debug", hex);
+        int fd = openat(cache_dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+            const unsigned char *bits = NULL;
+            GElf_Addr vaddr = 0;
+            int length = dwfl_module_build_id(mod, &bits, &vaddr);
+            if (file_has_build_id(fd, bits, length)) {
+                if (debuginfo_file_name) *debuginfo_file_name = strdup(name);
+                return fd;
+            }
+        }
+        if (fd >= 0) close(fd);
+    }
+    int fd = find_debuginfo_uncached(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                                     debuginfo_file_name);
+    if (fd >= 0 && have_hex && cache_pending_count < CW_CACHE_PENDING && debuginfo_file_name && *debuginfo_file_name &&
+        (*debuginfo_file_name)[0] == '/' && has_compressed_sections(fd)) {
+        cache_pending[cache_pending_count].path = strdup(*debuginfo_file_name);
+        snprintf(cache_pending[cache_pending_count].hex, sizeof cache_pending[0].hex, "%s", hex);
+        if (cache_pending[cache_pending_count].path) cache_pending_count++;
+    }
+    return fd;
+}
+
+int cw_symbolizer_fill_cache(void) {
+    if (cache_dirfd < 0 || cache_pending_count == 0) return 0;
+    pid_t pid = fork();
+    if (pid != 0) return pid > 0 ? (int)cache_pending_count : -1;
+    /* The child: the worker goes on to exit; this one inflates, one file at a time. */
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_FSIZE, &limit);
+    }
+    for (size_t i = 0; i < cache_pending_count; i++) {
+        char temporary[200], final_name[160], output[256];
+        snprintf(temporary, sizeof temporary, ".tmp-%s-%d", cache_pending[i].hex, (int)getpid());
+        snprintf(final_name, sizeof final_name, "%s.debug", cache_pending[i].hex);
+        snprintf(output, sizeof output, "/proc/self/fd/%d/%s", cache_dirfd, temporary);
+        pid_t tool = fork();
+        if (tool == 0) {
+            char *argv[] = {"eu-elfcompress", "-q", "-t", "none", "-o", output, cache_pending[i].path, NULL};
+            char *envp[] = {NULL};
+            execve("/usr/bin/eu-elfcompress", argv, envp);
+            _exit(127);
+        }
+        int status = 0;
+        if (tool > 0) while (waitpid(tool, &status, 0) < 0 && errno == EINTR) {}
+        if (tool > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            fchmodat(cache_dirfd, temporary, 0600, 0);
+            renameat(cache_dirfd, temporary, cache_dirfd, final_name);
+        } else {
+            unlinkat(cache_dirfd, temporary, 0);
+        }
+    }
+    _exit(0);
 }
 
 /* The ELF file of a module reported by build-id only: the .build-id trees of trusted directories,

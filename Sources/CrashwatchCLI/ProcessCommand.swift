@@ -1,8 +1,9 @@
 // ProcessCommand.swift — `crashwatch __process`, the processing worker `run` starts for each crash (not
 // for people to call): reads the raw capture from fd 3, unwinds and symbolizes it, and writes the full
 // report to fd 4 — and, once every thread is unwound and before symbols are looked up, that report
-// without symbols to fd 5, which `run` keeps should the worker not finish. Image files the supervisor
-// opened through /proc arrive as fds 6, 7, …. It runs
+// without symbols to fd 5, which `run` keeps should the worker not finish. With `--debug-cache 1`, fd 6
+// is the inflated debug-file cache directory. Image files the supervisor opened through /proc arrive
+// as the next fds. It runs
 // confined (see `spawnWorker`) and is killed at the capture deadline; `run` keeps the minimal report
 // when it fails.
 import CrashwatchCapture
@@ -33,12 +34,14 @@ enum ProcessCommand {
 
     static func main(_ arguments: [String]) -> Int32 {
         var images = 0
+        var debugCache = false
         var holdNanoseconds: Int64 = 0
         var index = 0
         while index + 1 < arguments.count {
             switch arguments[index] {
             case "--images": images = max(Int(arguments[index + 1]) ?? 0, 0)
             case "--hold-ns": holdNanoseconds = Int64(arguments[index + 1]) ?? 0
+            case "--debug-cache": debugCache = arguments[index + 1] == "1"
             default: break
             }
             index += 2
@@ -46,7 +49,9 @@ enum ProcessCommand {
         let input = OwnedDescriptor(adopting: 3)
         let output = OwnedDescriptor(adopting: 4)
         let checkpoint = OwnedDescriptor(adopting: 5)
-        let passed = (0..<min(images, 1024)).map { OwnedDescriptor(adopting: Int32(6 + $0)) }
+        if debugCache { Symbolizer.useDebugCache(6) }
+        let firstImage: Int32 = debugCache ? 7 : 6
+        let passed = (0..<min(images, 1024)).map { OwnedDescriptor(adopting: firstImage + Int32($0)) }
         do {
             let file = try RawCaptureFile(input, limit: captureByteLimit)
             var capture = file.capture
@@ -63,6 +68,8 @@ enum ProcessCommand {
             report.crashwatchVersion = CLI.version
             let bytes = try ReportSizeLimit.encode(report, limit: capture.options.reportByteLimit)
             try output.write(bytes)
+            // The report is out; inflate the compressed debug files it used for the next crash's sake.
+            Symbolizer.fillDebugCache()
             return ExitCode.success
         } catch {
             StandardStream.err("crashwatch: processing failed: \(error)\n")

@@ -23,6 +23,7 @@ enum RunCommand {
         OptionSpec("symbolicate", value: "MODE", help: "processing adds: full (functions, file:line, inline frames; default), functions, or none"),
         OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "also look for separate debug info under DIR (DIR/.build-id/xx/rest.debug)"),
         OptionSpec("debuginfod", value: "URL", repeatable: true, help: "let processing ask this debuginfod server for missing debug info (none by default; $DEBUGINFOD_URLS is not used)"),
+        OptionSpec("debug-cache", value: "DIR", help: "keep inflated copies of compressed debug files here, by build-id, so later crashes skip inflating them (default /var/cache/crashwatch/debug as root, else $XDG_CACHE_HOME/crashwatch/debug; 'none' turns it off)"),
         OptionSpec("max-stack-bytes", value: "SIZE", help: "capture at most SIZE bytes of each thread's stack (default 1M)"),
         OptionSpec("max-capture-bytes", value: "SIZE", help: "capture at most SIZE bytes of stacks and image copies per crash (default 64M)"),
         OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported)"),
@@ -74,6 +75,16 @@ enum RunCommand {
         var capture: CaptureOptions
         var spool: String
         var retention: RetentionPolicy
+        /// Where processing keeps inflated debug files; nil: no cache.
+        var debugCache: String?
+    }
+
+    /// The inflated debug-file cache's default place.
+    static func defaultDebugCache(environment: [String: String], isRoot: Bool) -> String? {
+        if isRoot { return "/var/cache/crashwatch/debug" }
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/crashwatch/debug" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/crashwatch/debug" }
+        return nil
     }
 
     static func configuration(_ parsed: ParsedArguments) throws(UsageError) -> Configuration
@@ -131,8 +142,15 @@ enum RunCommand {
             throw UsageError("--debuginfod needs an http:// or https:// URL, not '\(url)'")
         }
         capture.debuginfodURLs = urls
+        var debugCache = defaultDebugCache(environment: ProcessEnvironment.current, isRoot: SelfProcess.isRoot)
+        if let text = parsed.value("debug-cache") {
+            guard text == "none" || text.hasPrefix("/") else {
+                throw UsageError("--debug-cache needs an absolute directory or 'none', not '\(text)'")
+            }
+            debugCache = text == "none" ? nil : text
+        }
         return Configuration(supervisor: supervisor, capture: capture, spool: settings.spool,
-                             retention: try settings.retention(parsed))
+                             retention: try settings.retention(parsed), debugCache: debugCache)
     }
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -229,9 +247,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         if effectiveUserID == 0 && capture.process.uid != 0 {
             limits.identity = (capture.process.uid, capture.process.gid, [capture.process.gid])
         }
+        // The debug-file cache is crashwatch's own: only a worker running as crashwatch's user gets it.
+        let cache = limits.identity == nil ? debugCacheDirectory() : nil
+        if cache != nil { limits.fileSizeHardBytes = 1 << 30 }
         return ProcessingJob(
-            arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count)],
-            descriptors: [captured.file, output, checkpoint] + captured.imageFiles,
+            arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count), "--debug-cache", cache == nil ? "0" : "1"],
+            descriptors: [captured.file, output, checkpoint] + (cache.map { [$0] } ?? []) + captured.imageFiles,
             environment: ProcessCommand.environment(debuginfodURLs: configuration.capture.debuginfodURLs,
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
             limits: limits, deadlineNanoseconds: deadline,
@@ -290,6 +311,14 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         }
         let written = write(bytes: bytes, name: state.name)
         if written.line != state.minimalFailure { StandardStream.err(written.line + "\n") }
+    }
+
+    /// The debug-file cache directory, created (0700) on first use; nil when off or not crashwatch's own.
+    private func debugCacheDirectory() -> OwnedDescriptor? {
+        guard let path = configuration.debugCache else { return nil }
+        if let directory = OwnedDescriptor.privateDirectory(path) { return directory }
+        try? FileSystem.createDirectories(path, permissions: 0o700)
+        return OwnedDescriptor.privateDirectory(path)
     }
 
     func supervisorSawAbnormalExit(_ exit: AbnormalExit) {

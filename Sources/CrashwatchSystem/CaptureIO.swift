@@ -105,6 +105,21 @@ public enum ProcessMemory {
     }
 }
 
+extension OwnedDescriptor {
+    /// Opens a directory crashwatch owns (never through a final link); nil when it is not a directory owned
+    /// by the effective user and closed to group and others.
+    public static func privateDirectory(_ path: String) -> OwnedDescriptor? {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            close(fd)
+            return nil
+        }
+        return OwnedDescriptor(adopting: fd)
+    }
+}
+
 /// An anonymous in-memory file (`memfd_create`), for handing bytes to a child process.
 public enum MemoryFile {
     public static func create(name: String) throws(SystemError) -> OwnedDescriptor {
@@ -144,6 +159,8 @@ public struct WorkerLimits: Sendable {
     public var cpuSeconds: UInt64
     /// RLIMIT_FSIZE in bytes: the most it can write to any file.
     public var fileSizeBytes: UInt64
+    /// RLIMIT_FSIZE's hard limit: what the worker's debug-cache writer may raise it to.
+    public var fileSizeHardBytes: UInt64 = 0
     /// Run as this user, group and supplementary groups (when crashwatch is root); nil keeps crashwatch's own.
     public var identity: (uid: UInt32, gid: UInt32, groups: [UInt32])?
 
@@ -166,7 +183,8 @@ public func spawnWorker(arguments: [String], environment: [String], descriptors:
     let result = groups.withUnsafeBufferPointer { groupPointer in
         var raw = cw_worker_limits(
             address_space_bytes: limits.addressSpaceBytes, cpu_seconds: limits.cpuSeconds,
-            file_size_bytes: limits.fileSizeBytes, drop_privileges: limits.identity == nil ? 0 : 1,
+            file_size_bytes: limits.fileSizeBytes, file_size_hard_bytes: limits.fileSizeHardBytes,
+            drop_privileges: limits.identity == nil ? 0 : 1,
             uid: limits.identity?.uid ?? 0, gid: limits.identity?.gid ?? 0,
             groups: groupPointer.baseAddress, group_count: groups.count)
         return withCStringArray(["crashwatch"] + arguments) { argv in

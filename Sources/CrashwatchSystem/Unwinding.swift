@@ -209,6 +209,13 @@ public final class Symbolizer {
         return result == 0 ? nil : String(cString: cw_symbolizer_last_error())
     }
 
+    /// Uses the directory open at `fd` as the inflated debug-file cache (see `cw_symbolizer_set_cache`).
+    public static func useDebugCache(_ fd: Int32) { cw_symbolizer_set_cache(fd) }
+
+    /// Inflates the compressed debug files this process used into the cache, in a process of its own that
+    /// outlives this one; returns at once.
+    public static func fillDebugCache() { _ = cw_symbolizer_fill_cache() }
+
     /// Ends reporting; lookups work afterwards (the first lookup ends it implicitly).
     public func endReporting() {
         guard !reportingEnded else { return }

@@ -103,6 +103,59 @@ import Testing
         #expect((crashed["unwindStopReason"] as? String)?.contains("stack capture limit") == true, "\(crashed["unwindStopReason"] ?? "")")
     }
 
+    @Test("compressed debug files used by a report are inflated into the debug cache after it, and used from there")
+    func debugCache() throws {
+        let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+        let buildID = try #require(try readelfBuildID(libc), "no libc build-id")
+        let debugFile = "/usr/lib/debug/.build-id/\(buildID.prefix(2))/\(buildID.dropFirst(2)).debug"
+        try #require(FileManager.default.fileExists(atPath: debugFile), "libc6-dbg is not installed; skip")
+        let cache = try TemporaryDirectory("cw-debug-cache")
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: cache.path)
+        let entry = "\(cache.path)/\(buildID).debug"
+
+        let (first, firstReports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--debug-cache", cache.path])
+        #expect(first.termination == .signaled(SIGSEGV))
+        #expect(firstReports.count == 1)
+        // The inflation runs after the report, in a process of its own: wait for it, bounded.
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: entry) && Date() < deadline { usleep(50_000) }
+        try #require(FileManager.default.fileExists(atPath: entry), "nothing was cached: \((try? FileManager.default.contentsOfDirectory(atPath: cache.path)) ?? [])")
+        let mode = ((try FileManager.default.attributesOfItem(atPath: entry))[.posixPermissions] as? Int) ?? 0
+        #expect(mode == 0o600)
+        let sections = try run("/usr/bin/readelf", ["-SW", entry]).stdout
+        #expect(sections.contains(".debug_info") && !sections.split(separator: "\n").contains { $0.contains(".debug_info") && $0.contains(" C ") },
+                "the cached copy is still compressed")
+        #expect(try readelfBuildID(entry) == buildID)
+
+        // The next crash symbolizes libc from the cache: the same lines as the first.
+        let (_, secondReports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--debug-cache", cache.path])
+        let frames = { (report: WrittenReport) in report.frames(of: report.crashedThreads[0]).map { "\($0["function"] ?? "?") \($0["line"] ?? "?")" } }
+        #expect(frames(try #require(secondReports.first)) == frames(try #require(firstReports.first)))
+
+        // An entry of another build under libc's name is refused (its build-id does not match): lines stay right.
+        try FileManager.default.removeItem(atPath: entry)
+        try FileManager.default.copyItem(atPath: Paths.fixture("fifo_debuglink.debug"), toPath: entry)
+        let (_, thirdReports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--debug-cache", cache.path])
+        #expect(frames(try #require(thirdReports.first)) == frames(try #require(firstReports.first)))
+    }
+
+    @Test("a debug cache that is not crashwatch's own (group- or world-accessible), or 'none', is not used")
+    func debugCacheRefused() throws {
+        let open = try TemporaryDirectory("cw-debug-cache-open")
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: open.path)
+        let (result, reports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--debug-cache", open.path])
+        #expect(result.termination == .signaled(SIGSEGV) && reports.count == 1)
+        usleep(500_000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: open.path).isEmpty)
+
+        let parent = try TemporaryDirectory("cw-debug-cache-none")
+        let (_, noneReports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--debug-cache", "none"],
+                                                   environment: ["XDG_CACHE_HOME": parent.path])
+        #expect(noneReports.count == 1)
+        let bad = try run(Paths.crashwatch, ["run", "--debug-cache", "relative/dir", "--", "/bin/true"])
+        #expect(bad.termination == .exited(64) && bad.stderr.contains("--debug-cache"), "\(bad.stderr)")
+    }
+
     @Test("capture limits are options with checked values")
     func limitOptions() throws {
         for bad in ["0", "12", "5G", "lots"] {

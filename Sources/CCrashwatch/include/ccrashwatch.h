@@ -120,7 +120,8 @@ void cw_die_by_signal(int signo);
 typedef struct {
     uint64_t address_space_bytes; /* RLIMIT_AS */
     uint64_t cpu_seconds;         /* RLIMIT_CPU (soft; the hard limit is one second more) */
-    uint64_t file_size_bytes;     /* RLIMIT_FSIZE: caps what it can write */
+    uint64_t file_size_bytes;     /* RLIMIT_FSIZE (soft): caps what it can write */
+    uint64_t file_size_hard_bytes; /* RLIMIT_FSIZE (hard): what its debug-cache writer may raise it to */
     int32_t drop_privileges;      /* switch to uid/gid/groups below (irreversibly) */
     uint32_t uid;
     uint32_t gid;
@@ -242,6 +243,19 @@ int cw_symbolizer_report_fd(cw_symbolizer *symbolizer, const char *name, int fd,
  */
 int cw_symbolizer_report_build_id(cw_symbolizer *symbolizer, const char *name, uint64_t start, uint64_t end,
                                   const uint8_t *build_id, size_t build_id_length);
+
+/**
+ * Uses the directory open at `dirfd` (owned by the caller, writable) as the inflated debug-file cache:
+ * debug files are looked up there by build-id first, and compressed ones found elsewhere are noted for
+ * cw_symbolizer_fill_cache. -1 turns it off.
+ */
+void cw_symbolizer_set_cache(int dirfd);
+
+/**
+ * Forks a process that inflates the noted debug files into the cache (`eu-elfcompress -t none`, one at a
+ * time, atomically renamed into place) and returns at once: the number of files it will inflate, or -1.
+ */
+int cw_symbolizer_fill_cache(void);
 
 /** Ends an offline session's reporting; lookups work afterwards. */
 void cw_symbolizer_end_reporting(cw_symbolizer *symbolizer);
