@@ -280,6 +280,20 @@ typedef struct {
     uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
 } cw_phdr;
 
+/* Points libunwind at a binary-search table of `entries` {pc, fde} int32 pairs relative to `segbase`,
+ * sitting in the space at `table`: the image's unwind table from now on. */
+static void use_table(struct cw_image *image, uint64_t segbase, uint64_t table, uint64_t entries, const char *problem) {
+    memset(&image->info, 0, sizeof image->info);
+    image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    image->info.start_ip = image->start;
+    image->info.end_ip = image->end;
+    image->info.u.rti.segbase = segbase;
+    image->info.u.rti.table_data = table;
+    image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
+    image->problem = problem;
+    image->table_state = TABLE_FOUND;
+}
+
 /* Finds an image's .eh_frame_hdr through its ELF header and program headers and fills `info`. */
 static void load_table(cw_space *s, struct cw_image *image) {
     image->table_state = TABLE_MISSING;
@@ -355,15 +369,8 @@ static void load_table(cw_space *s, struct cw_image *image) {
     } else if (header_bytes > hdr_size || fde_count == 0 || fde_count > (hdr_size - header_bytes) / 8) {
         table_problem = "its .eh_frame_hdr table does not fit its segment";
     }
-    memset(&image->info, 0, sizeof image->info);
-    image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-    image->info.start_ip = image->start;
-    image->info.end_ip = image->end;
-    image->info.u.rti.segbase = hdr;
     if (!table_problem) {
-        image->info.u.rti.table_data = at;
-        image->info.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
-        image->table_state = TABLE_FOUND;
+        use_table(image, hdr, at, fde_count, NULL);
         return;
     }
     /* The table is unusable, but .eh_frame itself may be fine: index it ourselves, as gdb does. */
@@ -372,12 +379,9 @@ static void load_table(cw_space *s, struct cw_image *image) {
         image->problem = pointer_ok ? table_problem : "its .eh_frame_hdr header is invalid";
         return;
     }
-    image->info.u.rti.table_data = image->index_address;
-    image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
-    image->problem = head[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)
+    use_table(image, hdr, image->index_address, entries, head[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)
         ? "its .eh_frame_hdr table encoding is not datarel|sdata4; its .eh_frame was indexed instead"
-        : "its .eh_frame_hdr table is unusable; its .eh_frame was indexed instead";
-    image->table_state = TABLE_FOUND;
+        : "its .eh_frame_hdr table is unusable; its .eh_frame was indexed instead");
 }
 
 /* Reads a ULEB128 at *at (advancing it); -1 past `end` or when longer than 10 bytes. */
@@ -550,15 +554,8 @@ static int load_debug_frame(cw_space *s, struct cw_image *image, uint64_t bias) 
         size_t entries = index_eh_frame(s, image, eh_frame_address, eh_frame_address);
         if (entries > 0) {
             elf_end(elf);
-            memset(&image->info, 0, sizeof image->info);
-            image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-            image->info.start_ip = image->start;
-            image->info.end_ip = image->end;
-            image->info.u.rti.segbase = eh_frame_address;
-            image->info.u.rti.table_data = image->index_address;
-            image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
-            image->problem = "it has no .eh_frame_hdr; its .eh_frame was indexed instead";
-            image->table_state = TABLE_FOUND;
+            use_table(image, eh_frame_address, image->index_address, entries,
+                      "it has no .eh_frame_hdr; its .eh_frame was indexed instead");
             return 0;
         }
     }
@@ -661,15 +658,7 @@ static int load_debug_frame(cw_space *s, struct cw_image *image, uint64_t bias) 
     image->start = saved_start;
     image->end = saved_end;
     if (entries == 0) return -1;
-    memset(&image->info, 0, sizeof image->info);
-    image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-    image->info.start_ip = image->start;
-    image->info.end_ip = image->end;
-    image->info.u.rti.segbase = address;
-    image->info.u.rti.table_data = image->index_address;
-    image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
-    image->problem = "it has no .eh_frame_hdr; its .debug_frame was used";
-    image->table_state = TABLE_FOUND;
+    use_table(image, address, image->index_address, entries, "it has no .eh_frame_hdr; its .debug_frame was used");
     return 0;
 }
 
