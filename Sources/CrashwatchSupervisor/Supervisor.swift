@@ -282,10 +282,18 @@ public final class Supervisor {
 
         try interruptNewThreads()
         while true {
+            var idlePolls = 0
             while !interrupted.isEmpty {
                 guard let event = try waitForAnyTask(block: false) else {
                     let remaining = deadline - Clock.monotonicNanoseconds()
                     if remaining <= 0 { break }
+                    // The interrupted threads stop within microseconds of each other: poll before sleeping,
+                    // as the main loop does, rather than pay a wake-up per thread.
+                    if idlePolls < options.busyPolls {
+                        idlePolls += 1
+                        continue
+                    }
+                    idlePolls = 0
                     // Forwarded signals wait until the capture is over; SIGCHLD just wakes us.
                     deferredSignals += try inbox.drain().filter { $0.signal != .chld }
                     if let event = try waitForAnyTask(block: false) {
@@ -295,6 +303,7 @@ public final class Supervisor {
                     }
                     continue
                 }
+                idlePolls = 0
                 try absorb(event)
             }
             // Threads created meanwhile start stopped (PTRACE_O_TRACECLONE) and were absorbed above or
