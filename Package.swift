@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),
         .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel"]),
         .testTarget(name: "CrashwatchSupervisorTests", dependencies: ["CrashwatchSupervisor", "CrashwatchSystem"]),
-        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSymbols", "CrashwatchSystem"]),
+        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchSymbolsTests", dependencies: ["CrashwatchSymbols", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool"]),
         .testTarget(name: "CrashwatchRenderTests", dependencies: ["CrashwatchRender"]),

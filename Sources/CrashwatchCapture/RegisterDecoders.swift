@@ -195,9 +195,10 @@ public enum RegisterDecoder {
             }
         case .aarch64:
             let base = 176 + 8  // uc_mcontext, then fault_address
+            let names = architecture.registerLayout.kernelOrder  // x0…x28, fp, lr, sp, pc, pstate
             for index in 0..<31 {
                 guard let value = word(base + index * 8) else { return nil }
-                named["x\(index)"] = value
+                named[names[index]] = value
             }
             guard let sp = word(base + 31 * 8), let pc = word(base + 32 * 8), let pstate = word(base + 33 * 8) else { return nil }
             named["sp"] = sp

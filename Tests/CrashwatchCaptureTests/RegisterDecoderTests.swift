@@ -1,6 +1,7 @@
 // RegisterDecoderTests.swift — the per-architecture register layouts: kernel struct order in, report
 // order out, round trips, size errors, and aarch64 pointer-authentication masks.
 import CrashwatchCapture
+import CrashwatchSupervisor
 import CrashwatchSymbols
 import Testing
 
@@ -141,5 +142,49 @@ private func slotNumberedBytes(_ architecture: Architecture, base: UInt64 = 0x10
         #expect(throws: RegisterDecodeError.tooShort(architecture: .aarch64, regset: "NT_ARM_PAC_MASK", expected: 16, actual: 8)) {
             try RegisterDecoder.decodePointerAuthenticationMask(bytes)
         }
+    }
+}
+
+@Suite struct SignalFrameTests {
+    @Test("the supervisor's stack-pointer slot is the decoder's")
+    func stackPointerSlot() {
+        let layout = Architecture.host.registerLayout
+        #expect(layout.kernelOrder[HandledFault.stackPointerSlot] == layout.spName)
+    }
+
+    /// A ucontext whose mcontext words are 0x1000 + slot.
+    private func ucontext(words: Int, at offset: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: offset + words * 8)
+        for slot in 0..<words {
+            let value = UInt64(0x1000 + slot)
+            for byte in 0..<8 { bytes[offset + slot * 8 + byte] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(byte))) }
+        }
+        return bytes
+    }
+
+    @Test("x86-64: sigcontext r8..rip after uc_flags, uc_link and uc_stack")
+    func x86() throws {
+        let set = try #require(RegisterDecoder.registers(fromUContext: ucontext(words: 18, at: 40), architecture: .x86_64))
+        #expect(set.values.first { $0.name == "r8" }?.value == 0x1000)
+        #expect(set.sp == 0x1000 + 15)
+        #expect(set.pc == 0x1000 + 16)
+        #expect(RegisterDecoder.registers(fromUContext: [UInt8](repeating: 0, count: 100), architecture: .x86_64) == nil)
+    }
+
+    @Test("aarch64: x0..x30, sp, pc, pstate after fault_address")
+    func aarch64() throws {
+        let set = try #require(RegisterDecoder.registers(fromUContext: ucontext(words: 35, at: 176), architecture: .aarch64))
+        #expect(set.values.first { $0.name == "x0" }?.value == 0x1001)   // slot 0 is fault_address
+        #expect(set.sp == 0x1000 + 32)
+        #expect(set.pc == 0x1000 + 33)
+    }
+
+    @Test("rt_sigreturn trampolines are recognized as glibc, Go and the aarch64 vDSO write them")
+    func trampolines() {
+        #expect(RegisterDecoder.isSignalReturn([0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05], architecture: .x86_64))
+        #expect(RegisterDecoder.isSignalReturn([0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x90, 0x90], architecture: .x86_64))
+        #expect(!RegisterDecoder.isSignalReturn([0xb8, 0x3c, 0x00, 0x00, 0x00, 0x0f, 0x05], architecture: .x86_64))
+        #expect(RegisterDecoder.isSignalReturn([0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4], architecture: .aarch64))
+        #expect(!RegisterDecoder.isSignalReturn([], architecture: .aarch64))
     }
 }
