@@ -241,3 +241,88 @@ func sampleCapture(pc: UInt64 = 0x40_1000, sp: UInt64 = 0x7ffc_0000_1000, maps: 
         #expect(MapsDevice("nonsense") == nil)
     }
 }
+
+/// A processor that unwinds by table: each thread's frames given by tid.
+private struct ScriptedProcessor: FrameProcessor {
+    var framesByThread: [Int32: [UnsymbolizedFrame]]
+    mutating func frames(registers: RegisterSet, words: [UInt64], thread: RawThread?) -> (frames: [UnsymbolizedFrame], stop: String) {
+        guard let thread else { return ([UnsymbolizedFrame(pc: registers.pc, sp: registers.sp, how: .context, isExact: true)], "end of stack") }
+        return (framesByThread[thread.tid] ?? [], "end of stack")
+    }
+    mutating func prepareLookups(in images: [LoadedImage]) {}
+    mutating func lookup(_ address: UInt64) -> SymbolLookup? { nil }
+    func fileBuildID(ofImageAt start: UInt64) -> String? { nil }
+    var softErrors: [SoftError] { [] }
+}
+
+@Suite struct OriginalFaultTests {
+    /// x86-64 registers with `pc` and `sp`.
+    private func registers(pc: UInt64, sp: UInt64) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Architecture.x86_64.prstatusSize)
+        for byte in 0..<8 {
+            bytes[16 * 8 + byte] = UInt8(truncatingIfNeeded: pc >> (8 * UInt64(byte)))
+            bytes[19 * 8 + byte] = UInt8(truncatingIfNeeded: sp >> (8 * UInt64(byte)))
+        }
+        return bytes
+    }
+
+    private func fault(tid: Int32, pc: UInt64, sp: UInt64, at time: Int64, code: Int32 = 1) -> RawFault {
+        RawFault(tid: tid, signal: RawSignal(SignalInfo(signo: 11, code: code, address: 0)), timeNanoseconds: time,
+                 registers: registers(pc: pc, sp: sp))
+    }
+
+    @Test("the original fault is the oldest handled fault whose interrupted frame is still on a stack; a returned one is not")
+    func rootOfTheActiveChain() {
+        var capture = sampleCapture()
+        let ms: Int64 = 1_000_000
+        let root = fault(tid: 42, pc: 0x40_1100, sp: 0x7ffc_0000_1800, at: 1 * ms)
+        let returned = fault(tid: 42, pc: 0x40_1200, sp: 0x7ffc_0000_1400, at: 2 * ms, code: 2)
+        let nested = fault(tid: 42, pc: 0x40_1300, sp: 0x7ffc_0000_1200, at: 3 * ms)
+        capture.handledFaults = [root, returned, nested]
+        capture.originalFault = nested  // what the supervisor guessed: ignored once the stacks say otherwise
+        let frames: [UnsymbolizedFrame] = [
+            UnsymbolizedFrame(pc: 0x40_1000, sp: 0x7ffc_0000_1000, how: .context, isExact: true),
+            UnsymbolizedFrame(pc: 0x40_1300, sp: 0x7ffc_0000_1200, how: .context, isExact: true),   // nested's
+            // root's: found by CFI, marked as its fault's interrupted frame by processing (Go's sigpanic returns there)
+            UnsymbolizedFrame(pc: 0x40_1100, sp: 0x7ffc_0000_1800, how: .context, isExact: true),
+        ]
+        var builder = ReportBuilder(capture: capture, processor: ScriptedProcessor(framesByThread: [42: frames]))
+        let report = builder.build()
+        #expect(report.signal.originalFault?.time == RFC3339.format(nanosecondsSinceEpoch: 1 * ms))
+        #expect(report.signal.activeFaults.map(\.time) == [1, 3].map { RFC3339.format(nanosecondsSinceEpoch: $0 * ms) })
+        #expect(report.signal.originalFault?.codeName == "SEGV_MAPERR")
+        #expect(report.diagnostics.processing == .complete)
+    }
+
+    @Test("a handler that re-raised with kill(getpid()) landing on another thread: the faulting thread is the crashed one")
+    func crashedThreadMoves() {
+        var capture = sampleCapture()
+        capture.signal = RawSignal(SignalInfo(signo: 11, code: 0, pid: 42, uid: 0))  // SI_USER from the process itself
+        var worker = RawThread(tid: 43, name: "worker", crashed: false, registers: registers(pc: 0x40_1000, sp: 0x7ffc_0000_1000))
+        worker.stackStart = nil
+        capture.threads.append(worker)
+        capture.handledFaults = [fault(tid: 43, pc: 0x40_1100, sp: 0x7ffc_0000_1800, at: 1)]
+        let frames: [Int32: [UnsymbolizedFrame]] = [
+            42: [UnsymbolizedFrame(pc: 0x40_1000, sp: 0x7ffc_0000_1000, how: .context, isExact: true)],
+            43: [UnsymbolizedFrame(pc: 0x40_1050, sp: 0x7ffc_0000_1000, how: .context, isExact: true),
+                 UnsymbolizedFrame(pc: 0x40_1100, sp: 0x7ffc_0000_1800, how: .context, isExact: true)],
+        ]
+        var builder = ReportBuilder(capture: capture, processor: ScriptedProcessor(framesByThread: frames))
+        let report = builder.build()
+        #expect(report.crashedThread?.tid == 43)
+        #expect(report.threads.first?.tid == 43, "the crashed thread comes first")
+        #expect(report.threads.filter(\.crashed).count == 1)
+        #expect(report.signal.originalFault?.tid == 43)
+    }
+
+    @Test("without unwinding (the minimal report) the supervisor's view stands")
+    func minimalKeepsTheGuess() {
+        var capture = sampleCapture()
+        let guess = fault(tid: 42, pc: 0x40_1100, sp: 0x7ffc_0000_1800, at: 5)
+        capture.handledFaults = [guess]
+        capture.originalFault = guess
+        let report = ReportBuilder.minimal(capture, crashwatchVersion: "1")
+        #expect(report.signal.originalFault?.time == RFC3339.format(nanosecondsSinceEpoch: 5))
+        #expect(report.signal.activeFaults.isEmpty)
+    }
+}
