@@ -884,3 +884,15 @@ int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
 const char *cw_unwind_error_name(int code) {
     return unw_strerror(code);
 }
+
+ssize_t cw_process_read_vectors(pid_t pid, const uint64_t *addresses, const uint64_t *lengths, void *const *buffers,
+                                size_t count) {
+    if (count == 0) return 0;
+    if (count > 1024) count = 1024;
+    struct iovec local[1024], remote[1024];
+    for (size_t i = 0; i < count; i++) {
+        local[i] = (struct iovec){.iov_base = buffers[i], .iov_len = (size_t)lengths[i]};
+        remote[i] = (struct iovec){.iov_base = (void *)(uintptr_t)addresses[i], .iov_len = (size_t)lengths[i]};
+    }
+    return process_vm_readv(pid, local, count, remote, count, 0);
+}

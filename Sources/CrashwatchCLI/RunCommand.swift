@@ -237,7 +237,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: capture.process.executable,
                                   id: UUID(uuidString: capture.reportID) ?? UUID())
         // Durable before the process is released: whatever happens to processing, this crash is on disk.
-        let minimal = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version)
+        let minimal = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version, table: captured.table)
         let written = write(minimal, name: name)
         if !written.ok { StandardStream.err(written.line + "\n") }
 

@@ -60,6 +60,8 @@ public struct CapturedCrash {
     let regionBytes: UInt64
     /// Image files opened through /proc (`RawImage.descriptor` indexes these).
     public let imageFiles: [OwnedDescriptor]
+    /// The maps as parsed during the capture (the minimal report is built from them, not parsed again).
+    public let table: ImageTable
 }
 
 /// Raw captures of live, stopped processes.
@@ -78,8 +80,17 @@ public enum LiveCapture {
 
         // Threads: registers, names, stacks.
         var threads: [RawThread] = []
+        var plans: [StackPlan] = []
         for tid in stopped.threads {
-            threads.append(reader.thread(tid, crashed: tid == stopped.crashedTID, writer: &writer))
+            let (thread, plan) = reader.thread(tid, crashed: tid == stopped.crashedTID)
+            if let plan { plans.append(StackPlan(index: threads.count, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)) }
+            threads.append(thread)
+        }
+        // Every stack in few system calls: one process_vm_readv and one write per batch.
+        for (index, range, cut) in reader.copyStacks(plans, writer: &writer) {
+            threads[index].stackStart = range.lowerBound
+            threads[index].stackEnd = range.upperBound
+            threads[index].stackCapped = cut
         }
         for tid in stopped.unstopped {
             threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false,
@@ -112,7 +123,8 @@ public enum LiveCapture {
                 debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
                 reportByteLimit: options.reportByteLimit))
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
-        return CapturedCrash(capture: capture, file: file, regionBytes: writer.regionBytes, imageFiles: images.files)
+        return CapturedCrash(capture: capture, file: file, regionBytes: writer.regionBytes, imageFiles: images.files,
+                             table: reader.table)
     }
 }
 
@@ -122,6 +134,15 @@ extension CapturedCrash {
     public func complete() throws(SystemError) {
         try RawCaptureWriter(file: file, regionBytes: regionBytes).finish(capture)
     }
+}
+
+/// A stack to copy: which thread (its index among the capture's threads), where, and how much of how much.
+struct StackPlan {
+    let index: Int
+    let tid: Int32
+    let low: UInt64
+    let length: UInt64
+    let wanted: UInt64
 }
 
 /// This machine, as a report records it.
@@ -190,30 +211,25 @@ private struct Reader {
 
     // MARK: Threads
 
-    mutating func thread(_ tid: Int32, crashed: Bool, writer: inout RawCaptureWriter) -> RawThread {
+    /// A thread's name and registers, and the plan for copying its stack.
+    mutating func thread(_ tid: Int32, crashed: Bool) -> (RawThread, StackPlan?) {
         let name = names.name(of: tid).map(capped)
         let bytes: [UInt8]
         do {
             bytes = try Ptrace.registerSet(tid)
         } catch {
             softErrors.append(SoftError(stage: "registers", tid: tid, message: "\(error)"))
-            return RawThread(tid: tid, name: name, crashed: crashed, registers: [], missingReason: "registers unreadable")
+            return (RawThread(tid: tid, name: name, crashed: crashed, registers: [], missingReason: "registers unreadable"), nil)
         }
-        var thread = RawThread(tid: tid, name: name, crashed: crashed, registers: bytes)
-        guard let registers = try? RegisterDecoder.decode(bytes, architecture: .host) else { return thread }
-        if let (range, cut) = captureStack(near: registers.sp, tid: tid, writer: &writer) {
-            thread.stackStart = range.lowerBound
-            thread.stackEnd = range.upperBound
-            thread.stackCapped = cut
-        }
-        return thread
+        let thread = RawThread(tid: tid, name: name, crashed: crashed, registers: bytes)
+        guard let registers = try? RegisterDecoder.decode(bytes, architecture: .host) else { return (thread, nil) }
+        return (thread, planStack(near: registers.sp, tid: tid))
     }
 
-    /// Copies the used part of the stack `sp` is in: from below the red zone up to the end of its
-    /// mapping, at most the per-thread cap. A stack pointer in a guard page (a stack overflow) or just
-    /// below a mapping starts at the next readable mapping above it.
-    @discardableResult
-    mutating func captureStack(near sp: UInt64, tid: Int32, writer: inout RawCaptureWriter) -> (Range<UInt64>, Bool)? {
+    /// What to copy of the stack `sp` is in: from below the red zone up to the end of its mapping, at most
+    /// the per-thread cap (reserved against the total cap now). A stack pointer in a guard page (a stack
+    /// overflow) or just below a mapping starts at the next readable mapping above it.
+    mutating func planStack(near sp: UInt64, tid: Int32) -> StackPlan? {
         guard let mapping = table.mappings.first(where: { $0.end > sp && $0.permissions.isReadable && $0.start <= sp &+ 65536 }) else {
             softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack pointer \(hex(sp)) is not in readable memory"))
             return nil
@@ -221,19 +237,104 @@ private struct Reader {
         let low = max(mapping.start, sp >= Self.redZone ? sp - Self.redZone : 0)
         if captured.contains(where: { $0.contains(low) }) { return nil }
         let wanted = mapping.end - low
-        let allowed = UInt64(min(options.stackBytesPerThread, remainingBytes))
+        let allowed = UInt64(min(options.stackBytesPerThread, remainingBytes - plannedBytes))
         let length = min(wanted, allowed)
         if length == 0 {
             softErrors.append(SoftError(stage: "stack", tid: tid, message: "capture byte limit (\(options.captureBytes)) reached: stack not captured"))
             return nil
         }
+        captured.append(low..<(low + length))
+        plannedBytes += Int(length)
+        return StackPlan(index: -1, tid: tid, low: low, length: length, wanted: wanted)
+    }
+
+    /// Copies planned stacks in batches — one process_vm_readv and one write each — falling back to a
+    /// range at a time where a stack cannot be read whole. Returns, per plan copied, its thread's index,
+    /// the range captured and whether a cap cut it.
+    mutating func copyStacks(_ plans: [StackPlan], writer: inout RawCaptureWriter) -> [(Int, Range<UInt64>, Bool)] {
+        var results: [(Int, Range<UInt64>, Bool)] = []
+        var start = 0
+        while start < plans.count {
+            // A batch: up to 512 stacks and 8 MiB, each behind a 16-byte region header and padded to 8.
+            var end = start, size = 0
+            while end < plans.count, end - start < 512, size + 16 + Int(plans[end].length) + 8 <= Self.batchBytes || end == start {
+                size += 16 + Int(plans[end].length) + 8
+                end += 1
+            }
+            let batch = Array(plans[start..<end])
+            start = end
+            if batch.count == 1 && Int(batch[0].length) + 24 > Self.batchBytes {
+                plannedBytes -= Int(batch[0].length)
+                let got = copy(batch[0].low, length: batch[0].length, writer: &writer)
+                if got > 0 { results.append((batch[0].index, batch[0].low..<(batch[0].low + got), batch[0].length < batch[0].wanted)) }
+                continue
+            }
+            var bytes = [UInt8](repeating: 0, count: size)
+            var offsets: [Int] = []
+            var complete = 0
+            bytes.withUnsafeMutableBytes { raw in
+                var ranges: [(address: UInt64, buffer: UnsafeMutableRawBufferPointer)] = []
+                var at = 0
+                for plan in batch {
+                    offsets.append(at)
+                    ranges.append((plan.low, UnsafeMutableRawBufferPointer(rebasing: raw[at + 16..<at + 16 + Int(plan.length)])))
+                    at += 16 + Int(plan.length) + (8 - Int(plan.length) % 8) % 8
+                }
+                var left = ProcessMemory.read(pid: through, ranges: ranges)
+                for plan in batch where left >= Int(plan.length) {
+                    left -= Int(plan.length)
+                    complete += 1
+                }
+                for (number, plan) in batch.prefix(complete).enumerated() {
+                    raw.storeBytes(of: plan.low.littleEndian, toByteOffset: offsets[number], as: UInt64.self)
+                    raw.storeBytes(of: plan.length.littleEndian, toByteOffset: offsets[number] + 8, as: UInt64.self)
+                }
+            }
+            if complete > 0 {
+                let last = batch[complete - 1]
+                let used = offsets[complete - 1] + 16 + Int(last.length) + (8 - Int(last.length) % 8) % 8
+                do {
+                    try writer.appendRegions(bytes[..<used], regionCount: complete)
+                    for plan in batch.prefix(complete) {
+                        plannedBytes -= Int(plan.length)
+                        capturedBytes += Int(plan.length)
+                        results.append((plan.index, plan.low..<(plan.low + plan.length), plan.length < plan.wanted))
+                    }
+                } catch {
+                    softErrors.append(SoftError(stage: "capture", message: "cannot write the capture file"))
+                }
+            }
+            // The rest of the batch one range at a time: a stack that runs into unreadable memory keeps
+            // what could be read.
+            for plan in batch.dropFirst(complete) {
+                plannedBytes -= Int(plan.length)
+                let got = copy(plan.low, length: plan.length, writer: &writer)
+                if got > 0 {
+                    results.append((plan.index, plan.low..<(plan.low + got), plan.length < plan.wanted || got < plan.length))
+                } else {
+                    softErrors.append(SoftError(stage: "stack", tid: plan.tid, message: "stack at \(hex(plan.low)) is not readable"))
+                }
+            }
+        }
+        return results
+    }
+
+    static let batchBytes = 8 << 20
+    /// Stack bytes planned but not yet copied (reserved against the total cap).
+    var plannedBytes = 0
+
+    /// Copies the used part of the stack `sp` is in right away (a fault's own stack).
+    @discardableResult
+    mutating func captureStack(near sp: UInt64, tid: Int32, writer: inout RawCaptureWriter) -> (Range<UInt64>, Bool)? {
+        guard let plan = planStack(near: sp, tid: tid) else { return nil }
+        plannedBytes -= Int(plan.length)
+        let low = plan.low, length = plan.length, wanted = plan.wanted
         let got = copy(low, length: length, writer: &writer)
         if got == 0 {
             softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack at \(hex(low)) is not readable"))
             return nil
         }
         let range = low..<(low + got)
-        captured.append(range)
         return (range, length < wanted)
     }
 

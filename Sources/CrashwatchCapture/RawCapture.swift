@@ -188,6 +188,17 @@ public struct RawCaptureWriter: ~Copyable {
         offset += 16 + UInt64(bytes.count + padding)
     }
 
+    /// Appends `regionCount` regions already laid out in `bytes` (headers, data, padding) in one write.
+    public mutating func appendRegions(_ bytes: ArraySlice<UInt8>, regionCount: Int) throws(SystemError) {
+        guard !bytes.isEmpty else { return }
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try file.write(buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        offset += UInt64(bytes.count)
+    }
+
     /// Appends one region whose bytes sit in `buffer` after a 16-byte gap, with room for padding
     /// after them: the header goes into the gap and the whole region out in one write.
     public mutating func appendRegion(address: UInt64, inPlace buffer: UnsafeMutableRawBufferPointer, count: Int) throws(SystemError) {

@@ -57,9 +57,9 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     private var activeChain: [RawFault] = []
 
     /// A builder over `capture`; `processor` nil builds the minimal report.
-    public init(capture: RawCapture, processor: Processor?) {
+    public init(capture: RawCapture, processor: Processor?, table: ImageTable? = nil) {
         self.capture = capture
-        self.table = ImageTable(mapsText: capture.maps)
+        self.table = table ?? ImageTable(mapsText: capture.maps)
         self.processor = processor
         self.softErrors = capture.softErrors
         var identities: [UInt64: RawImage] = [:]
@@ -292,8 +292,8 @@ public struct NoProcessing: FrameProcessor {
 extension ReportBuilder where Processor == NoProcessing {
     /// The minimal report of a capture: registers, each thread's pc, the images those are in, build-ids.
     public static func minimal(_ capture: RawCapture, crashwatchVersion: String, extraSoftErrors: [SoftError] = [],
-                               finishedNanoseconds: Int64? = nil) -> CrashReport {
-        var builder = ReportBuilder<NoProcessing>(capture: capture, processor: nil)
+                               finishedNanoseconds: Int64? = nil, table: ImageTable? = nil) -> CrashReport {
+        var builder = ReportBuilder<NoProcessing>(capture: capture, processor: nil, table: table)
         var report = builder.build(extraSoftErrors: extraSoftErrors, finishedNanoseconds: finishedNanoseconds)
         report.crashwatchVersion = crashwatchVersion
         return report

@@ -95,6 +95,22 @@ public enum ProcessMemory {
         return 0
     }
 
+    /// Reads many ranges with one system call, each into its buffer; the total read, which stops short at
+    /// the first range that cannot be read whole (at most 1024 ranges).
+    public static func read(pid: Int32, ranges: [(address: UInt64, buffer: UnsafeMutableRawBufferPointer)]) -> Int {
+        let addresses = ranges.map(\.address)
+        let lengths = ranges.map { UInt64($0.buffer.count) }
+        let buffers: [UnsafeMutableRawPointer?] = ranges.map { $0.buffer.baseAddress }
+        let got = addresses.withUnsafeBufferPointer { a in
+            lengths.withUnsafeBufferPointer { l in
+                buffers.withUnsafeBufferPointer { b in
+                    cw_process_read_vectors(pid, a.baseAddress, l.baseAddress, b.baseAddress, ranges.count)
+                }
+            }
+        }
+        return max(got, 0)
+    }
+
     /// Reads up to `count` bytes at `address`.
     public static func read(pid: Int32, address: UInt64, count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
