@@ -18,9 +18,22 @@ public struct ConfigFile: Equatable, Sendable {
     /// An empty configuration (no file).
     public init() { path = "" }
 
+    /// Parses the file's bytes, refusing text that is not UTF-8 (naming the line) rather than repairing it.
+    public init(parsing bytes: [UInt8], path: String) throws(UsageError) {
+        var line = 1, start = 0
+        for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "\n") {
+            guard String(validating: bytes[start..<index], as: UTF8.self) != nil else {
+                throw UsageError("\(path):\(line): not valid UTF-8")
+            }
+            line += 1
+            start = index + 1
+        }
+        try self.init(parsing: String(decoding: bytes, as: UTF8.self), path: path)
+    }
+
     /// Parses `text`: `key = value` per line; blank lines and lines starting with `#` are ignored;
-    /// values may be quoted with double quotes. An unknown key or a malformed line is an error naming
-    /// the file and line.
+    /// values may be quoted with double quotes (and must be, to hold ` #`: a `#` starts a comment only at
+    /// the start of a line). An unknown key or a malformed line is an error naming the file and line.
     public init(parsing text: String, path: String) throws(UsageError) {
         self.path = path
         // "\r\n" is one Character in Swift: split on both line endings.
@@ -33,7 +46,12 @@ public struct ConfigFile: Equatable, Sendable {
             }
             let key = line[..<equals].trimmingCharacters(in: " \t")
             var value = line[line.index(after: equals)...].trimmingCharacters(in: " \t\r")
-            if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            } else if value.contains(" #") || value.contains("\t#") {
+                // `spool = /var/crash # ours` must not quietly become a path with a comment in it.
+                throw UsageError("\(path):\(number + 1): '#' starts a comment only at the start of a line; quote the value if it holds ' #'")
+            }
             guard ConfigFile.keys.contains(key) else {
                 throw UsageError("\(path):\(number + 1): unknown setting '\(key)' (known: \(ConfigFile.keys.sorted().joined(separator: ", ")))")
             }

@@ -105,8 +105,10 @@ private func load(_ name: ReportFileName, from spool: Spool) -> CrashReport? {
 /// spool, or a unique prefix of a report id. Returns its bytes.
 private func reportBytes(_ argument: String?, settings: SpoolSettings) throws(CommandFailure) -> [UInt8] {
     if let argument, argument.contains("/") {
-        do { return try ProcFS.readBytes(argument, limit: Spool.defaultMaxReadBytes) } catch {
-            throw CommandFailure("cannot read report \(argument): \(error.reason)", status: ExitCode.noInput)
+        // A FIFO or device there would block or never end: only a regular file, opened without blocking.
+        do { return try UntrustedFile.readWhole(argument, limit: Spool.defaultMaxReadBytes) } catch {
+            throw CommandFailure("cannot read report \(argument): \(error.isNotRegularFile ? "not a regular file" : error.reason)",
+                                 status: ExitCode.noInput)
         }
     }
     do {
@@ -145,7 +147,9 @@ func parseSince(_ text: String, now: Int64) throws(UsageError) -> Int64 {
     if let time = RFC3339.parse(text + "T00:00:00.000Z") { return time }
     do {
         let duration = try DurationText.parse(text)
-        return now - Int64(duration.components.seconds) * 1_000_000_000
+        // Longer ago than the epoch (or than Int64 nanoseconds can say) is every report.
+        let (nanoseconds, overflow) = duration.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow || nanoseconds > now ? 0 : now - nanoseconds
     } catch {
         throw UsageError("--since takes a time (2026-11-30T09:00:00Z), a date (2026-11-30) or a duration ago (2h, 7d), not '\(text)'")
     }

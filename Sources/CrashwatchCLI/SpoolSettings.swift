@@ -16,7 +16,7 @@ struct SpoolSettings {
     static let retentionSpecs: [OptionSpec] = [
         OptionSpec("max-reports", value: "N", help: "keep at most N reports, oldest removed first (default 50, at least 1)"),
         OptionSpec("max-bytes", value: "SIZE", help: "keep the spool under SIZE bytes (10M, 1G); the newest report always stays"),
-        OptionSpec("max-age", value: "DURATION", help: "remove reports older than DURATION (12h, 7d, 1d12h)"),
+        OptionSpec("max-age", value: "DURATION", help: "remove reports older than DURATION (12h, 7d, 1d12h; at least 1m)"),
         OptionSpec("max-per-exe", value: "N", help: "flood guard: keep at most N reports of one executable, its oldest removed first"),
     ]
 
@@ -26,10 +26,10 @@ struct SpoolSettings {
     /// Reads the settings file (`--config FILE`, else /etc/crashwatch.conf when present) and resolves the spool.
     init(_ parsed: ParsedArguments) throws(UsageError) {
         if let path = parsed.value("config") {
-            guard let text = try? ProcFS.readText(path) else { throw UsageError("cannot read settings file \(path)") }
-            config = try ConfigFile(parsing: text, path: path)
-        } else if let text = try? ProcFS.readText(ConfigFile.defaultPath) {
-            config = try ConfigFile(parsing: text, path: ConfigFile.defaultPath)
+            guard let bytes = try? UntrustedFile.readWhole(path, limit: 1 << 20) else { throw UsageError("cannot read settings file \(path)") }
+            config = try ConfigFile(parsing: bytes, path: path)
+        } else if let bytes = try? UntrustedFile.readWhole(ConfigFile.defaultPath, limit: 1 << 20) {
+            config = try ConfigFile(parsing: bytes, path: ConfigFile.defaultPath)
         } else {
             config = ConfigFile()
         }
@@ -51,6 +51,10 @@ struct SpoolSettings {
         var maxAge: Duration?
         if let text = config.value("max-age", overriddenBy: parsed) {
             do { maxAge = try DurationText.parse(text) } catch { throw UsageError("--max-age: \(error)") }
+            // A report younger than a minute is one just written: an age limit never removes it.
+            if let age = maxAge, age < .seconds(60) {
+                throw UsageError("--max-age must be at least 1m (a shorter one would remove reports as they are written), not '\(text)'")
+            }
         }
         return RetentionPolicy(maxReports: try count("max-reports") ?? RetentionPolicy.defaultMaxReports,
                                maxPerExecutable: try count("max-per-exe"), maxBytes: maxBytes, maxAge: maxAge)

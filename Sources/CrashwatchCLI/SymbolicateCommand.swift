@@ -69,9 +69,9 @@ enum SymbolicateCommand {
         let input = parsed.operands[0]
         let bytes: [UInt8]
         do {
-            bytes = try ProcFS.readBytes(input, limit: 256 << 20)
+            bytes = try UntrustedFile.readWhole(input, limit: 256 << 20)
         } catch {
-            StandardStream.err("crashwatch: cannot read report \(input): \(error.reason)\n")
+            StandardStream.err("crashwatch: cannot read report \(input): \(error.isNotRegularFile ? "not a regular file" : error.reason)\n")
             return ExitCode.noInput
         }
         let report: CrashReport

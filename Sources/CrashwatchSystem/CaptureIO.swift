@@ -67,15 +67,24 @@ public final class OwnedDescriptor: Sendable {
 /// Files whose names come from a crashed process (maps paths, debuglinks): never a FIFO, device or
 /// socket, never blocking on open, never through a final symbolic link.
 public enum UntrustedFile {
+    static let notRegularFile = "open (not a regular file) "
+
     /// Opens `path` read-only with O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC and checks it is a regular file;
     /// `followLinks` allows a final link (for paths under trusted directories only).
     public static func open(_ path: String, followLinks: Bool = false) throws(SystemError) -> OwnedDescriptor {
         let fd = cw_open_untrusted(path, followLinks ? 1 : 0)
         guard fd >= 0 else {
             let error = lastErrno()
-            throw SystemError(error == EINVAL ? "open \(path) (not a regular file)" : "open \(path)", errno: error)
+            throw SystemError(error == EINVAL ? UntrustedFile.notRegularFile + path : "open \(path)", errno: error)
         }
         return OwnedDescriptor(adopting: fd)
+    }
+
+    /// A whole regular file of at most `limit` bytes, opened as `open` does; EFBIG when it is larger.
+    public static func readWhole(_ path: String, limit: Int, followLinks: Bool = true) throws(SystemError) -> [UInt8] {
+        let bytes = try open(path, followLinks: followLinks).read(at: 0, count: limit + 1)
+        guard bytes.count <= limit else { throw SystemError("read \(path) (larger than \(limit) bytes)", errno: EFBIG) }
+        return bytes
     }
 
     /// The first `limit` bytes of a regular file, opened as `open` does.
@@ -119,6 +128,11 @@ public enum ProcessMemory {
         bytes.removeSubrange(got...)
         return bytes
     }
+}
+
+extension SystemError {
+    /// Whether `UntrustedFile` refused the path for not being a regular file (a FIFO, device, socket or directory).
+    public var isNotRegularFile: Bool { errno == EINVAL && call.hasPrefix(UntrustedFile.notRegularFile) }
 }
 
 extension OwnedDescriptor {

@@ -102,7 +102,7 @@ public enum FileSystem {
 
     /// Replaces (or creates) the file at `path` with `bytes` atomically: a temporary file beside it,
     /// written fully, flushed, then renamed over it. On failure the temporary file is removed.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, permissions: UInt32 = 0o644) throws(SystemError) {
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, permissions: UInt32 = 0o640) throws(SystemError) {
         var trimmed = Substring(path)
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
         let name = String(trimmed.split(separator: "/").last ?? trimmed)
@@ -110,6 +110,8 @@ public enum FileSystem {
         let temporary = ".\(name).tmp-\(getpid())"
         let file = try directory.createFile(named: temporary, permissions: permissions)
         do {
+            // Exactly these permissions, whatever the umask; then data, name and directory made durable.
+            try file.setPermissions(permissions)
             try file.writeAll(bytes)
             try file.synchronize()
             try file.close()
@@ -118,6 +120,7 @@ public enum FileSystem {
             try? directory.removeFile(named: temporary)
             throw error
         }
+        try directory.synchronize()
     }
 
     /// The path without its last component, or nil for `/` and single relative names.

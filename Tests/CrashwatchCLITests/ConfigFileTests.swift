@@ -39,3 +39,21 @@ import Testing
         #expect(config.value("max-age", overriddenBy: parsed) == nil)
     }
 }
+
+@Suite struct ConfigFileHardeningTests {
+    @Test("an inline '# comment' is refused, not made part of the value; a quoted value may hold ' #'")
+    func inlineComment() throws {
+        #expect(throws: UsageError("/c.conf:2: '#' starts a comment only at the start of a line; quote the value if it holds ' #'")) {
+            try ConfigFile(parsing: "max-reports = 9\nspool = /var/crash # ours\n", path: "/c.conf")
+        }
+        let quoted = try ConfigFile(parsing: "spool = \"/srv/a #b\"\n# a comment line\n", path: "/c.conf")
+        #expect(quoted.values["spool"] == "/srv/a #b")
+        #expect(try ConfigFile(parsing: "spool = /srv/a#b\n", path: "/c.conf").values["spool"] == "/srv/a#b")
+    }
+
+    @Test("text that is not UTF-8 is refused with its line, never repaired into another path")
+    func invalidUTF8() {
+        let bytes = Array("max-reports = 3\n".utf8) + Array("spool = /var/".utf8) + [0xff, 0xfe] + Array("\n".utf8)
+        #expect(throws: UsageError("/c.conf:2: not valid UTF-8")) { try ConfigFile(parsing: bytes, path: "/c.conf") }
+    }
+}

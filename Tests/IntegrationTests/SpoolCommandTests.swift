@@ -208,7 +208,7 @@ struct ExampleSpool: Sendable {
         #expect(result.stdout.contains("kept 20261130T090000.000Z-200-svc-bbbbbbbb") && result.stdout.contains("claimed by a reader"),
                 "\(result.stdout)")
 
-        let aged = try spool.crashwatch(["prune", "--max-age", "1s"])  // every report is older than a second
+        let aged = try spool.crashwatch(["prune", "--max-age", "1m"])  // every report is older than a minute
         #expect(aged.termination == .exited(0))
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path).filter { $0.hasSuffix(".json") }.isEmpty)
         #expect(try spool.crashwatch(["prune", "--max-bytes", "lots"]).termination == .exited(64))

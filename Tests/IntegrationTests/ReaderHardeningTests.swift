@@ -1,0 +1,57 @@
+// ReaderHardeningTests.swift — the readers against careless and hostile input: a FIFO where a report path
+// should be (never a hang), an overflowing `--since`, an age limit that would delete reports as they are
+// written, and `symbolicate -o` writing like the spool does (0640, atomically, durably).
+import Foundation
+import Testing
+
+@Suite struct ReaderHardeningTests {
+    @Test("show, export and symbolicate refuse a FIFO named as the report, at once, instead of blocking on it",
+          arguments: [["show"], ["export"], ["symbolicate"]])
+    func fifoReport(_ command: [String]) throws {
+        let directory = try TemporaryDirectory("cw-fifo-report")
+        let fifo = "\(directory.path)/report.json"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let started = Date()
+        let spool = try ExampleSpool()
+        let arguments = command[0] == "symbolicate" ? [command[0], fifo] : [command[0], "--spool", spool.path, fifo]
+        let result = try run(Paths.crashwatch, arguments, timeout: 10)
+        #expect(Date().timeIntervalSince(started) < 5, "\(command[0]) waited on the FIFO")
+        #expect(result.termination == .exited(66), "\(result.stderr)")
+        #expect(result.stderr.contains(fifo) && result.stderr.contains("not a regular file"), "\(result.stderr)")
+    }
+
+    @Test("list --since a duration longer ago than the epoch lists every report (no arithmetic overflow)")
+    func sinceOverflow() throws {
+        let spool = try ExampleSpool()
+        try spool.add(id: "11111111-0000-4000-8000-000000000001", time: "20261130T090157.123Z", pid: 4242)
+        let result = try spool.crashwatch(["list", "--since", "100000000000"])
+        #expect(result.termination == .exited(0), "\(result.stderr)")
+        #expect(result.stdout.contains("4242"), "\(result.stdout)")
+        // A duration that does not fit at all is a usage error, not a trap.
+        let huge = try spool.crashwatch(["list", "--since", "99999999999999w"])
+        #expect(huge.termination == .exited(64), "\(huge.stderr)")
+    }
+
+    @Test("an age limit under a minute is refused: it would remove reports as they are written")
+    func maxAgeLowerBound() throws {
+        let spool = try ExampleSpool()
+        for age in ["0", "59s"] {
+            let result = try spool.crashwatch(["prune", "--max-age", age])
+            #expect(result.termination == .exited(64), "\(age): \(result.stderr)")
+            #expect(result.stderr.contains("at least 1m"), "\(result.stderr)")
+        }
+        let fine = try spool.crashwatch(["prune", "--max-age", "1m"])
+        #expect(fine.termination == .exited(0), "\(fine.stderr)")
+    }
+
+    @Test("symbolicate -o writes mode 0640 whatever the umask, atomically, leaving no temporary file")
+    func symbolicateOutput() throws {
+        let directory = try TemporaryDirectory("cw-symbolicate-out")
+        let output = "\(directory.path)/out.json"
+        let result = try run("/bin/sh", ["-c", "umask 000; exec '\(Paths.crashwatch)' symbolicate -o '\(output)' '\(Paths.root)/Fixtures/example-report.json'"])
+        #expect(result.termination == .exited(0), "\(result.stderr)")
+        let mode = ((try FileManager.default.attributesOfItem(atPath: output))[.posixPermissions] as? Int) ?? 0
+        #expect(mode == 0o640, "mode \(String(mode, radix: 8))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["out.json"])
+    }
+}
