@@ -115,10 +115,12 @@ private func reportBytes(_ argument: String?, settings: SpoolSettings) throws(Co
         let spool = try settings.open()
         let name: ReportFileName
         if argument == nil || argument == "latest" {
-            guard let latest = try spool.latest() else {
-                throw CommandFailure("no crash reports in \(settings.spool)", status: ExitCode.noInput)
+            // The newest report that is one: a corrupt or foreign file under a newer name is quarantined
+            // (and said so), as `list` does, and the next newest taken.
+            for entry in try spool.reports().reversed() {
+                if load(entry.name, from: spool) != nil, let bytes = try? spool.read(entry.name) { return bytes }
             }
-            name = latest
+            throw CommandFailure("no crash reports in \(settings.spool)", status: ExitCode.noInput)
         } else if let argument, argument.hasSuffix(ReportFileName.suffix) {
             name = try spool.validatedName(argument)
         } else {

@@ -55,3 +55,27 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["out.json"])
     }
 }
+
+@Suite struct LatestReportTests {
+    @Test("show latest and export latest skip a corrupt newest file, quarantine it with its reason, and show the newest good one",
+          arguments: ["show", "export"])
+    func corruptNewest(_ command: String) throws {
+        let spool = try ExampleSpool()
+        try spool.add(id: "11111111-0000-4000-8000-000000000001", time: "20261130T090157.123Z", pid: 4242)
+        let bad = "20261201T090000.000Z-7-broken-22222222-0000-4000-8000-000000000002.json"
+        try Data("{ this is not a report".utf8).write(to: URL(fileURLWithPath: "\(spool.path)/\(bad)"))
+        chmod("\(spool.path)/\(bad)", 0o640)
+        let result = try spool.crashwatch([command, "latest"])
+        #expect(result.termination == .exited(0), "\(result.stderr)")
+        #expect(result.stdout.contains("4242"), "\(result.stdout)")
+        #expect(result.stderr.contains("quarantined \(bad)"), "\(result.stderr)")
+        let quarantine = try FileManager.default.contentsOfDirectory(atPath: "\(spool.path)/.quarantine")
+        #expect(quarantine.contains(bad) && quarantine.contains("\(bad).reason"), "\(quarantine)")
+        // Only bad files: a clear error, nothing shown.
+        let empty = try ExampleSpool()
+        let worse = "20261201T090000.000Z-7-broken-33333333-0000-4000-8000-000000000003.json"
+        try Data("[]".utf8).write(to: URL(fileURLWithPath: "\(empty.path)/\(worse)"))
+        let none = try empty.crashwatch([command, "latest"])
+        #expect(none.termination == .exited(66) && none.stderr.contains("no crash reports"), "\(none.stderr)")
+    }
+}
