@@ -136,6 +136,21 @@ extension CapturedCrash {
     }
 }
 
+/// `--redact-args`: everything the kernel shows after the program's name goes, whatever its shape.
+public enum CommandLineRedaction {
+    /// argv[0] and `<redacted>` for each later argument; a program that rewrote its title into one
+    /// string (setproctitle: `redis-server *:6379 --requirepass x`, or a name given with `exec -a`) keeps
+    /// only its first word.
+    public static func redacted(_ commandLine: [String]) -> [String] {
+        guard let first = commandLine.first else { return [] }
+        if commandLine.count > 1 {
+            return [first] + Array(repeating: "<redacted>", count: commandLine.count - 1)
+        }
+        guard let blank = first.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return commandLine }
+        return [String(first[..<blank]) + " <redacted>"]
+    }
+}
+
 /// A stack to copy: which thread (its index among the capture's threads), where, and how much of how much.
 struct StackPlan {
     let index: Int
@@ -494,9 +509,7 @@ private struct Reader {
             commandLine.removeLast()
             trimmed += 1
         }
-        if options.redactArguments && commandLine.count > 1 {
-            commandLine = [commandLine[0]] + Array(repeating: "<redacted>", count: commandLine.count - 1)
-        }
+        if options.redactArguments { commandLine = CommandLineRedaction.redacted(commandLine) }
         let environment = ProcFS.environment(through)
         func variable(_ name: String) -> String? { environment.last(where: { $0.name == name }).map { capped($0.value) } }
         var allowed: [String: String] = [:]

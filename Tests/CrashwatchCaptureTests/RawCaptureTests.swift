@@ -326,3 +326,14 @@ private struct ScriptedProcessor: FrameProcessor {
         #expect(report.signal.activeFaults.isEmpty)
     }
 }
+
+@Suite struct CommandLineRedactionTests {
+    @Test("--redact-args keeps only the program's name, whatever the shape of what follows")
+    func shapes() {
+        #expect(CommandLineRedaction.redacted(["/bin/app", "--password", "hunter2"]) == ["/bin/app", "<redacted>", "<redacted>"])
+        #expect(CommandLineRedaction.redacted(["redis-server *:6379 --requirepass hunter2"]) == ["redis-server <redacted>"])
+        #expect(CommandLineRedaction.redacted(["postgres:\tcheckpointer"]) == ["postgres: <redacted>"])
+        #expect(CommandLineRedaction.redacted(["/bin/app"]) == ["/bin/app"])
+        #expect(CommandLineRedaction.redacted([]) == [])
+    }
+}

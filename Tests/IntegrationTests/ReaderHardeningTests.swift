@@ -79,3 +79,19 @@ import Testing
         #expect(none.termination == .exited(66) && none.stderr.contains("no crash reports"), "\(none.stderr)")
     }
 }
+
+@Suite struct RedactionTests {
+    @Test("--redact-args redacts a command line joined into one string (exec -a, setproctitle), not only separate arguments")
+    func joinedArguments() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/bin/bash"), "bash is not installed; skip")
+        let (result, reports, _) = try runCapturing("/bin/bash", ["-c", "exec -a 'app --password hunter2' '\(Paths.fixture("null_deref"))'"],
+                                                    options: ["--redact-args"])
+        #expect(result.termination == .signaled(SIGSEGV))
+        let report = try #require(reports.first, "\(result.stderr)")
+        let process = report.json["process"] as? [String: Any]
+        let commandLine = process?["commandLine"] as? [String]
+        #expect(commandLine == ["app <redacted>"], "\(commandLine ?? [])")
+        #expect(process?["redacted"] as? Bool == true)
+        #expect(!String(decoding: report.data, as: UTF8.self).contains("hunter2"))
+    }
+}
