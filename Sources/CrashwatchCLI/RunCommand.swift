@@ -14,7 +14,7 @@ enum RunCommand {
     static let specs: [OptionSpec] = SpoolSettings.locationSpecs + SpoolSettings.retentionSpecs + [
         OptionSpec("app-root", value: "DIR", repeatable: true, help: "images under DIR are in-app (default: the executable's directory, or its parent when that is bin, sbin or libexec)"),
         OptionSpec("env-allow", value: "NAME", repeatable: true, help: "record environment variable NAME in reports (none are recorded otherwise)"),
-        OptionSpec("redact-args", help: "record only argv[0] of the command line; later arguments become <redacted>"),
+        OptionSpec("redact-args", help: "record only argv[0] of the command line; later arguments become <redacted> (a command line joined into one string keeps its first word)"),
         OptionSpec("app-name", value: "NAME", help: "app name for reports (default: $CRASHWATCH_APP_NAME of the crashed process)"),
         OptionSpec("app-version", value: "VERSION", help: "app version for reports (default: $CRASHWATCH_APP_VERSION)"),
         OptionSpec("app-release", value: "RELEASE", help: "app release for reports (default: $CRASHWATCH_APP_RELEASE)"),
