@@ -35,7 +35,7 @@ public enum CLI {
         Spool: --spool DIR, else the settings file's spool, else $CRASHWATCH_SPOOL, else
         /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports
         (~/.local/state/crashwatch/reports). Settings: /etc/crashwatch.conf or --config FILE,
-        'key = value' lines for spool, max-reports, max-bytes, max-age, max-per-exe.
+        'key = value' lines for \(ConfigFile.keys.sorted().joined(separator: ", ")).
 
         Run 'crashwatch COMMAND --help' for a command's options and exit statuses.
         Exit status: 0 success, 64 usage error; 'run' exits as its command did.

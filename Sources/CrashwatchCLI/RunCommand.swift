@@ -54,8 +54,9 @@ enum RunCommand {
         \(renderOptions(specs))
 
         Spool:
-          --spool, else $CRASHWATCH_SPOOL, else /var/lib/crashwatch/reports as root, else
-          $XDG_STATE_HOME/crashwatch/reports (~/.local/state/crashwatch/reports). Reports are named
+          --spool, else the settings file's spool, else $CRASHWATCH_SPOOL, else
+          /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports
+          (~/.local/state/crashwatch/reports). Reports are named
           <UTC time>-<pid>-<executable tag>-<report id>.json, written atomically with mode 0640; the
           full report replaces the minimal one under the same name.
 
