@@ -92,6 +92,12 @@ enum RunCommand {
     {
         guard !parsed.operands.isEmpty, !parsed.operands[0].isEmpty else { throw UsageError("no command given") }
         var supervisor = SupervisorOptions(command: parsed.operands)
+        // The command as the kernel gave it to crashwatch: the last operands of its own argv, as bytes.
+        let own = rawArguments()
+        if own.count >= parsed.operands.count {
+            let raw = Array(own.suffix(parsed.operands.count))
+            if raw.map({ String(decoding: $0, as: UTF8.self) }) == parsed.operands { supervisor.rawCommand = raw }
+        }
         supervisor.followForks = !parsed.has("no-follow-forks")
         if let text = parsed.value("capture-timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {

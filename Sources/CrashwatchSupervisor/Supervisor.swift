@@ -11,6 +11,9 @@ import CrashwatchSystem
 public struct SupervisorOptions: Sendable {
     /// The command and its arguments; the first element is looked up in PATH like a shell does.
     public var command: [String]
+    /// The same as the bytes crashwatch was given, passed on untouched (an argument need not be UTF-8);
+    /// nil: `command`'s UTF-8.
+    public var rawCommand: [[UInt8]]?
     /// Trace forked and vforked children too, so their crashes are reported (`--no-follow-forks` clears it).
     public var followForks: Bool = true
     /// How many times the loop polls `waitpid` without blocking before it sleeps: a tracee stopping in
@@ -90,11 +93,12 @@ public final class Supervisor {
             throw .system(error)
         }
         let command = options.command[0]
+        let raw = options.rawCommand ?? options.command.map { Array($0.utf8) }
         let child: SpawnedChild
         do {
             child = try spawnTraced(
-                argv: options.command,
-                candidates: ExecutableSearch.candidates(for: command, path: environmentPath()),
+                argv: raw,
+                candidates: ExecutableSearch.candidates(for: raw[0], path: environmentPath()),
                 childMask: inbox.previousMask,
                 ptraceOptions: Ptrace.seizeOptions(followForks: options.followForks))
         } catch {

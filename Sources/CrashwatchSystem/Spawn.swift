@@ -10,9 +10,16 @@ public enum ExecutableSearch {
     /// The paths to try for `command`: the name itself when it contains a slash, otherwise each PATH
     /// entry joined with it (an empty entry means the current directory, as in a shell).
     public static func candidates(for command: String, path: String?) -> [String] {
-        if command.contains("/") { return [command] }
+        candidates(for: Array(command.utf8), path: path).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The same for a command given as bytes (which need not be UTF-8): the bytes are kept as they are.
+    public static func candidates(for command: [UInt8], path: String?) -> [[UInt8]] {
+        if command.contains(UInt8(ascii: "/")) { return [command] }
         let entries = (path ?? defaultPath).split(separator: ":", omittingEmptySubsequences: false)
-        return entries.map { entry in entry.isEmpty ? command : (entry.hasSuffix("/") ? "\(entry)\(command)" : "\(entry)/\(command)") }
+        return entries.map { entry in
+            entry.isEmpty ? command : Array(entry.utf8) + (entry.hasSuffix("/") ? [] : [UInt8(ascii: "/")]) + command
+        }
     }
 }
 
@@ -42,19 +49,41 @@ public struct SpawnedChild: ~Copyable {
 
 /// Forks, stops the child before exec, seizes it with `ptraceOptions`, and lets it exec the first
 /// acceptable candidate with `argv` and the inherited environment, restoring `childMask` first.
-public func spawnTraced(argv: [String], candidates: [String], childMask: sigset_t, ptraceOptions: UInt)
+/// `argv` and `candidates` are bytes, passed to the kernel exactly: an argument need not be UTF-8.
+public func spawnTraced(argv: [[UInt8]], candidates: [[UInt8]], childMask: sigset_t, ptraceOptions: UInt)
     throws(SystemError) -> SpawnedChild
 {
     var mask = childMask
     var pid: pid_t = 0
     var errorFD: Int32 = -1
-    let result = withCStringArray(candidates) { paths in
-        withCStringArray(argv) { args in
+    let result = withCStringArray(bytes: candidates) { paths in
+        withCStringArray(bytes: argv) { args in
             cw_spawn_traced(paths, candidates.count, args, &mask, ptraceOptions, &pid, &errorFD)
         }
     }
-    guard result == 0 else { throw SystemError("spawn \(argv.first ?? "")", errno: lastErrno()) }
+    guard result == 0 else { throw SystemError("spawn \(String(decoding: argv.first ?? [], as: UTF8.self))", errno: lastErrno()) }
     return SpawnedChild(pid: pid, errorFD: errorFD)
+}
+
+/// Calls `body` with a NULL-terminated C array of NUL-terminated copies of `strings` (bytes, kept as they are).
+func withCStringArray<R>(bytes strings: [[UInt8]], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { bytes in
+        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+        for (index, byte) in bytes.enumerated() { pointer[index] = CChar(bitPattern: byte) }
+        pointer[bytes.count] = 0
+        return pointer
+    }
+    pointers.append(nil)
+    defer { for pointer in pointers { pointer?.deallocate() } }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// This process's own argv as the kernel gave it: bytes, not UTF-8-repaired strings.
+public func rawArguments() -> [[UInt8]] {
+    (0..<Int(CommandLine.argc)).map { index in
+        guard let pointer = CommandLine.unsafeArgv[index] else { return [] }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
+    }
 }
 
 /// Calls `body` with a NULL-terminated C array of copies of `strings`, freed afterwards.

@@ -95,3 +95,23 @@ import Testing
         #expect(!String(decoding: report.data, as: UTF8.self).contains("hunter2"))
     }
 }
+
+@Suite struct RawArgumentTests {
+    @Test("run passes argument bytes that are not UTF-8 to the command untouched, and runs a command whose path is not UTF-8")
+    func bytesUntouched() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/bin/bash"), "bash is not installed; skip")
+        let printed = try run("/bin/bash", ["-c", "exec '\(Paths.crashwatch)' run -- /bin/sh -c 'printf %s \"$1\" | od -An -tx1' sh $'a\\xff\\xfeb'"])
+        #expect(printed.termination == .exited(0), "\(printed.stderr)")
+        #expect(printed.stdout.split(separator: " ").map(String.init).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                    .filter { !$0.isEmpty } == ["61", "ff", "fe", "62"], "\(printed.stdout)")
+
+        let directory = try TemporaryDirectory("cw-raw-path")
+        let name = "\(directory.path)/x"
+        try FileManager.default.copyItem(atPath: "/bin/true", toPath: name)
+        // Rename to a name with the byte 0xff, which no Swift String can hold.
+        let renamed = try run("/bin/bash", ["-c", "mv '\(name)' '\(directory.path)'/$'x\\xff'"])
+        try #require(renamed.termination == .exited(0), "\(renamed.stderr)")
+        let result = try run("/bin/bash", ["-c", "exec '\(Paths.crashwatch)' run -- '\(directory.path)'/$'x\\xff'"])
+        #expect(result.termination == .exited(0), "exit \(result.termination): \(result.stderr)")
+    }
+}
