@@ -3,6 +3,8 @@
  * in park(), then blocks in pause() forever. Once all have passed the barrier the main thread
  * prints "ready" and dereferences NULL in crash_here(): capture must stop, read and unwind
  * 1,001 threads. The worker threads keep the process name (no pthread_setname_np).
+ * With the argument "wait" the main thread prints "ready" and pauses forever instead of crashing
+ * (for tests that send it a signal from outside; the caller ends it).
  *
  * BUILD: -O0 -g
  * ARGS:
@@ -45,7 +47,7 @@ __attribute__((noinline)) void crash_here(void)
     *p = 42;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static pthread_t threads[THREAD_COUNT];
     pthread_attr_t attr;
@@ -64,6 +66,9 @@ int main(void)
     pthread_barrier_wait(&all_parked);
     printf("ready\n");
     fflush(stdout);
+    if (argc > 1 && strcmp(argv[1], "wait") == 0) {
+        for (;;) pause();
+    }
     crash_here();
     return 0;
 }

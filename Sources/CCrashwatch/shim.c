@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 extern char **environ;
@@ -271,4 +272,8 @@ int cw_spawn_worker(const char *path, char *const *argv, char *const *envp, cons
 
 int cw_memfd(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+int cw_tgkill(pid_t pid, pid_t tid, int signo) {
+    return (int)syscall(SYS_tgkill, pid, tid, signo);
 }

@@ -240,6 +240,11 @@ public final class Supervisor {
                     timeNanoseconds: Clock.realtimeNanoseconds(),
                     crashedThreadID: crashedTID,
                     crashedThreadName: ProcFS.threadName(pid: pid, tid: crashedTID))
+                // Should crashwatch die while it holds the process (even by SIGKILL), the kernel detaches it
+                // and the signal being delivered would be lost: the app would live on. A second copy, queued
+                // now, survives that and kills as the first would; normally the process is dead before it
+                // is dequeued.
+                queueSignal(signal, to: tid, of: pid)
                 let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
                 let heldSince = Clock.monotonicNanoseconds()
                 let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: tid, fatalSignal: signal, deadline: deadline),

@@ -95,6 +95,11 @@ public func sendSignal(_ signal: Signal, to pid: Int32) throws(SystemError) {
     }
 }
 
+/// Queues `signal` for thread `tid` of process `pid` (tgkill); a thread that is gone is not an error.
+public func queueSignal(_ signal: Signal, to tid: Int32, of pid: Int32) {
+    _ = cw_tgkill(pid, tid, signal.number)
+}
+
 /// The process group of `pid`, or nil when the process is gone.
 public func processGroup(of pid: Int32) -> Int32? {
     let group = getpgid(pid)

@@ -115,3 +115,30 @@ import Testing
         #expect(result.termination == .exited(0), "exit \(result.termination): \(result.stderr)")
     }
 }
+
+@Suite(.serialized) struct DyingSupervisorTests {
+    @Test("crashwatch SIGKILLed while it holds a process for an outside SIGQUIT: the process still dies of SIGQUIT")
+    func fatalSignalSurvives() throws {
+        let directory = try TemporaryDirectory("cw-dying-supervisor")
+        // threads1000 wait: 1,001 threads make the hold long enough for the watcher to land in it.
+        let script = """
+            cd '\(directory.path)'
+            '\(Paths.fixture("clean_exec"))' '\(Paths.crashwatch)' run --spool spool -- '\(Paths.fixture("threads1000"))' wait > out 2> err &
+            CW=$!
+            i=0; until grep -q ready out 2>/dev/null; do i=$((i+1)); [ $i -gt 400 ] && exit 3; sleep 0.02; done
+            APP=$(cat /proc/$CW/task/*/children | tr ' ' '\\n' | grep . | head -1)
+            [ -n "$APP" ] || exit 4
+            echo "$APP" > app.pid
+            kill -QUIT $APP
+            i=0; until grep -q 'crashed:' err 2>/dev/null; do i=$((i+1)); [ $i -gt 20000 ] && break; done
+            kill -9 $CW
+            i=0; while [ -e /proc/$APP ] && ! grep -q '^State:.*Z' /proc/$APP/status 2>/dev/null; do
+              i=$((i+1)); [ $i -gt 100 ] && { echo ALIVE; kill -9 $APP; exit 1; }; sleep 0.05
+            done
+            echo GONE
+            """
+        let result = try run("/bin/bash", ["-c", script], timeout: 60)
+        #expect(result.termination == .exited(0) && result.stdout.contains("GONE"),
+                "exit \(result.termination), stdout \(result.stdout), stderr \(result.stderr)")
+    }
+}

@@ -86,6 +86,9 @@ int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv,
                     const sigset_t *child_mask, unsigned long ptrace_options,
                     pid_t *pid_out, int *error_fd_out);
 
+/** tgkill(2): sends `signo` to thread `tid` of process `pid`. */
+int cw_tgkill(pid_t pid, pid_t tid, int signo);
+
 /** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
 int cw_set_child_subreaper(void);
 
