@@ -371,7 +371,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         do {
             let spool = try Spool(path: configuration.spool)
             let path = try spool.write(bytes: bytes, name: name)
-            if prune { _ = try? spool.prune(policy: configuration.retention) }
+            if prune { _ = try? spool.prune(policy: configuration.retention, protecting: name) }
             return (true, "crashwatch: report written to \(path)")
         } catch {
             return (false, "crashwatch: \(error)")

@@ -329,7 +329,7 @@ enum PruneCommand {
             do throws(SpoolError) { spool = try settings.open() } catch { throw CommandFailure(error) }
             if parsed.has("dry-run") {
                 do throws(SpoolError) {
-                    let decisions = policy.removals(from: try spool.reports(), now: Clock.realtimeNanoseconds())
+                    let decisions = try spool.retentionDecisions(policy: policy)
                     var text = ""
                     for decision in decisions { text += "would remove \(decision.entry.name.text) (\(decision.reason))\n" }
                     StandardStream.out(text + "\(decisions.count) would be removed\n")
@@ -341,8 +341,11 @@ enum PruneCommand {
             var text = ""
             for file in result.removed { text += "removed \(file.name) (\(file.reason))\n" }
             for name in result.skippedClaimed { text += "kept \(name): claimed by a reader\n" }
+            for name in result.skippedForeign { text += "kept \(name): owned by another user, not written by this crashwatch\n" }
             text += "\(result.removed.count) removed, \(result.kept.count) kept"
-            text += result.skippedClaimed.isEmpty ? "\n" : ", \(result.skippedClaimed.count) claimed\n"
+            if !result.skippedClaimed.isEmpty { text += ", \(result.skippedClaimed.count) claimed" }
+            if !result.skippedForeign.isEmpty { text += ", \(result.skippedForeign.count) foreign" }
+            text += "\n"
             StandardStream.out(text)
             for failure in result.failures { StandardStream.err("crashwatch: \(failure)\n") }
             return result.failures.isEmpty ? ExitCode.success : ExitCode.ioError

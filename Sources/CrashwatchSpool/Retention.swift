@@ -153,16 +153,20 @@ public struct PruneResult: Equatable, Sendable {
     public var kept: [SpoolEntry] = []
     /// The report names (`ReportFileName.text`) of the claims prune saw and left alone, oldest first.
     public var skippedClaimed: [String] = []
+    /// Report names owned by a user other than root or this one, oldest first: not written by a crashwatch
+    /// this spool trusts, so retention neither counts nor removes them (their names could claim any time).
+    public var skippedForeign: [String] = []
     /// Steps that failed (`.removeFile`, `.syncDirectory`, or an unusable `.claims`); the rest went ahead.
     public var failures: [SpoolError] = []
 
     /// A result; the default is "nothing removed, nothing kept, nothing skipped, nothing failed".
     public init(removed: [PrunedFile] = [], kept: [SpoolEntry] = [], skippedClaimed: [String] = [],
-                failures: [SpoolError] = [])
+                skippedForeign: [String] = [], failures: [SpoolError] = [])
     {
         self.removed = removed
         self.kept = kept
         self.skippedClaimed = skippedClaimed
+        self.skippedForeign = skippedForeign
         self.failures = failures
     }
 }
@@ -179,8 +183,12 @@ extension Spool {
     /// limit stays for the next reader to take over. A file that another process removed or claimed first is
     /// simply not removed here; other failed removals, and an unusable `.claims`, are listed in the result
     /// and do not stop the rest. Only failing to list the spool throws.
-    public func prune(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds()) throws(SpoolError)
-        -> PruneResult
+    ///
+    /// Reports owned by a user other than root or the caller are left alone and listed in `skippedForeign`:
+    /// another local user who may write a sticky spool cannot plant future-dated names to push real reports
+    /// out. `protecting` (the report just written) is never removed, whatever its name says.
+    public func prune(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds(),
+                      protecting: ReportFileName? = nil) throws(SpoolError) -> PruneResult
     {
         var result = PruneResult()
         let names = try entryNames()
@@ -191,7 +199,11 @@ extension Spool {
         for name in names {
             if let parsed = ReportFileName(parsing: name) {
                 guard let status = try? directory.status(of: name), status.kind == .regular else { continue }
-                reports.append(SpoolEntry(name: parsed, bytes: status.size))
+                if Self.isTrustedWriter(status.ownerID) {
+                    reports.append(SpoolEntry(name: parsed, bytes: status.size))
+                } else {
+                    result.skippedForeign.append(name)
+                }
             } else if ReportFileName.isTemporaryName(name) {
                 guard let status = try? directory.status(of: name), status.kind == .regular,
                       now - status.modificationNanoseconds > staleLimit
@@ -201,7 +213,8 @@ extension Spool {
                 hasClaims = true
             }
         }
-        let decisions = policy.removals(from: reports, now: now)
+        let decisions = policy.removals(from: reports, now: now).filter { $0.entry.name != protecting }
+        result.skippedForeign.sort()
         var removedNames = Set<ReportFileName>()
         for decision in decisions {
             let name = decision.entry.name
@@ -236,6 +249,21 @@ extension Spool {
             }
         }
         return result
+    }
+
+    /// What `prune(policy:now:protecting:)` would remove from the unclaimed reports, without removing anything:
+    /// the same trust rule (only reports owned by root or the caller are candidates) and the same protection.
+    public func retentionDecisions(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds(),
+                                   protecting: ReportFileName? = nil) throws(SpoolError) -> [RetentionDecision]
+    {
+        var candidates: [SpoolEntry] = []
+        for name in try entryNames() {
+            guard let parsed = ReportFileName(parsing: name), let status = try? directory.status(of: name),
+                  status.kind == .regular, Self.isTrustedWriter(status.ownerID)
+            else { continue }
+            candidates.append(SpoolEntry(name: parsed, bytes: status.size))
+        }
+        return policy.removals(from: candidates, now: now).filter { $0.entry.name != protecting }
     }
 
     /// Removes the stale claims on reports older than `policy.maxAge` and lists every other claim as

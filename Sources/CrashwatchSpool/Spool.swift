@@ -22,8 +22,9 @@ public struct SpoolEntry: Equatable, Sendable {
 /// Layout: reports (`<time>-<pid>-<tag>-<id>.json`, mode 0640) and reports being written (`.tmp-<id>`) in
 /// the directory itself; reports readers took in `.claims/<report name>.<holder>` (see `claim(limit:holder:)`);
 /// files set aside in `.quarantine/<report name>` with `<report name>.reason` (see `quarantine(name:reason:now:)`).
-/// Opening never follows a symbolic link as the spool itself and refuses a directory that group or others
-/// may write without the sticky bit; the same holds for `.claims` and `.quarantine`. Every file operation
+/// Opening never follows a symbolic link as the spool itself and refuses a directory owned by a user other
+/// than root or the caller, or that group or others may write without the sticky bit; the same holds for
+/// `.claims` and `.quarantine`. Every file operation
 /// is relative to an open directory and never follows a link, and every name or id a caller passes is
 /// validated first, so no operation can reach outside the spool. Safe to use from several threads;
 /// several processes may use one spool at once.
@@ -48,9 +49,38 @@ public final class Spool: Sendable {
         self.directory = try Self.openDirectory(path, create: create)
         let status: FileStatus
         do { status = try directory.status() } catch { throw .openDirectory(path: path, error) }
+        try Self.checkTrusted(status, path: path)
+    }
+
+    /// The name of the group whose members may read every report in a set-group-ID spool.
+    public static let readerGroupName = "crashwatch"
+
+    /// Refuses a directory (the spool, `.claims`, `.quarantine`) that someone else could rearrange: owned by
+    /// a user other than root or this one, or writable by group or others without the sticky bit.
+    static func checkTrusted(_ status: FileStatus, path: String) throws(SpoolError) {
+        guard status.ownerID == 0 || status.ownerID == effectiveUserID else {
+            throw .untrustedOwner(path: path, owner: status.ownerID)
+        }
         if status.isWritableByGroupOrOthers && !status.isSticky {
             throw .unsafePermissions(path: path, permissions: status.permissions)
         }
+    }
+
+    /// Whether a file owned by `owner` may have been written by a crashwatch this spool trusts (root's or
+    /// this user's); retention touches no other file, so no other user can make it delete or keep reports.
+    static func isTrustedWriter(_ owner: UInt32) -> Bool { owner == 0 || owner == effectiveUserID }
+
+    /// The group a new report must be given, or nil when the one it was created with is right.
+    ///
+    /// In a set-group-ID spool a new file takes the directory's group; that is wanted only when the group is
+    /// `readerGroupName` (the operators' group for reading reports). Any other group — say the spool's
+    /// owner's — would let its members read reports of processes they could not see, so the report gets the
+    /// writer's own effective group instead.
+    private func reportGroupOverride() -> UInt32? {
+        guard let status = try? directory.status(), status.isSetGroupID, status.groupID != effectiveGroupID,
+              status.groupID != groupID(named: Self.readerGroupName)
+        else { return nil }
+        return effectiveGroupID
     }
 
     /// Opens (and if allowed creates) the directory, telling a symbolic link or a non-directory apart.
@@ -104,7 +134,10 @@ public final class Spool: Sendable {
             throw .createTemporaryFile(spool: path, name: temporary, error)
         }
         do throws(SpoolError) {
-            do { try file.setPermissions(Self.reportPermissions) } catch {
+            do {
+                if let group = reportGroupOverride() { try file.setGroup(group) }
+                try file.setPermissions(Self.reportPermissions)
+            } catch {
                 throw .setPermissions(spool: path, name: temporary, error)
             }
             do { try file.writeAll(bytes) } catch { throw .writeReport(spool: path, error) }
@@ -195,9 +228,7 @@ public final class Spool: Sendable {
         }
         let status: FileStatus
         do { status = try handle.status() } catch { throw .openSubdirectory(spool: path, name: name, error) }
-        if status.isWritableByGroupOrOthers && !status.isSticky {
-            throw .unsafePermissions(path: join(name), permissions: status.permissions)
-        }
+        try Self.checkTrusted(status, path: join(name))
         return handle
     }
 

@@ -14,6 +14,9 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case notADirectory(path: String)
     /// Group or others may write the spool and the sticky bit is not set, so they could replace reports.
     case unsafePermissions(path: String, permissions: UInt32)
+    /// The directory (the spool, `.claims` or `.quarantine`) belongs to a user who is neither root nor the
+    /// one running crashwatch, so that user could swap its entries; crashwatch does not use it.
+    case untrustedOwner(path: String, owner: UInt32)
     /// The temporary file for a report could not be created (an entry by that name may already exist).
     case createTemporaryFile(spool: String, name: String, SystemError)
     /// The temporary file's permissions could not be set.
@@ -73,7 +76,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     public var spool: String {
         switch self {
         case .createDirectory(let path, _), .openDirectory(let path, _), .symbolicLink(let path),
-             .notADirectory(let path), .unsafePermissions(let path, _):
+             .notADirectory(let path), .unsafePermissions(let path, _), .untrustedOwner(let path, _):
             path
         case .createTemporaryFile(let spool, _, _), .setPermissions(let spool, _, _), .writeReport(let spool, _),
              .syncReport(let spool, _), .publishReport(let spool, _, _), .syncDirectory(let spool, _),
@@ -99,7 +102,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .holderIdentity(_, _, let error), .claimReport(_, _, let error), .acknowledgeReport(_, _, let error),
              .releaseReport(_, _, let error), .quarantineFile(_, _, let error), .writeQuarantineReason(_, _, let error):
             error
-        case .symbolicLink, .notADirectory, .unsafePermissions, .noSuchReport, .ambiguous, .invalidID, .invalidName,
+        case .symbolicLink, .notADirectory, .unsafePermissions, .untrustedOwner, .noSuchReport, .ambiguous, .invalidID, .invalidName,
              .notARegularFile, .tooLarge, .unsafeClaims, .unsafeQuarantine, .claimedByAnother, .notClaimed, .claimLost:
             nil
         }
@@ -119,6 +122,9 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsafePermissions(let path, let permissions):
             "spool \(path) is writable by group or others without the sticky bit (mode \(octal(permissions))); "
                 + "refusing to use it (chmod go-w or chmod +t)"
+        case .untrustedOwner(let path, let owner):
+            "\(path) belongs to uid \(owner), neither root nor this user (uid \(effectiveUserID)); "
+                + "refusing to use it (chown it to root or to this user)"
         case .createTemporaryFile(let spool, let name, let error):
             "cannot create \(name) in spool \(spool): \(error.reason)"
         case .setPermissions(let spool, let name, let error):

@@ -30,6 +30,11 @@ public struct FileStatus: Equatable, Sendable {
     public let modificationNanoseconds: Int64
     /// The owner's user id.
     public let ownerID: UInt32
+    /// The group's id.
+    public let groupID: UInt32
+
+    /// Whether the set-group-ID bit is set: in a directory, new files take the directory's group.
+    public var isSetGroupID: Bool { permissions & 0o2000 != 0 }
 
     /// Whether the sticky bit is set: in a directory, only an entry's owner may remove or rename it.
     public var isSticky: Bool { permissions & 0o1000 != 0 }
@@ -49,6 +54,7 @@ public struct FileStatus: Equatable, Sendable {
         size = Int64(raw.st_size)
         modificationNanoseconds = Int64(raw.st_mtim.tv_sec) * 1_000_000_000 + Int64(raw.st_mtim.tv_nsec)
         ownerID = raw.st_uid
+        groupID = raw.st_gid
     }
 }
 
@@ -349,6 +355,11 @@ public struct WritableFile: ~Copyable, Sendable {
         guard retryingOnEINTR({ fchmod(fd, mode_t(permissions)) }) == 0 else {
             throw SystemError("fchmod \(name)", errno: lastErrno())
         }
+    }
+
+    /// Gives the file `group` (fchown, owner unchanged).
+    public func setGroup(_ group: UInt32) throws(SystemError) {
+        guard fchown(fd, UInt32.max, group) == 0 else { throw SystemError("fchown", errno: lastErrno()) }
     }
 
     /// Writes every byte, continuing after short writes and EINTR.

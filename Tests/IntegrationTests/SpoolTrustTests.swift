@@ -1,0 +1,116 @@
+// SpoolTrustTests.swift — the spool's trust model, tried as an unprivileged local user would attack a
+// root-run crashwatch: future-dated report names planted in a shared sticky spool, a `.claims` or a spool
+// that user owns, and a set-group-ID spool whose group would expose root's reports.
+import Foundation
+import Testing
+
+@Suite(.serialized) struct SpoolTrustTests {
+    /// The unprivileged user the attacks run as.
+    static let attacker: UInt32 = 65534
+
+    /// A shared spool `<temporary>/spool` with `mode` (root-owned), under a directory everyone may traverse.
+    private func sharedSpool(mode: mode_t) throws -> (TemporaryDirectory, String) {
+        try #require(getuid() == 0, "needs root to act as another user; skip")
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "setpriv is not installed; skip")
+        let directory = try TemporaryDirectory("cw-spool-trust")
+        chmod(directory.path, 0o755)
+        let spool = "\(directory.path)/spool"
+        try #require(mkdir(spool, 0o700) == 0)
+        try #require(chmod(spool, mode) == 0)
+        return (directory, spool)
+    }
+
+    /// Runs a shell command as the attacker.
+    private func asAttacker(_ script: String) throws -> RunResult {
+        try run("/usr/bin/setpriv", ["--reuid=\(Self.attacker)", "--regid=\(Self.attacker)", "--clear-groups", "/bin/sh", "-c", script])
+    }
+
+    private func names(in spool: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: spool)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+    }
+
+    @Test("future-dated names planted by another user in a sticky spool neither evict the real report nor get deleted")
+    func plantedFutureNames() throws {
+        let (directory, spool) = try sharedSpool(mode: 0o1777)
+        _ = directory
+        var planted: [String] = []
+        for index in 1...3 {
+            let name = "22001231T00000\(index).000Z-1-evil-00000000-0000-4000-8000-00000000000\(index).json"
+            planted.append(name)
+            let made = try asAttacker("umask 022; cp '\(Paths.root)/Fixtures/example-report.json' '\(spool)/\(name)'")
+            try #require(made.termination == .exited(0), "\(made.stderr)")
+        }
+        let result = try run(Paths.crashwatch, ["run", "--spool", spool, "--max-reports", "1", "--", Paths.fixture("null_deref")])
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        let after = names(in: spool)
+        #expect(Set(planted).isSubset(of: after), "a planted file was deleted: \(after)")
+        let real = after.filter { !planted.contains($0) }
+        #expect(real.count == 1 && real.first?.contains("-null_deref-") == true, "\(after)\n\(result.stderr)")
+
+        let prune = try run(Paths.crashwatch, ["prune", "--spool", spool, "--max-reports", "1"])
+        #expect(prune.termination == .exited(0), "\(prune.stderr)")
+        #expect(prune.stdout.contains("0 removed, 1 kept") && prune.stdout.contains("3 foreign"), "\(prune.stdout)")
+        #expect(prune.stdout.contains("owned by another user"), "\(prune.stdout)")
+        #expect(names(in: spool) == after)
+    }
+
+    @Test("the report just written survives retention even when a newer-named report fills the count limit")
+    func justWrittenSurvives() throws {
+        let spool = try ExampleSpool()
+        let future = try spool.add(id: "11111111-0000-4000-8000-000000000001", time: "22001231T000000.000Z", pid: 1)
+        let result = try run(Paths.crashwatch, ["run", "--spool", spool.path, "--max-reports", "1", "--", Paths.fixture("null_deref")])
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        let after = names(in: spool.path)
+        #expect(after.contains { $0.contains("-null_deref-") }, "the report just written was pruned: \(after)\n\(result.stderr)")
+        // The next prune, with no report to protect, applies the limit as usual.
+        let prune = try spool.crashwatch(["prune", "--max-reports", "1"])
+        #expect(prune.termination == .exited(0), "\(prune.stderr)")
+        #expect(names(in: spool.path) == [future])
+    }
+
+    @Test("a .claims another user created in a sticky spool is refused, so no reader follows that user's links")
+    func foreignClaims() throws {
+        let (directory, spool) = try sharedSpool(mode: 0o1777)
+        _ = directory
+        try FileManager.default.copyItem(atPath: "\(Paths.root)/Fixtures/example-report.json",
+                                         toPath: "\(spool)/20261130T090157.123Z-4242-segv_reraise-3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13.json")
+        let made = try asAttacker("mkdir -m 0755 '\(spool)/.claims'")
+        try #require(made.termination == .exited(0), "\(made.stderr)")
+        let claim = try run(Paths.crashwatch, ["claim", "--spool", spool])
+        #expect(claim.termination != .exited(0), "\(claim.stdout)")
+        #expect(claim.stderr.contains("\(spool)/.claims belongs to uid \(Self.attacker)"), "\(claim.stderr)")
+        #expect(claim.stderr.split(separator: "\n").count == 1, "\(claim.stderr)")
+        #expect(names(in: spool).count == 1, "the report moved")
+    }
+
+    @Test("a spool owned by another user is refused by writers and readers")
+    func foreignSpool() throws {
+        let (directory, spool) = try sharedSpool(mode: 0o755)
+        _ = directory
+        try #require(chown(spool, Self.attacker, Self.attacker) == 0)
+        let list = try run(Paths.crashwatch, ["list", "--spool", spool])
+        #expect(list.termination != .exited(0))
+        #expect(list.stderr.contains("\(spool) belongs to uid \(Self.attacker)"), "\(list.stderr)")
+        let crash = try run(Paths.crashwatch, ["run", "--spool", spool, "--", Paths.fixture("null_deref")])
+        #expect(crash.termination == .signaled(SIGSEGV), "the app's status must not change: \(crash.stderr)")
+        #expect(crash.stderr.contains("belongs to uid \(Self.attacker)"), "\(crash.stderr)")
+        #expect(names(in: spool).isEmpty)
+    }
+
+    @Test("in a set-group-ID spool whose group is not crashwatch's, root's reports keep root's group, not the spool's")
+    func setGroupIDSpool() throws {
+        let (directory, spool) = try sharedSpool(mode: 0o2750)
+        _ = directory
+        try #require(chown(spool, 0, Self.attacker) == 0 && chmod(spool, 0o2750) == 0)
+        let result = try run(Paths.crashwatch, ["run", "--spool", spool, "--", Paths.fixture("null_deref")])
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        let report = try #require(names(in: spool).first, "\(result.stderr)")
+        var info = stat()
+        try #require(stat("\(spool)/\(report)", &info) == 0)
+        #expect(info.st_gid == getegid(), "report group \(info.st_gid), spool group \(Self.attacker)")
+        #expect(info.st_mode & 0o7777 == 0o640)
+        // The attacker's group cannot read it.
+        let read = try asAttacker("cat '\(spool)/\(report)' > /dev/null")
+        #expect(read.termination != .exited(0))
+    }
+}
