@@ -502,13 +502,17 @@ private struct Reader {
         let status = (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through))
         let exeLink = ProcFS.readLink("/proc/\(through)/exe") ?? ""
         let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
-        var commandLine = ProcFS.commandLine(through).prefix(Self.maximumArguments).map(capped)
+        var arguments = ProcFS.commandLineBytes(through).prefix(Self.maximumArguments)
         // A program that rewrote its title leaves the rest of its argument area as empty arguments.
         var trimmed = 0
-        while commandLine.count > 1, commandLine.last?.isEmpty == true {
-            commandLine.removeLast()
+        while arguments.count > 1, arguments.last?.isEmpty == true {
+            arguments.removeLast()
             trimmed += 1
         }
+        var commandLine = arguments.map { capped(String(decoding: $0, as: UTF8.self)) }
+        // Bytes that are not UTF-8 read as U+FFFD in `commandLine`; the exact bytes go beside it.
+        let exact = options.redactArguments || arguments.allSatisfy { String(validating: $0, as: UTF8.self) != nil }
+            ? nil : arguments.map { ELFNotes.hexString(Array($0.prefix(maximumNameBytes))) }
         if options.redactArguments { commandLine = CommandLineRedaction.redacted(commandLine) }
         let environment = ProcFS.environment(through)
         func variable(_ name: String) -> String? { environment.last(where: { $0.name == name }).map { capped($0.value) } }
@@ -529,6 +533,7 @@ private struct Reader {
             app: app.name == nil && app.version == nil && app.release == nil ? nil : app,
             environment: allowed)
         record.commandLineTrimmed = trimmed
+        record.commandLineHex = exact
         return record
     }
 

@@ -289,6 +289,9 @@ public struct ProcessRecord: Codable, Sendable, Equatable {
     /// How many empty arguments were removed from the end of the command line: programs that rewrite their
     /// title (setproctitle: redis, PostgreSQL, nginx) leave the rest of the original argument area empty.
     public var commandLineTrimmed: Int?
+    /// Every argument's exact bytes in lowercase hexadecimal (each cut at 4096 bytes) when some argument is
+    /// not valid UTF-8 (`commandLine` then shows such bytes as U+FFFD); otherwise, and when redacted, nil.
+    public var commandLineHex: [String]?
     /// The working directory, when readable.
     public var cwd: String?
     /// The real user id.
@@ -321,6 +324,7 @@ public struct ProcessRecord: Codable, Sendable, Equatable {
         self.commandLine = commandLine
         self.redacted = redacted
         self.commandLineTrimmed = nil
+        self.commandLineHex = nil
         self.cwd = cwd
         self.uid = uid
         self.gid = gid

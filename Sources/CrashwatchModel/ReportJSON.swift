@@ -118,6 +118,8 @@ struct ReportJSONWriter {
         member("commandLine", indent: inner); strings(process.commandLine)
         member("redacted", indent: inner); bool(process.redacted)
         member("commandLineTrimmed", indent: inner); integer(process.commandLineTrimmed)
+        member("commandLineHex", indent: inner)
+        if let hex = process.commandLineHex { strings(hex) } else { null() }
         member("cwd", indent: inner); string(process.cwd)
         member("uid", indent: inner); integer(process.uid)
         member("gid", indent: inner); integer(process.gid)

@@ -85,6 +85,14 @@ public enum ProcFS {
         return splitNulTerminated(bytes)
     }
 
+    /// A process's command line as the exact bytes of each argument; empty for kernel threads and zombies.
+    public static func commandLineBytes(_ pid: Int32) -> [[UInt8]] {
+        guard let bytes = try? readBytes("/proc/\(pid)/cmdline") else { return [] }
+        var parts = bytes.split(separator: 0, omittingEmptySubsequences: false).map(Array.init)
+        if parts.last?.isEmpty == true { parts.removeLast() }
+        return parts
+    }
+
     /// Splits NUL-separated strings (cmdline, environ), dropping the empty tail.
     public static func splitNulTerminated(_ bytes: [UInt8]) -> [String] {
         var parts = bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }

@@ -114,6 +114,26 @@ import Testing
         let result = try run("/bin/bash", ["-c", "exec '\(Paths.crashwatch)' run -- '\(directory.path)'/$'x\\xff'"])
         #expect(result.termination == .exited(0), "exit \(result.termination): \(result.stderr)")
     }
+
+    @Test("a report records argument bytes that are not UTF-8 exactly, as hex beside the readable command line")
+    func reportKeepsExactBytes() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/bin/bash"), "bash is not installed; skip")
+        let spool = try TemporaryDirectory("cw-raw-report")
+        let crash = "exec '\(Paths.crashwatch)' run --spool '\(spool.path)' -- '\(Paths.fixture("null_deref"))' $'a\\xff\\xfeb' plain"
+        let crashed = try run("/bin/bash", ["-c", crash])
+        #expect(crashed.termination == .signaled(SIGSEGV), "\(crashed.stderr)")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: spool.path).first { $0.hasSuffix(".json") })
+        let data = try Data(contentsOf: URL(fileURLWithPath: "\(spool.path)/\(name)"))
+        #expect(try SchemaValidator().validate(reportJSON: data).isEmpty)
+        let process = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["process"] as? [String: Any])
+        #expect(process["commandLine"] as? [String] == [Paths.fixture("null_deref"), "a\u{FFFD}\u{FFFD}b", "plain"])
+        let hex = try #require(process["commandLineHex"] as? [String])
+        #expect(hex.dropFirst() == ["61fffe62", "706c61696e"], "\(hex)")
+        #expect(hex.first == Array(Paths.fixture("null_deref").utf8).map { String(format: "%02x", $0) }.joined())
+        // A UTF-8 command line needs no hex.
+        let (_, plain, _) = try runCapturing(Paths.fixture("null_deref"), ["é"])
+        #expect((plain.first?.json["process"] as? [String: Any])?["commandLineHex"] is NSNull)
+    }
 }
 
 @Suite(.serialized) struct DyingSupervisorTests {
