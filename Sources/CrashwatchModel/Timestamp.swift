@@ -149,13 +149,14 @@ public enum RFC3339 {
         let (utc, overflow) = localNanoseconds.subtractingReportingOverflow(Int64(offsetSeconds) * 1_000_000_000)
         return overflow ? nil : utc
     }
+}
 
-    /// Zero-pads a non-negative number to `width` digits (a negative one keeps its sign in front).
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value.magnitude)
-        let padded = digits.count < width ? String(repeating: "0", count: width - digits.count) + digits : digits
-        return value < 0 ? "-" + padded : padded
-    }
+/// `value` in `radix` (lowercase), zero-padded to `width` digits; a negative value keeps its sign in
+/// front. The one padding routine for dates, file names and escapes.
+public func pad(_ value: Int, _ width: Int, radix: Int = 10) -> String {
+    let digits = String(value.magnitude, radix: radix)
+    let padded = digits.count < width ? String(repeating: "0", count: width - digits.count) + digits : digits
+    return value < 0 ? "-" + padded : padded
 }
 
 /// Division rounding towards negative infinity, with a remainder in `0..<divisor`.

@@ -28,9 +28,8 @@ enum TextFormatting {
 
     /// One scalar as `\xHH` (below U+0100) or `\u{HHHH}`.
     static func escape(_ scalar: Unicode.Scalar) -> String {
-        let digits = String(scalar.value, radix: 16)
-        if scalar.value < 0x100 { return "\\x" + (digits.count < 2 ? "0" + digits : digits) }
-        return "\\u{" + digits + "}"
+        if scalar.value < 0x100 { return "\\x" + pad(Int(scalar.value), 2, radix: 16) }
+        return "\\u{" + String(scalar.value, radix: 16) + "}"
     }
 
     // MARK: Widths
@@ -84,12 +83,6 @@ enum TextFormatting {
         return "\(tenths / 10).\(tenths % 10) ms"
     }
 
-    /// A non-negative number zero-padded to `width` digits.
-    static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count < width ? String(repeating: "0", count: width - digits.count) + digits : digits
-    }
-
     // MARK: Command lines
 
     /// Characters that need no quoting in a POSIX shell word, besides ASCII letters and digits.
@@ -123,12 +116,6 @@ enum TextFormatting {
         }
         if safe { return argument }
         return "'" + argument.replacing("'", with: "'\\''") + "'"
-    }
-
-    /// A non-negative number in `radix`, zero-padded to `width` digits.
-    private static func pad(_ value: Int, _ width: Int, radix: Int) -> String {
-        let digits = String(value, radix: radix)
-        return digits.count < width ? String(repeating: "0", count: width - digits.count) + digits : digits
     }
 
     // MARK: Paths

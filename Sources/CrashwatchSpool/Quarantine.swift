@@ -127,23 +127,12 @@ extension Spool {
         let final = name + Self.reasonSuffix
         let temporary = ".\(final).tmp-\(ProcessProbe.currentID)"
         let bytes = Array(Self.reasonLine(reason: reason, now: now).utf8)
-        do throws(SystemError) {
-            // A leftover of a writer that died here would block O_EXCL: it is ours to replace.
-            try? quarantine.removeFile(named: temporary)
-            let file = try quarantine.createFile(named: temporary, permissions: Self.reportPermissions)
-            do throws(SystemError) {
-                try file.setPermissions(Self.reportPermissions)
-                try file.writeAll(bytes)
-                try file.synchronize()
-                try file.close()
-                try quarantine.rename(temporary, to: final)
-            } catch {
-                try? quarantine.removeFile(named: temporary)
-                throw error
-            }
-            try quarantine.synchronize()
+        // A leftover of a writer that died here would block O_EXCL: it is ours to replace.
+        try? quarantine.removeFile(named: temporary)
+        do {
+            try quarantine.writeAtomically(bytes, named: final, temporaryName: temporary, permissions: Self.reportPermissions)
         } catch {
-            throw .writeQuarantineReason(spool: path, name: name, error)
+            throw .writeQuarantineReason(spool: path, name: name, error.error)
         }
     }
 }

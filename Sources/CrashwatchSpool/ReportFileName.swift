@@ -199,9 +199,3 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
         return value
     }
 }
-
-/// Left-pads a non-negative number with zeros to `width` digits.
-func pad(_ value: Int, _ width: Int) -> String {
-    let text = String(value)
-    return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
-}

@@ -127,30 +127,19 @@ public final class Spool: Sendable {
     @discardableResult
     public func write(bytes: some Collection<UInt8>, name: ReportFileName) throws(SpoolError) -> String {
         let temporary = name.temporaryName
-        let file: WritableFile
         do {
-            file = try directory.createFile(named: temporary, permissions: Self.reportPermissions)
+            try directory.writeAtomically(bytes, named: name.text, temporaryName: temporary,
+                                          permissions: Self.reportPermissions, group: reportGroupOverride())
         } catch {
-            throw .createTemporaryFile(spool: path, name: temporary, error)
-        }
-        do throws(SpoolError) {
-            do {
-                if let group = reportGroupOverride() { try file.setGroup(group) }
-                try file.setPermissions(Self.reportPermissions)
-            } catch {
-                throw .setPermissions(spool: path, name: temporary, error)
+            switch error.step {
+            case .createTemporary: throw .createTemporaryFile(spool: path, name: temporary, error.error)
+            case .setAttributes: throw .setPermissions(spool: path, name: temporary, error.error)
+            case .write: throw .writeReport(spool: path, error.error)
+            case .synchronize: throw .syncReport(spool: path, error.error)
+            case .rename: throw .publishReport(spool: path, name: name.text, error.error)
+            case .synchronizeDirectory: throw .syncDirectory(spool: path, error.error)
             }
-            do { try file.writeAll(bytes) } catch { throw .writeReport(spool: path, error) }
-            do { try file.synchronize() } catch { throw .syncReport(spool: path, error) }
-            do { try file.close() } catch { throw .writeReport(spool: path, error) }
-            do { try directory.rename(temporary, to: name.text) } catch {
-                throw .publishReport(spool: path, name: name.text, error)
-            }
-        } catch {
-            try? directory.removeFile(named: temporary)
-            throw error
         }
-        do { try directory.synchronize() } catch { throw .syncDirectory(spool: path, error) }
         return path(of: name)
     }
 

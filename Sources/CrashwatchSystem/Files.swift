@@ -106,27 +106,17 @@ public enum FileSystem {
         if again != EEXIST { throw SystemError("mkdir \(path)", errno: again) }
     }
 
-    /// Replaces (or creates) the file at `path` with `bytes` atomically: a temporary file beside it,
-    /// written fully, flushed, then renamed over it. On failure the temporary file is removed.
+    /// Replaces (or creates) the file at `path` with `bytes` atomically, as `DirectoryHandle.writeAtomically`
+    /// does in its directory, with the temporary name `.<name>.tmp-<pid>`.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, permissions: UInt32 = 0o640) throws(SystemError) {
         var trimmed = Substring(path)
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
         let name = String(trimmed.split(separator: "/").last ?? trimmed)
         let directory = try DirectoryHandle(openingPath: parentDirectory(of: String(trimmed)) ?? ".")
         let temporary = ".\(name).tmp-\(getpid())"
-        let file = try directory.createFile(named: temporary, permissions: permissions)
-        do {
-            // Exactly these permissions, whatever the umask; then data, name and directory made durable.
-            try file.setPermissions(permissions)
-            try file.writeAll(bytes)
-            try file.synchronize()
-            try file.close()
-            try directory.rename(temporary, to: name)
-        } catch {
-            try? directory.removeFile(named: temporary)
-            throw error
+        do { try directory.writeAtomically(bytes, named: name, temporaryName: temporary, permissions: permissions) } catch {
+            throw error.error
         }
-        try directory.synchronize()
     }
 
     /// The path without its last component, or nil for `/` and single relative names.
@@ -139,6 +129,18 @@ public enum FileSystem {
         if parent.isEmpty { return trimmed == "/" ? nil : "/" }
         return String(parent)
     }
+}
+
+/// Which step of `DirectoryHandle.writeAtomically` failed, and why.
+public struct AtomicWriteError: Error, Equatable, Sendable {
+    /// The steps, in order.
+    public enum Step: Sendable, Equatable {
+        case createTemporary, setAttributes, write, synchronize, rename, synchronizeDirectory
+    }
+    /// The step that failed; before `.rename` the temporary file is gone, at `.synchronizeDirectory` the file is in place.
+    public let step: Step
+    /// The system's error.
+    public let error: SystemError
 }
 
 /// An open directory (`O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC`), closed when dropped; names are relative to it.
@@ -165,6 +167,37 @@ public struct DirectoryHandle: ~Copyable, Sendable {
         var raw = stat()
         guard fstat(fd, &raw) == 0 else { throw SystemError("fstat", errno: lastErrno()) }
         return FileStatus(raw)
+    }
+
+    /// Publishes `bytes` as entry `name` atomically — the one way crashwatch writes a file: `temporaryName`
+    /// is created exclusively (never through a link), given exactly `permissions` (and `group`, when given)
+    /// whatever the umask, written fully, flushed, closed and renamed over `name` (an entry there is replaced,
+    /// never written through); then the directory is flushed. Readers see the old entry or the whole new one.
+    /// A failure before the rename removes the temporary file.
+    public func writeAtomically(_ bytes: some Collection<UInt8>, named name: String, temporaryName: String,
+                                permissions: UInt32, group: UInt32? = nil) throws(AtomicWriteError)
+    {
+        let file: WritableFile
+        do { file = try createFile(named: temporaryName, permissions: permissions) } catch {
+            throw AtomicWriteError(step: .createTemporary, error: error)
+        }
+        var step = AtomicWriteError.Step.setAttributes
+        do throws(SystemError) {
+            if let group { try file.setGroup(group) }
+            try file.setPermissions(permissions)
+            step = .write
+            try file.writeAll(bytes)
+            step = .synchronize
+            try file.synchronize()
+            step = .write
+            try file.close()
+            step = .rename
+            try rename(temporaryName, to: name)
+        } catch {
+            try? removeFile(named: temporaryName)
+            throw AtomicWriteError(step: step, error: error)
+        }
+        do { try synchronize() } catch { throw AtomicWriteError(step: .synchronizeDirectory, error: error) }
     }
 
     /// The status of entry `name`, without following it when it is a symbolic link (`fstatat`).

@@ -20,6 +20,23 @@ import Testing
         #expect(result.stderr.contains(fifo) && result.stderr.contains("not a regular file"), "\(result.stderr)")
     }
 
+    @Test("symbolicate does not block on a FIFO named as an image path inside the report")
+    func fifoImageInReport() throws {
+        let directory = try TemporaryDirectory("cw-fifo-image")
+        let fifo = "\(directory.path)/segv_reraise"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let text = try String(contentsOfFile: "\(Paths.root)/Fixtures/example-report.json", encoding: .utf8)
+            .replacingOccurrences(of: "\"path\": \"/opt/demo/bin/segv_reraise\"", with: "\"path\": \"\(fifo)\"")
+        try #require(text.contains(fifo))
+        let report = "\(directory.path)/report.json"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: report))
+        let started = Date()
+        let result = try run(Paths.crashwatch, ["symbolicate", report], timeout: 20)
+        #expect(Date().timeIntervalSince(started) < 10, "symbolicate waited on the FIFO")
+        #expect(result.termination == .exited(0), "\(result.stderr)")
+        #expect(result.stdout.contains("\"schemaVersion\""))
+    }
+
     @Test("list --since a duration longer ago than the epoch lists every report (no arithmetic overflow)")
     func sinceOverflow() throws {
         let spool = try ExampleSpool()
