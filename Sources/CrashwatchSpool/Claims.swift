@@ -373,6 +373,13 @@ extension Spool {
         } catch {
             throw .claimReport(spool: path, name: name.text, error)
         }
+        // Checked before the move too, but in a sticky spool the entry's owner may have swapped in a link
+        // since: a link or other non-file in `.claims` would be followed by a reader that opens the claim's
+        // path, so it is removed (not followed) and nothing is claimed.
+        guard (try? claims.status(of: claim.entryName))?.kind == .regular else {
+            try? claims.removeFile(named: claim.entryName)
+            return nil
+        }
         return claim
     }
 

@@ -193,14 +193,15 @@ public final class Spool: Sendable {
 
     /// Opens a subdirectory (creating it when missing and `create` is true) without following a link.
     ///
-    /// It is created with the spool's own permission bits (0750 for a spool crashwatch created, less the
-    /// umask), so whoever may take reports out of the spool may also claim or quarantine them. A symbolic
+    /// It is created with the spool's own permission bits less any for others (0750 for a spool crashwatch
+    /// created, less the umask; 1770 in a 1777 spool), so whoever may take reports out of the spool may also
+    /// claim or quarantine them, and a user who may only add reports cannot plant or swap entries there. A symbolic
     /// link or non-directory under its name is refused (`.unsafeClaims`, `.unsafeQuarantine`), and so is a
     /// directory that group or others may write without the sticky bit (`.unsafePermissions`).
     func openSubdirectory(_ which: Subdirectory, create: Bool) throws(SpoolError) -> DirectoryHandle {
         let name = which.rawValue
         if create {
-            let permissions = ((try? directory.status())?.permissions ?? Self.directoryPermissions) & 0o1777
+            let permissions = ((try? directory.status())?.permissions ?? Self.directoryPermissions) & 0o1770
             do { try directory.createDirectory(named: name, permissions: permissions) } catch let error
                 where error.isAlreadyExisting
             {

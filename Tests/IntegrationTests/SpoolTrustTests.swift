@@ -83,6 +83,23 @@ import Testing
         #expect(names(in: spool).count == 1, "the report moved")
     }
 
+    @Test("in a 1777 spool, the .claims crashwatch creates is closed to others: they cannot plant or swap claims")
+    func claimsClosedToOthers() throws {
+        let (directory, spool) = try sharedSpool(mode: 0o1777)
+        _ = directory
+        let name = "20261130T090157.123Z-4242-segv_reraise-3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13.json"
+        try FileManager.default.copyItem(atPath: "\(Paths.root)/Fixtures/example-report.json", toPath: "\(spool)/\(name)")
+        // A careless umask 000 must not open .claims to everyone.
+        let claim = try run("/bin/sh", ["-c", "umask 000; exec '\(Paths.crashwatch)' claim --spool '\(spool)' --holder 1"])
+        #expect(claim.termination == .exited(0), "\(claim.stderr)")
+        #expect(claim.stdout.contains("/.claims/\(name)."), "\(claim.stdout)")
+        var info = stat()
+        try #require(stat("\(spool)/.claims", &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o1770, "mode \(String(info.st_mode & 0o7777, radix: 8))")
+        let plant = try asAttacker("ln -s /etc/shadow '\(spool)/.claims/\(name).1-1'")
+        #expect(plant.termination != .exited(0), "the attacker planted a link in .claims")
+    }
+
     @Test("a spool owned by another user is refused by writers and readers")
     func foreignSpool() throws {
         let (directory, spool) = try sharedSpool(mode: 0o755)
