@@ -28,6 +28,9 @@ public struct FileStatus: Equatable, Sendable {
     public let size: Int64
     /// Last modification, nanoseconds since the Unix epoch (`st_mtim`).
     public let modificationNanoseconds: Int64
+    /// When the inode last changed (st_ctim), in nanoseconds since the epoch: set by the kernel, so unlike
+    /// the modification time no file owner can choose it.
+    public let changeNanoseconds: Int64
     /// The owner's user id.
     public let ownerID: UInt32
     /// The group's id.
@@ -53,6 +56,7 @@ public struct FileStatus: Equatable, Sendable {
         permissions = UInt32(raw.st_mode & 0o7777)
         size = Int64(raw.st_size)
         modificationNanoseconds = Int64(raw.st_mtim.tv_sec) * 1_000_000_000 + Int64(raw.st_mtim.tv_nsec)
+        changeNanoseconds = Int64(raw.st_ctim.tv_sec) * 1_000_000_000 + Int64(raw.st_ctim.tv_nsec)
         ownerID = raw.st_uid
         groupID = raw.st_gid
     }

@@ -54,6 +54,24 @@ import Testing
         #expect(names(in: spool) == after)
     }
 
+    @Test("another user's honest report (its name, owner and content agree) counts and ages out; a planted one does not")
+    func honestForeignReportAgesOut() throws {
+        let (directory, spool) = try sharedSpool(mode: 0o1777)
+        _ = directory
+        let theirs = try asAttacker("exec '\(Paths.crashwatch)' run --spool '\(spool)' -- '\(Paths.fixture("null_deref"))'")
+        #expect(theirs.termination == .signaled(SIGSEGV), "\(theirs.stderr)")
+        let honest = try #require(names(in: spool).first, "\(theirs.stderr)")
+        // The same content under a name dated in the future, by the same user: does not agree.
+        let planted = "22001231T000000.000Z" + honest.dropFirst(20)
+        let copied = try asAttacker("cp '\(spool)/\(honest)' '\(spool)/x' && mv '\(spool)/x' '\(spool)/\(planted)'")
+        try #require(copied.termination == .exited(0), "\(copied.stderr)")
+        let ours = try run(Paths.crashwatch, ["run", "--spool", spool, "--max-reports", "1", "--", Paths.fixture("null_deref")])
+        #expect(ours.termination == .signaled(SIGSEGV), "\(ours.stderr)")
+        let after = names(in: spool)
+        #expect(!after.contains(honest), "the other user's older honest report was not pruned: \(after)")
+        #expect(after.contains(planted) && after.count == 2, "\(after)")
+    }
+
     @Test("the report just written survives retention even when a newer-named report fills the count limit")
     func justWrittenSurvives() throws {
         let spool = try ExampleSpool()
