@@ -205,7 +205,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     private let writer = DispatchQueue(label: "crashwatch.final-reports")
     private let configuration: RunCommand.Configuration
 
-    init(configuration: RunCommand.Configuration) { self.configuration = configuration }
+    init(configuration: RunCommand.Configuration) {
+        self.configuration = configuration
+        // On this thread, before the command starts (about 1 ms): doing it on a Dispatch thread changed the
+        // signal dispositions the command inherits (signal 33 no longer ignored; TransparencyTests).
+        LiveCapture.prepare()
+    }
 
     /// What the reporter keeps for a job: the capture and where its reports go.
     private final class JobState: @unchecked Sendable {

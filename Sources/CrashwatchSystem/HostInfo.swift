@@ -101,10 +101,14 @@ public enum ProcessClock {
         return nil
     }
 
+    /// When this machine booted, in seconds since the epoch (`btime` of /proc/stat, a file the kernel
+    /// builds from every CPU's counters: read once, not for each crash); nil when unreadable.
+    public static let bootTimeSeconds: Int64? = (try? ProcFS.readText("/proc/stat")).flatMap(bootTime(statText:))
+
     /// When process `pid` started, in nanoseconds since the epoch; nil when unreadable.
     public static func startTimeNanoseconds(pid: Int32) -> Int64? {
         guard let stat = try? ProcFS.readText("/proc/\(pid)/stat"), let ticks = startTicks(statText: stat),
-              let global = try? ProcFS.readText("/proc/stat"), let boot = bootTime(statText: global)
+              let boot = bootTimeSeconds
         else { return nil }
         let hertz = UInt64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
         return boot * 1_000_000_000 + Int64(ticks / hertz) * 1_000_000_000 + Int64((ticks % hertz) * 1_000_000_000 / hertz)
