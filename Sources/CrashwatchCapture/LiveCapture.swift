@@ -109,7 +109,7 @@ public enum LiveCapture {
             reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal), originalFault: original,
             handledFaults: crash.handledFaults.map(RawFault.init),
             timeNanoseconds: crash.timeNanoseconds, startedNanoseconds: started, holdDurationMs: 0,
-            architecture: .host, maps: reader.mapsText, auxv: ELFNotes.hexString(reader.auxv),
+            architecture: .host, maps: reader.mapsText, auxv: Hex.string(reader.auxv),
             pointerAuthenticationMask: reader.pointerAuthenticationMask(tid: stopped.crashedTID),
             threads: threads, images: images.records,
             process: reader.processRecord(), host: CaptureHost.record(),
@@ -436,7 +436,7 @@ private struct Reader {
         for image in candidates {
             var record = RawImage(start: image.start)
             if let base = image.baseAddress, let identity = identify(base: base) {
-                record.buildID = identity.buildID.map(ELFNotes.hexString)
+                record.buildID = identity.buildID.map(Hex.string)
                 record.architecture = identity.architecture
                 record.package = identity.package
             } else if image.kind != .vdso {
@@ -542,7 +542,7 @@ private struct Reader {
         var commandLine = arguments.map { capped(String(decoding: $0, as: UTF8.self)) }
         // Bytes that are not UTF-8 read as U+FFFD in `commandLine`; the exact bytes go beside it.
         let exact = options.redactArguments || arguments.allSatisfy { String(validating: $0, as: UTF8.self) != nil }
-            ? nil : arguments.map { ELFNotes.hexString(Array($0.prefix(maximumNameBytes))) }
+            ? nil : arguments.map { Hex.string(Array($0.prefix(maximumNameBytes))) }
         if options.redactArguments { commandLine = CommandLineRedaction.redacted(commandLine) }
         let environment = ProcFS.environment(through)
         func variable(_ name: String) -> String? { environment.last(where: { $0.name == name }).map { capped($0.value) } }

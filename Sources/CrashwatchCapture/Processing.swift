@@ -81,7 +81,7 @@ public struct CaptureProcessor: FrameProcessor {
             return nil
         }
         if let buildID {
-            let found = ELFFile.buildID(of: file).map(ELFNotes.hexString)
+            let found = ELFFile.buildID(of: file).map(Hex.string)
             guard found == buildID else {
                 softErrors.append(SoftError(stage: "images", image: image.path, message:
                     "the file there now is another build (build-id \(found ?? "none"), the process had \(buildID)); not used"))
@@ -95,7 +95,7 @@ public struct CaptureProcessor: FrameProcessor {
                 "no build-id to match and the file there now is not the mapped inode; not used"))
             return nil
         }
-        if let found = ELFFile.buildID(of: file) { fileBuildIDs[image.start] = ELFNotes.hexString(found) }
+        if let found = ELFFile.buildID(of: file) { fileBuildIDs[image.start] = Hex.string(found) }
         return file
     }
 
@@ -248,7 +248,7 @@ public struct CaptureProcessor: FrameProcessor {
             } else if copiedImages.contains(image.start), let rebuilt = rebuildFromMemory(image) {
                 imageFiles[image.start] = rebuilt
                 failure = symbolizer.report(name: image.path, fd: rebuilt.fd, loadAddress: base)
-            } else if let text = identities[image.start]?.buildID, let buildID = Resymbolication.bytes(fromHex: text) {
+            } else if let text = identities[image.start]?.buildID, !text.isEmpty, let buildID = Hex.bytes(text) {
                 failure = symbolizer.report(name: image.path, start: image.start, end: image.end, buildID: buildID)
             } else {
                 failure = "no file and no build-id to find one by"

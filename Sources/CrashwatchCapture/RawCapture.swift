@@ -44,8 +44,8 @@ public struct RawThread: Codable, Sendable, Equatable {
     public var crashed: Bool
     /// NT_PRSTATUS bytes; empty when they could not be read (or the thread did not stop in time).
     public var registers: [UInt8] {
-        get { Resymbolication.bytes(fromHex: registersHex) ?? [] }
-        set { registersHex = ELFNotes.hexString(newValue) }
+        get { Hex.bytes(registersHex) ?? [] }
+        set { registersHex = Hex.string(newValue) }
     }
     /// The registers as stored: hex (JSONEncoder writes byte arrays as slow arrays of numbers).
     private var registersHex: String
@@ -60,7 +60,7 @@ public struct RawThread: Codable, Sendable, Equatable {
         self.tid = tid
         self.name = name
         self.crashed = crashed
-        self.registersHex = ELFNotes.hexString(registers)
+        self.registersHex = Hex.string(registers)
         self.missingReason = missingReason
         self.stackCapped = false
     }
@@ -91,7 +91,7 @@ public struct RawFault: Codable, Sendable, Equatable {
     public var signal: RawSignal
     public var timeNanoseconds: Int64
     private var registersHex: String
-    public var registers: [UInt8] { Resymbolication.bytes(fromHex: registersHex) ?? [] }
+    public var registers: [UInt8] { Hex.bytes(registersHex) ?? [] }
 
     public init(_ fault: HandledFault) {
         self.init(tid: fault.tid, signal: RawSignal(fault.signal), timeNanoseconds: fault.timeNanoseconds, registers: fault.registers)
@@ -101,7 +101,7 @@ public struct RawFault: Codable, Sendable, Equatable {
         self.tid = tid
         self.signal = signal
         self.timeNanoseconds = timeNanoseconds
-        self.registersHex = ELFNotes.hexString(registers)
+        self.registersHex = Hex.string(registers)
     }
 }
 

@@ -292,6 +292,16 @@ public struct ProcessRecord: Codable, Sendable, Equatable {
     /// Every argument's exact bytes in lowercase hexadecimal (each cut at 4096 bytes) when some argument is
     /// not valid UTF-8 (`commandLine` then shows such bytes as U+FFFD); otherwise, and when redacted, nil.
     public var commandLineHex: [String]?
+
+    /// Each argument's exact bytes: from `commandLineHex` when it is there and well-formed (one entry per
+    /// argument), else the UTF-8 of `commandLine`.
+    public var commandLineBytes: [[UInt8]] {
+        if let hex = commandLineHex, hex.count == commandLine.count {
+            let decoded = hex.compactMap(Hex.bytes)
+            if decoded.count == hex.count { return decoded }
+        }
+        return commandLine.map { Array($0.utf8) }
+    }
     /// The working directory, when readable.
     public var cwd: String?
     /// The real user id.

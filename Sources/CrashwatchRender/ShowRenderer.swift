@@ -111,6 +111,10 @@ public enum ShowRenderer {
     /// The command line as a shell would take it, `<redacted>` placeholders kept bare; `<redacted>` or `<unknown>` when empty.
     static func commandLine(of process: ProcessRecord) -> String {
         if process.commandLine.isEmpty { return process.redacted ? "<redacted>" : "<unknown>" }
+        if process.commandLineHex != nil && !process.redacted {
+            // Bytes that are not UTF-8 are shown as the `\xHH` escapes a shell would take.
+            return process.commandLineBytes.map(TextFormatting.shellQuoted(bytes:)).joined(separator: " ")
+        }
         return process.commandLine.enumerated().map { index, argument in
             process.redacted && index > 0 && argument == "<redacted>" ? argument : TextFormatting.shellQuoted(argument)
         }.joined(separator: " ")

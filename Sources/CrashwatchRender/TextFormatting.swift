@@ -94,21 +94,7 @@ enum TextFormatting {
         if argument.isEmpty { return "''" }
         let scalars = argument.unicodeScalars
         if scalars.contains(where: needsEscape) {
-            var text = "$'"
-            for scalar in scalars {
-                switch scalar {
-                case "\\": text += "\\\\"
-                case "'": text += "\\'"
-                case "\n": text += "\\n"
-                case "\t": text += "\\t"
-                case "\r": text += "\\r"
-                default:
-                    if !needsEscape(scalar) { text.unicodeScalars.append(scalar) }
-                    else if scalar.value < 0x100 { text += escape(scalar) }
-                    else { text += "\\u" + pad(Int(scalar.value), 4, radix: 16) }
-                }
-            }
-            return text + "'"
+            return "$'" + scalars.map(dollarQuoted).joined() + "'"
         }
         let safe = scalars.allSatisfy { scalar in
             (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
@@ -116,6 +102,41 @@ enum TextFormatting {
         }
         if safe { return argument }
         return "'" + argument.replacing("'", with: "'\\''") + "'"
+    }
+
+    /// One character inside `$'…'`: itself, or the escape a shell reads back as it.
+    private static func dollarQuoted(_ scalar: Unicode.Scalar) -> String {
+        switch scalar {
+        case "\\": "\\\\"
+        case "'": "\\'"
+        case "\n": "\\n"
+        case "\t": "\\t"
+        case "\r": "\\r"
+        default:
+            !needsEscape(scalar) ? String(scalar)
+                : scalar.value < 0x100 ? escape(scalar) : "\\u" + pad(Int(scalar.value), 4, radix: 16)
+        }
+    }
+
+    /// An argument's exact bytes as a shell would need them typed: as `shellQuoted` when they are UTF-8,
+    /// else `$'…'` with each byte that does not begin a valid UTF-8 character as `\xHH`.
+    static func shellQuoted(bytes: [UInt8]) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return shellQuoted(text) }
+        var text = "$'"
+        var index = 0
+        while index < bytes.count {
+            // The character starting here (UTF-8 characters are 1 to 4 bytes), else one raw byte.
+            let character = (1...min(4, bytes.count - index)).lazy
+                .compactMap { String(validating: bytes[index..<(index + $0)], as: UTF8.self) }.first
+            if let character, let scalar = character.unicodeScalars.first {
+                text += dollarQuoted(scalar)
+                index += character.utf8.count
+            } else {
+                text += "\\x" + pad(Int(bytes[index]), 2, radix: 16)
+                index += 1
+            }
+        }
+        return text + "'"
     }
 
     // MARK: Paths

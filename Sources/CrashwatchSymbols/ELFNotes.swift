@@ -76,18 +76,6 @@ public enum ELFNotes {
         return String(validating: text, as: UTF8.self)
     }
 
-    /// Lower-case hex digits without separators or prefix, as `readelf -n` prints a build-id.
-    public static func hexString(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// Parses the notes of every PT_NOTE segment whose file bytes lie within `fileBytes` (a file's prefix).
     public static func notes(inFile fileBytes: [UInt8], header: ELFHeaderInfo) -> [ELFNote] {
         header.noteSegments.flatMap { segment -> [ELFNote] in

@@ -22,7 +22,7 @@ public enum Resymbolication {
         }
         var opened: [OwnedDescriptor] = []
         for image in report.images {
-            guard let buildIDText = image.buildID, let buildID = bytes(fromHex: buildIDText) else {
+            guard let buildIDText = image.buildID, !buildIDText.isEmpty, let buildID = Hex.bytes(buildIDText) else {
                 result.softErrors.append(SoftError(stage: "symbols", image: image.path, message: "no build-id recorded: the image cannot be matched"))
                 continue
             }
@@ -38,7 +38,7 @@ public enum Resymbolication {
                 }
                 result.softErrors.append(SoftError(
                     stage: "symbols", image: image.path,
-                    message: "refused \(candidate.path): its build-id is \(ELFNotes.hexString(found)), not \(buildIDText)"))
+                    message: "refused \(candidate.path): its build-id is \(Hex.string(found)), not \(buildIDText)"))
             }
             let failure: String?
             if let chosen {
@@ -96,25 +96,4 @@ public enum Resymbolication {
         return paths
     }
 
-    /// Bytes from lower- or upper-case hex digits; nil for anything else.
-    public static func bytes(fromHex text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0, !digits.isEmpty else { return nil }
-        var result: [UInt8] = []
-        result.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            result.append(high << 4 | low)
-        }
-        return result
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case 48...57: digit - 48
-        case 97...102: digit - 87
-        case 65...70: digit - 55
-        default: nil
-        }
-    }
 }

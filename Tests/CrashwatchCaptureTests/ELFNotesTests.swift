@@ -2,6 +2,7 @@
 // package metadata), a hand-built aarch64 header, and real binaries on this machine compared with
 // `readelf -n` at test time — from the file and, as capture does it, from a loaded image's memory.
 import CrashwatchCapture
+import CrashwatchModel
 import CrashwatchSymbols
 import CrashwatchSystem
 import Foundation
@@ -71,8 +72,8 @@ private let haveReadelf = which("readelf") != nil
         #expect(notes.map(\.name) == ["GNU", "GNU"])
         #expect(notes.map(\.type) == [1, 3])
         #expect(ELFNotes.buildID(in: notes) == buildID)
-        #expect(ELFNotes.hexString(buildID) == "000d1a2734414e5b6875828f9ca9b6c3d0ddeaf7")
-        #expect(ELFNotes.hexString([]) == "")
+        #expect(Hex.string(buildID) == "000d1a2734414e5b6875828f9ca9b6c3d0ddeaf7")
+        #expect(Hex.string([]) == "")
     }
 
     @Test func buildIDNeedsTheGNUOwnerAndANonEmptyDescriptor() {
@@ -202,7 +203,7 @@ private let haveReadelf = which("readelf") != nil
         let notes = ELFNotes.notes(inFile: bytes, header: header)
         let expected = try readelfBuildIDs(path)
         try #require(expected.count == 1, "readelf -n \(path) shows no single build-id: nothing to compare")
-        #expect(ELFNotes.buildID(in: notes).map(ELFNotes.hexString) == expected.first)
+        #expect(ELFNotes.buildID(in: notes).map(Hex.string) == expected.first)
     }
 
     @Test(.enabled(if: haveReadelf, "readelf (binutils) is not installed"))
@@ -228,6 +229,6 @@ private let haveReadelf = which("readelf") != nil
         }
         let expected = try readelfBuildIDs(libc.path)
         try #require(expected.count == 1, "readelf -n \(libc.path) shows no single build-id: nothing to compare")
-        #expect(ELFNotes.buildID(in: notes).map(ELFNotes.hexString) == expected.first)
+        #expect(ELFNotes.buildID(in: notes).map(Hex.string) == expected.first)
     }
 }

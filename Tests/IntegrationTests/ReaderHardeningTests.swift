@@ -147,6 +147,10 @@ import Testing
         let hex = try #require(process["commandLineHex"] as? [String])
         #expect(hex.dropFirst() == ["61fffe62", "706c61696e"], "\(hex)")
         #expect(hex.first == Array(Paths.fixture("null_deref").utf8).map { String(format: "%02x", $0) }.joined())
+        // show prints the exact bytes as a shell takes them back.
+        let shown = try run(Paths.crashwatch, ["show", "--spool", spool.path, "\(spool.path)/\(name)"])
+        #expect(shown.termination == .exited(0), "\(shown.stderr)")
+        #expect(shown.stdout.contains("$'a\\xff\\xfeb' plain"), "\(shown.stdout)")
         // A UTF-8 command line needs no hex.
         let (_, plain, _) = try runCapturing(Paths.fixture("null_deref"), ["é"])
         #expect((plain.first?.json["process"] as? [String: Any])?["commandLineHex"] is NSNull)
