@@ -13,51 +13,10 @@ import Testing
 private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "main_exits_first",
                                  "kill_reraise", "nested_fault"]
 
-/// A fixture in any language this suite covers, with the `KEY: value` lines of its header (the first `/* */` block;
-/// Support's `Fixture` reads only C, C++ and Swift sources).
-private struct ToolchainFixture: CustomTestStringConvertible, Sendable {
-    let name: String
-    /// The source file's extension: `c`, `rs` or `go`.
-    let language: String
-    let keys: [String: String]
+/// This suite's fixtures are also written in Rust and Go.
+private let toolchainExtensions = ["c", "rs", "go"]
 
-    var testDescription: String { name }
-
-    init(_ name: String) {
-        self.name = name
-        var found = ("", "")
-        for language in ["c", "rs", "go"] {
-            if let text = try? String(contentsOfFile: "\(Paths.root)/Fixtures/\(name).\(language)", encoding: .utf8) {
-                found = (language, text)
-                break
-            }
-        }
-        language = found.0
-        var keys: [String: String] = [:]
-        if let end = found.1.range(of: "*/") {
-            for rawLine in found.1[..<end.lowerBound].split(separator: "\n") {
-                let line = rawLine.trimmingCharacters(in: .whitespaces).drop(while: { $0 == "/" || $0 == "*" })
-                    .trimmingCharacters(in: .whitespaces)
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                let key = String(line[..<colon])
-                guard !key.isEmpty, key.allSatisfy({ $0.isUppercase || $0 == "-" }) else { continue }
-                keys[key] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        self.keys = keys
-    }
-
-    var arguments: [String] { (keys["ARGS"] ?? "").split(separator: " ").map(String.init) }
-    var expectedExit: Termination? { keys["EXIT"].flatMap(Termination.init(header:)) }
-    var environment: [String: String] {
-        var result: [String: String] = [:]
-        for assignment in (keys["ENV"] ?? "").split(separator: " ") {
-            guard let equals = assignment.firstIndex(of: "=") else { continue }
-            result[String(assignment[..<equals])] = String(assignment[assignment.index(after: equals)...])
-        }
-        return result
-    }
-
+extension Fixture {
     /// `CRASH-STACK`: function names, innermost first.
     var crashStack: [String]? { keys["CRASH-STACK"].map(splitFunctionList) }
 
@@ -238,7 +197,7 @@ private func goTraceback(_ stderr: String) -> [String] {
     @Test("real-toolchain crash: same exit as bare, one valid report, the crashed thread's stack as gdb sees it, the root fault",
           arguments: toolchainFixtures)
     func report(_ name: String) throws {
-        let fixture = ToolchainFixture(name)
+        let fixture = Fixture(name, extensions: toolchainExtensions)
         let executable = try fixture.executable()
         let bare = try run(executable, fixture.arguments, environment: fixture.environment)
         #expect(bare.termination == fixture.expectedExit, "bare run: \(bare.stderr.suffix(2000))")
@@ -304,7 +263,7 @@ private func goTraceback(_ stderr: String) -> [String] {
     @Test("every thread's frames agree with gdb on the core dump of the same crash: address and function",
           arguments: toolchainFixtures)
     func crossCheckWithGDB(_ name: String) throws {
-        let fixture = ToolchainFixture(name)
+        let fixture = Fixture(name, extensions: toolchainExtensions)
         let executable = try fixture.executable()
         let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
         try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
@@ -355,7 +314,7 @@ private func goTraceback(_ stderr: String) -> [String] {
 
     @Test("go_nil: the crashed thread's frames reach the panicking goroutine, as Go's own traceback prints it")
     func goTracebackAgrees() throws {
-        let fixture = ToolchainFixture("go_nil")
+        let fixture = Fixture("go_nil", extensions: toolchainExtensions)
         let executable = try fixture.executable()
         let (result, reports, _) = try runCapturing(executable, fixture.arguments, environment: fixture.environment)
         let report = try #require(reports.first, "no report; stderr: \(result.stderr.suffix(3000))")

@@ -65,10 +65,10 @@ struct Fixture: CustomTestStringConvertible, Sendable {
     /// The languages fixtures are written in, by file extension.
     static let extensions = ["c", "cpp", "swift"]
 
-    /// Reads `Fixtures/<name>.<c|cpp|swift>` and parses its header block.
-    init(_ name: String) {
+    /// Reads `Fixtures/<name>.<extension>` (the first of `extensions` that exists) and parses its header block.
+    init(_ name: String, extensions: [String] = Fixture.extensions) {
         self.name = name
-        let source = Fixture.extensions.lazy
+        let source = extensions.lazy
             .compactMap { try? String(contentsOfFile: "\(Paths.root)/Fixtures/\(name).\($0)", encoding: .utf8) }
             .first ?? ""
         var keys: [String: String] = [:]
