@@ -374,7 +374,8 @@ enum ClaimCommands {
         moves to the spool's .claims/ folder under the holder's pid and start time. Prints "ID PATH" per
         claimed report (nothing when there is none). Finish with 'crashwatch ack ID' once the receiver
         confirmed, or 'crashwatch release ID' to give it back. A claim whose holder died is claimable
-        again, and taken first.
+        again, and taken first. A report another user wrote is taken only when its name, owner and
+        content agree (see the README's spool trust model); others are left where they are.
 
         Options:
         \(renderOptions(claimSpecs))

@@ -235,7 +235,10 @@ extension Spool {
                 let unclaimed = try entryNames().compactMap { ReportFileName(parsing: $0) }.sorted()
                 for name in unclaimed {
                     if taken.count >= limit { break }
-                    guard (try? directory.status(of: name.text))?.kind == .regular else { continue }
+                    // Another user's report is taken only when its name, owner and content agree.
+                    guard let status = try? directory.status(of: name.text), status.kind == .regular,
+                          isTrustworthy(name, status: status)
+                    else { continue }
                     if let claim = try take(name, for: me, into: claims) { taken.append(claim) }
                 }
             }
@@ -259,8 +262,11 @@ extension Spool {
         for _ in 0..<3 {
             switch try locate(prefix, claims: claims) {
             case .unclaimed(let name):
-                if let kind = (try? directory.status(of: name.text))?.kind, kind != .regular {
-                    throw .notARegularFile(spool: path, name: name.text, kind: kind)
+                if let status = try? directory.status(of: name.text) {
+                    if status.kind != .regular { throw .notARegularFile(spool: path, name: name.text, kind: status.kind) }
+                    if !isTrustworthy(name, status: status) {
+                        throw .disagreeingReport(spool: path, name: name.text, owner: status.ownerID)
+                    }
                 }
                 if let claim = try take(name, for: me, into: claims) { return claim }
             case .claimed(let entry):

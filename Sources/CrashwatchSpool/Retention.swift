@@ -155,7 +155,7 @@ public struct PruneResult: Equatable, Sendable {
     /// The report names (`ReportFileName.text`) of the claims prune saw and left alone, oldest first.
     public var skippedClaimed: [String] = []
     /// Report names owned by a user other than root or this one whose name, owner and content do not agree
-    /// (see `Spool.isRetainable`), oldest first: retention neither counts nor removes them, as their names
+    /// (see `Spool.isTrustworthy`), oldest first: retention neither counts nor removes them, as their names
     /// could claim any time.
     public var skippedForeign: [String] = []
     /// Steps that failed (`.removeFile`, `.syncDirectory`, or an unusable `.claims`); the rest went ahead.
@@ -187,7 +187,7 @@ extension Spool {
     /// and do not stop the rest. Only failing to list the spool throws.
     ///
     /// Reports owned by a user other than root or the caller count only when their name, owner and content
-    /// agree (`isRetainable`); the rest are left alone and listed in `skippedForeign`, so another local user
+    /// agree (`isTrustworthy`); the rest are left alone and listed in `skippedForeign`, so another local user
     /// who may write a sticky spool cannot plant future-dated names to push real reports out. `protecting` (the report just written) is never removed, whatever its name says.
     public func prune(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds(),
                       protecting: ReportFileName? = nil) throws(SpoolError) -> PruneResult
@@ -201,7 +201,7 @@ extension Spool {
         for name in names {
             if let parsed = ReportFileName(parsing: name) {
                 guard let status = try? directory.status(of: name), status.kind == .regular else { continue }
-                if isRetainable(parsed, status: status) {
+                if isTrustworthy(parsed, status: status) {
                     reports.append(SpoolEntry(name: parsed, bytes: status.size))
                 } else {
                     result.skippedForeign.append(name)
@@ -261,19 +261,19 @@ extension Spool {
         var candidates: [SpoolEntry] = []
         for name in try entryNames() {
             guard let parsed = ReportFileName(parsing: name), let status = try? directory.status(of: name),
-                  status.kind == .regular, isRetainable(parsed, status: status)
+                  status.kind == .regular, isTrustworthy(parsed, status: status)
             else { continue }
             candidates.append(SpoolEntry(name: parsed, bytes: status.size))
         }
         return policy.removals(from: candidates, now: now).filter { $0.entry.name != protecting }
     }
 
-    /// Whether retention may count and remove report `name`: one owned by root or the caller, or one owned
-    /// by another user whose name, owner and content agree — the content is a report with the name's id and
-    /// capture time about a process of the file's owner (a user can only report crashes of their own
-    /// processes), and the name's time is no later than a minute after the file's inode changed (a time
-    /// the kernel sets, so a name dated in the future does not agree).
-    func isRetainable(_ name: ReportFileName, status: FileStatus) -> Bool {
+    /// Whether retention may count and remove report `name`, and a reader claim it: one owned by root or the
+    /// caller, or one owned by another user whose name, owner and content agree — the content is a report
+    /// with the name's id and capture time about a process of the file's owner (a user can only report
+    /// crashes of their own processes), and the name's time is no later than a minute after the file's
+    /// inode changed (a time the kernel sets, so a name dated in the future does not agree).
+    func isTrustworthy(_ name: ReportFileName, status: FileStatus) -> Bool {
         if Self.isTrustedWriter(status.ownerID) { return true }
         guard name.timeNanoseconds <= status.changeNanoseconds &+ 60_000_000_000,
               let bytes = try? readEntry(name.text, in: directory, maxBytes: Self.defaultMaxReadBytes),

@@ -43,6 +43,9 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidName(spool: String, name: String)
     /// The entry is a symbolic link, directory, FIFO, socket or device, not a report file; it was not opened.
     case notARegularFile(spool: String, name: String, kind: FileKind)
+    /// A report owned by another user whose name, owner and content do not agree (see `Spool.isTrustworthy`):
+    /// possibly planted; it is not claimed.
+    case disagreeingReport(spool: String, name: String, owner: UInt32)
     /// The report is larger than the reader allowed.
     case tooLarge(spool: String, name: String, bytes: Int64, limit: Int)
     /// A report (or claimed report, or quarantine reason) could not be read.
@@ -82,7 +85,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .syncReport(let spool, _), .publishReport(let spool, _, _), .syncDirectory(let spool, _),
              .listDirectory(let spool, _), .removeFile(let spool, _, _), .noSuchReport(let spool, _),
              .ambiguous(let spool, _, _), .invalidID(let spool, _), .invalidName(let spool, _),
-             .notARegularFile(let spool, _, _), .tooLarge(let spool, _, _, _), .readReport(let spool, _, _),
+             .notARegularFile(let spool, _, _), .disagreeingReport(let spool, _, _), .tooLarge(let spool, _, _, _), .readReport(let spool, _, _),
              .unsafeClaims(let spool, _), .unsafeQuarantine(let spool, _), .openSubdirectory(let spool, _, _),
              .holderIdentity(let spool, _, _), .claimReport(let spool, _, _), .claimedByAnother(let spool, _, _),
              .notClaimed(let spool, _), .claimLost(let spool, _), .acknowledgeReport(let spool, _, _),
@@ -103,7 +106,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .releaseReport(_, _, let error), .quarantineFile(_, _, let error), .writeQuarantineReason(_, _, let error):
             error
         case .symbolicLink, .notADirectory, .unsafePermissions, .untrustedOwner, .noSuchReport, .ambiguous, .invalidID, .invalidName,
-             .notARegularFile, .tooLarge, .unsafeClaims, .unsafeQuarantine, .claimedByAnother, .notClaimed, .claimLost:
+             .notARegularFile, .disagreeingReport, .tooLarge, .unsafeClaims, .unsafeQuarantine, .claimedByAnother, .notClaimed, .claimLost:
             nil
         }
     }
@@ -153,6 +156,9 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             kind == .symbolicLink
                 ? "\(name) in spool \(spool) is a symbolic link; crashwatch never follows links in the spool"
                 : "\(name) in spool \(spool) is not a regular file (\(kindWords(kind))); not opened"
+        case .disagreeingReport(let spool, let name, let owner):
+            "\(name) in spool \(spool) belongs to uid \(owner), and its content does not agree with its name and "
+                + "owner (report id, capture time, the process's uid); not claimed"
         case .tooLarge(let spool, let name, let bytes, let limit):
             "\(name) in spool \(spool) has \(bytes) bytes, more than the limit of \(limit)"
         case .readReport(let spool, let name, let error):

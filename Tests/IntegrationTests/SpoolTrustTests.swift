@@ -70,6 +70,11 @@ import Testing
         let after = names(in: spool)
         #expect(!after.contains(honest), "the other user's older honest report was not pruned: \(after)")
         #expect(after.contains(planted) && after.count == 2, "\(after)")
+        // A reader (shipper) takes root's report, never the planted one.
+        let claim = try run(Paths.crashwatch, ["claim", "--spool", spool, "--limit", "10", "--holder", "1"])
+        #expect(claim.termination == .exited(0), "\(claim.stderr)")
+        #expect(claim.stdout.split(separator: "\n").count == 1 && !claim.stdout.contains(planted), "\(claim.stdout)")
+        #expect(names(in: spool) == [planted])
     }
 
     @Test("the report just written survives retention even when a newer-named report fills the count limit")
