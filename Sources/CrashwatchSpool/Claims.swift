@@ -233,11 +233,12 @@ extension Spool {
             }
             if taken.count < limit {
                 let unclaimed = try entryNames().compactMap { ReportFileName(parsing: $0) }.sorted()
+                var budget = Self.foreignReadBudget
                 for name in unclaimed {
                     if taken.count >= limit { break }
                     // Another user's report is taken only when its name, owner and content agree.
                     guard let status = try? directory.status(of: name.text), status.kind == .regular,
-                          isTrustworthy(name, status: status)
+                          isTrustworthy(name, status: status, budget: &budget)
                     else { continue }
                     if let claim = try take(name, for: me, into: claims) { taken.append(claim) }
                 }
@@ -264,7 +265,8 @@ extension Spool {
             case .unclaimed(let name):
                 if let status = try? directory.status(of: name.text) {
                     if status.kind != .regular { throw .notARegularFile(spool: path, name: name.text, kind: status.kind) }
-                    if !isTrustworthy(name, status: status) {
+                    var budget = Self.foreignReadBudget
+                    if !isTrustworthy(name, status: status, budget: &budget) {
                         throw .disagreeingReport(spool: path, name: name.text, owner: status.ownerID)
                     }
                 }

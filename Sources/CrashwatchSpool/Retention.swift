@@ -194,6 +194,7 @@ extension Spool {
     {
         var result = PruneResult()
         let names = try entryNames()
+        var budget = Self.foreignReadBudget
         var reports: [SpoolEntry] = []
         var temporaries: [PrunedFile] = []
         let staleLimit = nanoseconds(policy.staleTemporaryAge)
@@ -201,7 +202,7 @@ extension Spool {
         for name in names {
             if let parsed = ReportFileName(parsing: name) {
                 guard let status = try? directory.status(of: name), status.kind == .regular else { continue }
-                if isTrustworthy(parsed, status: status) {
+                if isTrustworthy(parsed, status: status, budget: &budget) {
                     reports.append(SpoolEntry(name: parsed, bytes: status.size))
                 } else {
                     result.skippedForeign.append(name)
@@ -253,15 +254,22 @@ extension Spool {
         return result
     }
 
+    /// The largest report of another user that may agree: above the largest report crashwatch writes (16 MiB
+    /// by default, plus slack).
+    public static let maxForeignReportBytes = 20 << 20
+    /// How many bytes of other users' reports one prune or claim reads at most to check them.
+    public static let foreignReadBudget = 64 << 20
+
     /// What `prune(policy:now:protecting:)` would remove from the unclaimed reports, without removing anything:
     /// the same trust rule (only reports owned by root or the caller are candidates) and the same protection.
     public func retentionDecisions(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds(),
                                    protecting: ReportFileName? = nil) throws(SpoolError) -> [RetentionDecision]
     {
         var candidates: [SpoolEntry] = []
+        var budget = Self.foreignReadBudget
         for name in try entryNames() {
             guard let parsed = ReportFileName(parsing: name), let status = try? directory.status(of: name),
-                  status.kind == .regular, isTrustworthy(parsed, status: status)
+                  status.kind == .regular, isTrustworthy(parsed, status: status, budget: &budget)
             else { continue }
             candidates.append(SpoolEntry(name: parsed, bytes: status.size))
         }
@@ -273,10 +281,17 @@ extension Spool {
     /// with the name's id and capture time about a process of the file's owner (a user can only report
     /// crashes of their own processes), and the name's time is no later than a minute after the file's
     /// inode changed (a time the kernel sets, so a name dated in the future does not agree).
-    func isTrustworthy(_ name: ReportFileName, status: FileStatus) -> Bool {
+    ///
+    /// Reading another user's reports is bounded: one larger than any report crashwatch writes
+    /// (`maxForeignReportBytes`) does not agree, and once `budget` bytes have been read in one operation the
+    /// rest do not either (they are left alone), so planted files cannot make a prune or a claim slow.
+    func isTrustworthy(_ name: ReportFileName, status: FileStatus, budget: inout Int) -> Bool {
         if Self.isTrustedWriter(status.ownerID) { return true }
         guard name.timeNanoseconds <= status.changeNanoseconds &+ 60_000_000_000,
-              let bytes = try? readEntry(name.text, in: directory, maxBytes: Self.defaultMaxReadBytes),
+              status.size <= Int64(Self.maxForeignReportBytes), status.size <= Int64(budget)
+        else { return false }
+        budget -= Int(status.size)
+        guard let bytes = try? readEntry(name.text, in: directory, maxBytes: Self.maxForeignReportBytes),
               let report = try? CrashReport.decode(bytes),
               let captured = RFC3339.parse(report.captureTime)
         else { return false }

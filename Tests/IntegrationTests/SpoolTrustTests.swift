@@ -77,6 +77,21 @@ import Testing
         #expect(names(in: spool) == [planted])
     }
 
+    @Test("another user's files larger than any report are not read: prune leaves them at once, whatever their name")
+    func oversizedForeignFilesAreNotRead() throws {
+        let (directory, spool) = try sharedSpool(mode: 0o1777)
+        _ = directory
+        // 40 sparse files of 1 GiB each: reading them would take minutes and 40 GiB of memory.
+        let made = try asAttacker("for i in $(seq 10 49); do truncate -s 1G '\(spool)'/20261130T0901$i.000Z-1-big-00000000-0000-4000-8000-0000000000$i.json; done")
+        try #require(made.termination == .exited(0), "\(made.stderr)")
+        let started = Date()
+        let prune = try run(Paths.crashwatch, ["prune", "--spool", spool, "--max-reports", "1"], timeout: 30)
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(prune.termination == .exited(0), "\(prune.stderr)")
+        #expect(prune.stdout.contains("40 foreign"), "\(prune.stdout)")
+        #expect(names(in: spool).count == 40)
+    }
+
     @Test("the report just written survives retention even when a newer-named report fills the count limit")
     func justWrittenSurvives() throws {
         let spool = try ExampleSpool()
