@@ -188,7 +188,8 @@ extension Spool {
     ///
     /// Reports owned by a user other than root or the caller count only when their name, owner and content
     /// agree (`isTrustworthy`); the rest are left alone and listed in `skippedForeign`, so another local user
-    /// who may write a sticky spool cannot plant future-dated names to push real reports out. `protecting` (the report just written) is never removed, whatever its name says.
+    /// who may write a sticky spool cannot plant future-dated names to push real reports out. `protecting`
+    /// (the report just written) is never removed, whatever its name says.
     public func prune(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds(),
                       protecting: ReportFileName? = nil) throws(SpoolError) -> PruneResult
     {
@@ -261,7 +262,7 @@ extension Spool {
     public static let foreignReadBudget = 64 << 20
 
     /// What `prune(policy:now:protecting:)` would remove from the unclaimed reports, without removing anything:
-    /// the same trust rule (only reports owned by root or the caller are candidates) and the same protection.
+    /// the same trust rule (`isTrustworthy`) and the same protection.
     public func retentionDecisions(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds(),
                                    protecting: ReportFileName? = nil) throws(SpoolError) -> [RetentionDecision]
     {
