@@ -99,8 +99,8 @@ public enum LiveCapture {
         }
         // Handlers on an alternate stack: each fault's own stack is elsewhere.
         for fault in crash.handledFaults.suffix(Self.maximumFaultStacks) {
-            if let registers = try? RegisterDecoder.decode(fault.registers, architecture: .host) {
-                reader.captureStack(near: registers.sp, tid: fault.tid, writer: &writer)
+            if let sp = RegisterDecoder.stackPointer(fault.registers, architecture: .host) {
+                reader.captureStack(near: sp, tid: fault.tid, writer: &writer)
             }
         }
         let original = crash.originalFault.map(RawFault.init)
@@ -267,8 +267,8 @@ private struct Reader {
             return (RawThread(tid: tid, name: name, crashed: crashed, registers: [], missingReason: "registers unreadable"), nil)
         }
         let thread = RawThread(tid: tid, name: name, crashed: crashed, registers: bytes)
-        guard let registers = try? RegisterDecoder.decode(bytes, architecture: .host) else { return (thread, nil) }
-        return (thread, planStack(near: registers.sp, tid: tid))
+        guard let sp = RegisterDecoder.stackPointer(bytes, architecture: .host) else { return (thread, nil) }
+        return (thread, planStack(near: sp, tid: tid))
     }
 
     /// What to copy of the stack `sp` is in: from below the red zone up to the end of its mapping, at most

@@ -42,13 +42,10 @@ public struct RawThread: Codable, Sendable, Equatable {
     public var tid: Int32
     public var name: String?
     public var crashed: Bool
-    /// NT_PRSTATUS bytes; empty when they could not be read (or the thread did not stop in time).
-    public var registers: [UInt8] {
-        get { Hex.bytes(registersHex) ?? [] }
-        set { registersHex = Hex.string(newValue) }
-    }
-    /// The registers as stored: hex (JSONEncoder writes byte arrays as slow arrays of numbers).
-    private var registersHex: String
+    /// NT_PRSTATUS bytes; empty when they could not be read (or the thread did not stop in time). Stored in
+    /// the capture's metadata as hex (`registersHex`: JSONEncoder writes byte arrays as slow arrays of
+    /// numbers), encoded only then, after the release.
+    public var registers: [UInt8]
     /// Why the thread has no registers, when it has none.
     public var missingReason: String?
     /// The stack bytes captured for it: [start, end) in the process, and whether a cap cut them.
@@ -60,9 +57,41 @@ public struct RawThread: Codable, Sendable, Equatable {
         self.tid = tid
         self.name = name
         self.crashed = crashed
-        self.registersHex = Hex.string(registers)
+        self.registers = registers
         self.missingReason = missingReason
         self.stackCapped = false
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case tid, name, crashed, registersHex, missingReason, stackStart, stackEnd, stackCapped
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        tid = try container.decode(Int32.self, forKey: .tid)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        crashed = try container.decode(Bool.self, forKey: .crashed)
+        let hex = try container.decode(String.self, forKey: .registersHex)
+        guard let bytes = Hex.bytes(hex) else {
+            throw DecodingError.dataCorruptedError(forKey: .registersHex, in: container, debugDescription: "not hex")
+        }
+        registers = bytes
+        missingReason = try container.decodeIfPresent(String.self, forKey: .missingReason)
+        stackStart = try container.decodeIfPresent(UInt64.self, forKey: .stackStart)
+        stackEnd = try container.decodeIfPresent(UInt64.self, forKey: .stackEnd)
+        stackCapped = try container.decode(Bool.self, forKey: .stackCapped)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(tid, forKey: .tid)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encode(crashed, forKey: .crashed)
+        try container.encode(Hex.string(registers), forKey: .registersHex)
+        try container.encodeIfPresent(missingReason, forKey: .missingReason)
+        try container.encodeIfPresent(stackStart, forKey: .stackStart)
+        try container.encodeIfPresent(stackEnd, forKey: .stackEnd)
+        try container.encode(stackCapped, forKey: .stackCapped)
     }
 }
 

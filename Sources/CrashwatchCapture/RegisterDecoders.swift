@@ -162,6 +162,14 @@ public enum RegisterDecoder {
         return RegisterSet(architecture: architecture, reportOrdered: values)
     }
 
+    /// The stack pointer alone, read from its slot without decoding the rest (the capture needs only it
+    /// while the process is held); nil when `bytes` are too short.
+    public static func stackPointer(_ bytes: [UInt8], architecture: Architecture) -> UInt64? {
+        let layout = architecture.registerLayout
+        guard bytes.count >= architecture.prstatusSize else { return nil }
+        return readLittleEndian64(bytes, at: layout.kernelSlotForReportIndex[layout.spIndex] * 8)
+    }
+
     /// Encodes a register set back into the kernel's regset bytes (for tests and for seeding an unwinder).
     public static func encode(_ set: RegisterSet) -> [UInt8] {
         let layout = set.architecture.registerLayout

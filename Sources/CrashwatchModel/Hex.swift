@@ -4,7 +4,7 @@
 /// Hexadecimal text of bytes, without separators or prefix (as `readelf -n` prints a build-id).
 public enum Hex {
     /// `bytes` as lower-case hex digits, two per byte.
-    public static func string(_ bytes: some Collection<UInt8>) -> String {
+    public static func string(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
