@@ -195,20 +195,13 @@ extension Spool {
     {
         var result = PruneResult()
         let names = try entryNames()
-        var budget = Self.foreignReadBudget
-        var reports: [SpoolEntry] = []
+        let (reports, foreign) = retentionCandidates(names)
+        result.skippedForeign = foreign
         var temporaries: [PrunedFile] = []
         let staleLimit = nanoseconds(policy.staleTemporaryAge)
         var hasClaims = false
         for name in names {
-            if let parsed = ReportFileName(parsing: name) {
-                guard let status = try? directory.status(of: name), status.kind == .regular else { continue }
-                if isTrustworthy(parsed, status: status, budget: &budget) {
-                    reports.append(SpoolEntry(name: parsed, bytes: status.size))
-                } else {
-                    result.skippedForeign.append(name)
-                }
-            } else if ReportFileName.isTemporaryName(name) {
+            if ReportFileName.isTemporaryName(name) {
                 guard let status = try? directory.status(of: name), status.kind == .regular,
                       now - status.modificationNanoseconds > staleLimit
                 else { continue }
@@ -217,8 +210,7 @@ extension Spool {
                 hasClaims = true
             }
         }
-        let decisions = policy.removals(from: reports, now: now).filter { $0.entry.name != protecting }
-        result.skippedForeign.sort()
+        let decisions = removals(policy: policy, from: reports, now: now, protecting: protecting)
         var removedNames = Set<ReportFileName>()
         for decision in decisions {
             let name = decision.entry.name
@@ -266,15 +258,33 @@ extension Spool {
     public func retentionDecisions(policy: RetentionPolicy, now: Int64 = Clock.realtimeNanoseconds(),
                                    protecting: ReportFileName? = nil) throws(SpoolError) -> [RetentionDecision]
     {
-        var candidates: [SpoolEntry] = []
+        removals(policy: policy, from: retentionCandidates(try entryNames()).reports, now: now, protecting: protecting)
+    }
+
+    /// `policy`'s removals from `reports`, except `protecting`.
+    private func removals(policy: RetentionPolicy, from reports: [SpoolEntry], now: Int64,
+                          protecting: ReportFileName?) -> [RetentionDecision]
+    {
+        policy.removals(from: reports, now: now).filter { $0.entry.name != protecting }
+    }
+
+    /// Of the spool entries `names`, the report files retention may act on (`isTrustworthy`), and the names
+    /// of those it must leave alone (sorted); other names, links and vanished entries are in neither.
+    private func retentionCandidates(_ names: [String]) -> (reports: [SpoolEntry], foreign: [String]) {
+        var reports: [SpoolEntry] = []
+        var foreign: [String] = []
         var budget = Self.foreignReadBudget
-        for name in try entryNames() {
+        for name in names {
             guard let parsed = ReportFileName(parsing: name), let status = try? directory.status(of: name),
-                  status.kind == .regular, isTrustworthy(parsed, status: status, budget: &budget)
+                  status.kind == .regular
             else { continue }
-            candidates.append(SpoolEntry(name: parsed, bytes: status.size))
+            if isTrustworthy(parsed, status: status, budget: &budget) {
+                reports.append(SpoolEntry(name: parsed, bytes: status.size))
+            } else {
+                foreign.append(name)
+            }
         }
-        return policy.removals(from: candidates, now: now).filter { $0.entry.name != protecting }
+        return (reports, foreign.sorted())
     }
 
     /// Whether retention may count and remove report `name`, and a reader claim it: one owned by root or the
