@@ -24,9 +24,9 @@ public struct SpoolEntry: Equatable, Sendable {
 /// files set aside in `.quarantine/<report name>` with `<report name>.reason` (see `quarantine(name:reason:now:)`).
 /// Opening never follows a symbolic link as the spool itself and refuses a directory owned by a user other
 /// than root or the caller, or that group or others may write without the sticky bit; the same holds for
-/// `.claims` and `.quarantine`. Every file operation
-/// is relative to an open directory and never follows a link, and every name or id a caller passes is
-/// validated first, so no operation can reach outside the spool. Safe to use from several threads;
+/// `.claims` and `.quarantine`. Every file operation is relative to an open directory and never follows a
+/// link, and every name or id a caller passes is validated first, so no operation can reach outside the
+/// spool. Safe to use from several threads;
 /// several processes may use one spool at once.
 public final class Spool: Sendable {
     /// Permissions of a spool directory (and its parents) that `open` creates, before the umask.
@@ -58,9 +58,7 @@ public final class Spool: Sendable {
     /// Refuses a directory (the spool, `.claims`, `.quarantine`) that someone else could rearrange: owned by
     /// a user other than root or this one, or writable by group or others without the sticky bit.
     static func checkTrusted(_ status: FileStatus, path: String) throws(SpoolError) {
-        guard status.ownerID == 0 || status.ownerID == effectiveUserID else {
-            throw .untrustedOwner(path: path, owner: status.ownerID)
-        }
+        guard isTrustedWriter(status.ownerID) else { throw .untrustedOwner(path: path, owner: status.ownerID) }
         if status.isWritableByGroupOrOthers && !status.isSticky {
             throw .unsafePermissions(path: path, permissions: status.permissions)
         }
@@ -195,9 +193,10 @@ public final class Spool: Sendable {
     ///
     /// It is created with the spool's own permission bits less any for others (0750 for a spool crashwatch
     /// created, less the umask; 1770 in a 1777 spool), so whoever may take reports out of the spool may also
-    /// claim or quarantine them, and a user who may only add reports cannot plant or swap entries there. A symbolic
-    /// link or non-directory under its name is refused (`.unsafeClaims`, `.unsafeQuarantine`), and so is a
-    /// directory that group or others may write without the sticky bit (`.unsafePermissions`).
+    /// claim or quarantine them, and a user who may only add reports cannot plant or swap entries there. A
+    /// symbolic link or non-directory under its name is refused (`.unsafeClaims`, `.unsafeQuarantine`), and so
+    /// is a directory owned by another user (`.untrustedOwner`) or that group or others may write without the
+    /// sticky bit (`.unsafePermissions`).
     func openSubdirectory(_ which: Subdirectory, create: Bool) throws(SpoolError) -> DirectoryHandle {
         let name = which.rawValue
         if create {

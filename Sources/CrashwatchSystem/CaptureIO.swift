@@ -54,13 +54,8 @@ public final class OwnedDescriptor: Sendable {
 
     /// Writes all of `bytes` at the current offset.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
-        var done = 0
-        while done < bytes.count {
-            let wrote = retryingOnEINTR { Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }
-            if wrote < 0 { throw SystemError("write", errno: lastErrno()) }
-            if wrote == 0 { throw SystemError("write", errno: EIO) }
-            done += wrote
-        }
+        let failure = writeFully(fd, bytes)
+        if failure != 0 { throw SystemError("write", errno: failure) }
     }
 }
 

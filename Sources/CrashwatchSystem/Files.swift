@@ -401,21 +401,9 @@ public struct WritableFile: ~Copyable, Sendable {
 
     /// Writes every byte, continuing after short writes and EINTR.
     public func writeAll(_ bytes: some Collection<UInt8>) throws(SystemError) {
-        let result: Int32? = bytes.withContiguousStorageIfAvailable { writeAll(UnsafeRawBufferPointer($0)) }
-        let failure = result ?? Array(bytes).withUnsafeBytes { writeAll($0) }
+        let result: Int32? = bytes.withContiguousStorageIfAvailable { writeFully(fd, UnsafeRawBufferPointer($0)) }
+        let failure = result ?? Array(bytes).withUnsafeBytes { writeFully(fd, $0) }
         if failure != 0 { throw SystemError("write \(name)", errno: failure) }
-    }
-
-    /// The write loop over one buffer; returns 0 on success or the errno of the failed write.
-    private func writeAll(_ buffer: UnsafeRawBufferPointer) -> Int32 {
-        var offset = 0
-        while offset < buffer.count {
-            let written = retryingOnEINTR { write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
-            if written < 0 { return lastErrno() }
-            if written == 0 { return EIO }  // a regular file that accepts nothing: never loop forever
-            offset += written
-        }
-        return 0
     }
 
     /// Flushes the file's data and metadata to disk (`fsync`).
@@ -459,4 +447,17 @@ public enum ProcessProbe {
         if kill(pid, 0) == 0 { return true }
         return lastErrno() == EPERM
     }
+}
+
+/// Writes all of `buffer` to `fd`, continuing after short writes and EINTR; returns 0, or the errno of the
+/// write that failed (EIO when the file accepts nothing: never loop forever). The one write loop.
+func writeFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
+    var offset = 0
+    while offset < buffer.count {
+        let written = retryingOnEINTR { write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+        if written < 0 { return lastErrno() }
+        if written == 0 { return EIO }
+        offset += written
+    }
+    return 0
 }

@@ -40,7 +40,6 @@ public enum ProcFS {
         ProcStatus(parsing: try readBytes("/proc/\(tid)/status"))
     }
 
-    /// A thread's name (`comm`), without the trailing newline; nil when the thread is gone.
     /// Reads the names of one process's threads through one open `/proc/PID/task` directory: one openat,
     /// read and close per thread, no path walk (the capture reads every thread's name while it holds them).
     public final class ThreadNames {
@@ -61,6 +60,7 @@ public enum ProcFS {
         }
     }
 
+    /// A thread's name (`comm`), without the trailing newline; nil when the thread is gone.
     public static func threadName(pid: Int32, tid: Int32) -> String? {
         guard var name = try? readText("/proc/\(pid)/task/\(tid)/comm") else { return nil }
         if name.hasSuffix("\n") { name.removeLast() }
@@ -81,22 +81,24 @@ public enum ProcFS {
 
     /// A process's command line as argv; empty for kernel threads and zombies.
     public static func commandLine(_ pid: Int32) -> [String] {
-        guard let bytes = try? readBytes("/proc/\(pid)/cmdline") else { return [] }
-        return splitNulTerminated(bytes)
+        commandLineBytes(pid).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A process's command line as the exact bytes of each argument; empty for kernel threads and zombies.
     public static func commandLineBytes(_ pid: Int32) -> [[UInt8]] {
         guard let bytes = try? readBytes("/proc/\(pid)/cmdline") else { return [] }
-        var parts = bytes.split(separator: 0, omittingEmptySubsequences: false).map(Array.init)
-        if parts.last?.isEmpty == true { parts.removeLast() }
-        return parts
+        return splitNulTerminatedBytes(bytes)
     }
 
     /// Splits NUL-separated strings (cmdline, environ), dropping the empty tail.
     public static func splitNulTerminated(_ bytes: [UInt8]) -> [String] {
-        var parts = bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-        if parts.last == "" { parts.removeLast() }
+        splitNulTerminatedBytes(bytes).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Splits NUL-separated byte strings, dropping the empty tail.
+    static func splitNulTerminatedBytes(_ bytes: [UInt8]) -> [[UInt8]] {
+        var parts = bytes.split(separator: 0, omittingEmptySubsequences: false).map(Array.init)
+        if parts.last?.isEmpty == true { parts.removeLast() }
         return parts
     }
 }
