@@ -254,7 +254,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         if !written.ok { StandardStream.err(written.line + "\n") }
 
         var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(configuration.supervisor.captureTimeoutNanoseconds / 1_000_000_000) + 1,
-                                  fileSizeBytes: UInt64(configuration.capture.reportByteLimit) + (1 << 20), identity: nil)
+                                  fileSizeBytes: UInt64(workerReportBytes), identity: nil)
         // As root, process with the crashed program's own identity: it reads what the program could.
         if effectiveUserID == 0 && capture.process.uid != 0 {
             limits.identity = (capture.process.uid, capture.process.gid, [capture.process.gid])
@@ -337,10 +337,14 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         StandardStream.err(CrashLine.abnormalExit(exit) + "\n")
     }
 
+    /// The most a worker's report may be: the report cap plus slack for what is appended after capping (its
+    /// file size limit, and what the supervisor accepts from it).
+    private var workerReportBytes: Int { configuration.capture.reportByteLimit + (1 << 20) }
+
     /// A report the worker wrote to `file`, checked: it must decode, be this crash's, and stay under the size limit.
     private func report(in file: OwnedDescriptor, of state: JobState) -> Result<[UInt8], ReporterFailure> {
         guard let size = file.size(), size > 0 else { return .failure("the processing worker wrote no report") }
-        guard size <= Int64(configuration.capture.reportByteLimit) + (1 << 20) else {
+        guard size <= Int64(workerReportBytes) else {
             return .failure(ReporterFailure("the processing worker's report is \(size) bytes, over the limit"))
         }
         // A well-formed JSON document that our writer began with this crash's id and pid: checked in one
