@@ -61,8 +61,34 @@ int cw_ptrace_getregset(pid_t tid, int note_type, void *buf, size_t *len) {
     return 0;
 }
 
+/* Writes "NAME=<pid>" into buf (async-signal-safe). */
+static void format_pid_variable(char *buf, size_t size, const char *name, pid_t pid) {
+    size_t n = 0;
+    while (name[n] != '\0' && n + 1 < size) { buf[n] = name[n]; n++; }
+    char digits[16];
+    size_t d = 0;
+    unsigned long value = (unsigned long)pid;
+    do { digits[d++] = (char)('0' + value % 10); value /= 10; } while (value != 0 && d < sizeof digits);
+    while (d > 0 && n + 1 < size) buf[n++] = digits[--d];
+    buf[n] = '\0';
+}
+
+/* Whether entry is "NAME=<decimal pid>" for this name and pid. */
+static int names_pid(const char *entry, const char *name, pid_t pid) {
+    size_t n = strlen(name);
+    if (strncmp(entry, name, n) != 0) return 0;
+    const char *value = entry + n;
+    if (*value == '\0') return 0;
+    unsigned long parsed = 0;
+    for (; *value != '\0'; value++) {
+        if (*value < '0' || *value > '9' || parsed > 1000000000UL) return 0;
+        parsed = parsed * 10 + (unsigned long)(*value - '0');
+    }
+    return parsed == (unsigned long)pid;
+}
+
 /* The child's side of cw_spawn_traced: async-signal-safe calls only. Never returns. */
-static void spawn_child(char *const *paths, size_t path_count, char *const *argv,
+static void spawn_child(char *const *paths, size_t path_count, char *const *argv, char *const *envp,
                         const sigset_t *child_mask, int error_fd) {
     sigprocmask(SIG_SETMASK, child_mask, NULL);
     raise(SIGSTOP); /* the parent seizes us while we are stopped here */
@@ -70,9 +96,28 @@ static void spawn_child(char *const *paths, size_t path_count, char *const *argv
     size_t argc = 0;
     while (argv[argc] != NULL) argc++;
 
+    /* systemd names the service's main process (crashwatch) in LISTEN_PID and WATCHDOG_PID, so that
+     * sd_listen_fds() and sd_watchdog_enabled() in a child answer "not for you". The socket and the
+     * watchdog are the program's: where they name crashwatch, they now name the program. */
+    char *const *source = envp != NULL ? envp : environ;
+    size_t envc = 0;
+    while (source[envc] != NULL) envc++;
+    const char *environment[envc + 1];
+    char listen_pid[32], watchdog_pid[32];
+    pid_t parent = getppid(), self = getpid();
+    format_pid_variable(listen_pid, sizeof listen_pid, "LISTEN_PID=", self);
+    format_pid_variable(watchdog_pid, sizeof watchdog_pid, "WATCHDOG_PID=", self);
+    for (size_t i = 0; i < envc; i++) {
+        if (names_pid(source[i], "LISTEN_PID=", parent)) environment[i] = listen_pid;
+        else if (names_pid(source[i], "WATCHDOG_PID=", parent)) environment[i] = watchdog_pid;
+        else environment[i] = source[i];
+    }
+    environment[envc] = NULL;
+    char *const *env = (char *const *)environment;
+
     int error = ENOENT;
     for (size_t i = 0; i < path_count; i++) {
-        execve(paths[i], argv, environ);
+        execve(paths[i], argv, env);
         int e = errno;
         if (e == ENOEXEC) {
             /* Like execvp: a file without a recognised format is a shell script. */
@@ -80,7 +125,7 @@ static void spawn_child(char *const *paths, size_t path_count, char *const *argv
             script_argv[0] = "/bin/sh";
             script_argv[1] = paths[i];
             for (size_t a = 1; a <= argc; a++) script_argv[a + 1] = argv[a];
-            execve("/bin/sh", (char *const *)script_argv, environ);
+            execve("/bin/sh", (char *const *)script_argv, env);
             error = ENOEXEC;
             break;
         }
@@ -99,7 +144,7 @@ static void spawn_child(char *const *paths, size_t path_count, char *const *argv
     _exit(127);
 }
 
-int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv,
+int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv, char *const *envp,
                     const sigset_t *child_mask, unsigned long ptrace_options,
                     pid_t *pid_out, int *error_fd_out) {
     int pipe_fds[2];
@@ -115,7 +160,7 @@ int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv,
     }
     if (pid == 0) {
         close(pipe_fds[0]);
-        spawn_child(paths, path_count, argv, child_mask, pipe_fds[1]);
+        spawn_child(paths, path_count, argv, envp, child_mask, pipe_fds[1]);
     }
     close(pipe_fds[1]);
 
@@ -276,4 +321,35 @@ int cw_memfd(const char *name) {
 
 int cw_tgkill(pid_t pid, pid_t tid, int signo) {
     return (int)syscall(SYS_tgkill, pid, tid, signo);
+}
+
+int cw_probe_syscall(int which) {
+    pid_t pid = fork();
+    if (pid == -1) return -1;
+    if (pid == 0) {
+        /* Calls that cannot do anything (no such process; a page of our own stack), so the only ways
+         * to fail are a seccomp filter's errno or its kill. */
+        long result;
+        if (which == CW_PROBE_PTRACE) {
+            result = syscall(SYS_ptrace, PTRACE_PEEKDATA, 0, 0, 0);
+            _exit(result == -1 && errno != ESRCH && errno != EIO ? 1 : 0);
+        }
+        if (which == CW_PROBE_PROCESS_VM_READV) {
+            result = syscall(SYS_process_vm_readv, 0, NULL, 0, NULL, 0, 0);
+            _exit(result == -1 && errno != ESRCH && errno != EINVAL ? 1 : 0);
+        }
+        unsigned char vector[1];
+        long page = sysconf(_SC_PAGESIZE);
+        uintptr_t here = (uintptr_t)&vector & ~(uintptr_t)(page - 1);
+        result = mincore((void *)here, (size_t)page, vector);
+        _exit(result == -1 ? 1 : 0);
+    }
+    int status = 0;
+    pid_t waited;
+    do {
+        waited = waitpid(pid, &status, __WALL);
+    } while (waited == -1 && errno == EINTR);
+    if (waited == -1) return -1;
+    if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGSYS ? 2 : -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }

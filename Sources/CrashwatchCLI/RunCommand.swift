@@ -99,6 +99,13 @@ enum RunCommand {
             if raw.map({ String(decoding: $0, as: UTF8.self) }) == parsed.operands { supervisor.rawCommand = raw }
         }
         supervisor.followForks = !parsed.has("no-follow-forks")
+        // Under systemd: relay the program's sd_notify messages, and watch its watchdog pings.
+        let environment = ProcessEnvironment.current
+        supervisor.notifySocket = environment["NOTIFY_SOCKET"].flatMap { $0.hasPrefix("/") || $0.hasPrefix("@") ? $0 : nil }
+        if let usec = environment["WATCHDOG_USEC"].flatMap({ Int64($0) }), usec > 0, usec < Int64.max / 1_000,
+           environment["WATCHDOG_PID"].map({ $0 == String(SelfProcess.pid) }) ?? true {
+            supervisor.watchdogTimeoutNanoseconds = usec * 1_000
+        }
         if let text = parsed.value("capture-timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
                 throw UsageError("--capture-timeout needs a number of seconds between 0 and 3600, not '\(text)'")
@@ -175,12 +182,22 @@ enum RunCommand {
 
         let reporter = CrashReporter(configuration: configuration)
         let status: WaitStatus
-        do {
+        do throws(SupervisorError) {
             let supervisor = try Supervisor(options: configuration.supervisor, observer: reporter)
-            status = try supervisor.run()
+            do throws(SupervisorError) {
+                status = try supervisor.run()
+            } catch .supervisionBlocked(let reason) {
+                // A service must not fail because its crash reporter cannot work: run the program as if
+                // crashwatch were not there, and say once why its crashes go unreported.
+                StandardStream.err("crashwatch: cannot supervise: \(reason); running \(configuration.supervisor.command[0]) unsupervised, its crashes will not be reported\n")
+                throw supervisor.execUnsupervised()
+            }
             reporter.finishWriting()
         } catch {
             switch error {
+            case .supervisionBlocked(let reason):
+                StandardStream.err("crashwatch: \(reason)\n")
+                return ExitCode.systemError
             case .commandNotFound(let command):
                 StandardStream.err("crashwatch: \(command): command not found\n")
                 return ExitCode.notFound
@@ -204,12 +221,23 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     /// before the crashed process is released. (Reached only through `supervisorFinished` and `finishWriting`.)
     private let writer = DispatchQueue(label: "crashwatch.final-reports")
     private let configuration: RunCommand.Configuration
+    /// The hang report taken of each process, by pid, so that the crash that ends the hang links to it
+    /// (tracer thread only).
+    private var hangReports: [Int32: String] = [:]
+    /// Each memory cgroup's OOM-kill count when last read (tracer thread only): a SIGKILL death after
+    /// which it rose was the OOM killer's.
+    private var oomKillCounts: [String: UInt64] = [:]
 
     init(configuration: RunCommand.Configuration) {
         self.configuration = configuration
         // On this thread, before the command starts (about 1 ms): doing it on a Dispatch thread changed the
         // signal dispositions the command inherits (signal 33 no longer ignored; TransparencyTests).
         LiveCapture.prepare()
+        if let count = CgroupMemory.oomKills(of: SelfProcess.pid) { oomKillCounts[count.cgroup] = count.kills }
+    }
+
+    func supervisorWarning(_ line: String) {
+        StandardStream.err(line + "\n")
     }
 
     /// What the reporter keeps for a job: the capture and where its reports go.
@@ -232,13 +260,15 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob? {
-        StandardStream.err(CrashLine.crashed(crash) + "\n")
+        StandardStream.err((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n")
         let deadline = stopped.deadlineNanoseconds
         let captured: CapturedCrash
         let output: OwnedDescriptor
         let checkpoint: OwnedDescriptor
         do {
-            captured = try LiveCapture.capture(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline)
+            captured = try LiveCapture.capture(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
+                                               hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil)
+            if crash.hang != nil { hangReports[crash.pid] = captured.capture.reportID }
             output = try MemoryFile.create(name: "crashwatch-report")
             checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
         } catch {
@@ -333,8 +363,41 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         return OwnedDescriptor.privateDirectory(path)
     }
 
+    /// A SIGKILL death becomes an `abnormalExit` report. When the OOM killer did it, nothing more is read
+    /// before the process is let go: its memory cgroup is full, and crashwatch runs in it too.
     func supervisorSawAbnormalExit(_ exit: AbnormalExit) {
-        StandardStream.err(CrashLine.abnormalExit(exit) + "\n")
+        let oom = CgroupMemory.oomKills(of: exit.pid)
+        var record = ExitRecord(reason: "signal", source: "inferred", evidence: nil)
+        if let oom {
+            let before = oomKillCounts[oom.cgroup] ?? 0
+            oomKillCounts[oom.cgroup] = oom.kills
+            if oom.kills > before {
+                record = ExitRecord(reason: "memory", source: "platform",
+                                    evidence: "memory cgroup \(oom.cgroup): oom_kill \(before) -> \(oom.kills)")
+            }
+        }
+        StandardStream.err(CrashLine.abnormalExit(exit, reason: record) + "\n")
+        var process: ProcessRecord
+        if record.reason == "memory" {
+            let cgroup = oom.map { CgroupInfo(parsing: "0::\($0.cgroup)") }
+            process = ProcessRecord(pid: exit.pid, ppid: 0, executable: exit.executable, commandLine: [], uid: 0, gid: 0,
+                                    comm: "", cgroup: cgroup?.path, systemdUnit: cgroup?.unit)
+        } else {
+            process = LiveCapture.processRecord(pid: exit.pid, through: exit.pid, options: configuration.capture)
+            if process.executable.isEmpty { process.executable = exit.executable }
+        }
+        let report = AbnormalExitReport.build(pid: exit.pid, timeNanoseconds: exit.timeNanoseconds, signal: exit.signal,
+                                              process: process, exit: record, crashwatchVersion: CLI.version)
+        let name = ReportFileName(timeNanoseconds: exit.timeNanoseconds, pid: exit.pid, executable: process.executable,
+                                  id: UUID(uuidString: report.id) ?? UUID())
+        writer.async {
+            do {
+                let written = self.write(bytes: try report.encodedJSON(), name: name)
+                StandardStream.err(written.line + "\n")
+            } catch {
+                StandardStream.err("crashwatch: cannot encode report for spool \(self.configuration.spool): \(error)\n")
+            }
+        }
     }
 
     /// The most a worker's report may be: the report cap plus slack for what is appended after capping (its
@@ -407,9 +470,20 @@ enum CrashLine {
         return line
     }
 
-    /// `crashwatch: ./app[1234] killed by SIGKILL (abnormal exit, not a crash)`.
-    static func abnormalExit(_ exit: AbnormalExit) -> String {
-        "crashwatch: \(exit.executable)[\(exit.pid)] killed by \(exit.signal.name) (abnormal exit, not a crash)"
+    /// `crashwatch: ./app[1234] killed by SIGKILL (abnormal exit, not a crash; the OOM killer: memory cgroup …)`.
+    static func abnormalExit(_ exit: AbnormalExit, reason: ExitRecord) -> String {
+        let why = reason.reason == "memory" ? "; the OOM killer: \(reason.evidence ?? "memory")" : ""
+        return "crashwatch: \(exit.executable)[\(exit.pid)] killed by \(exit.signal.name) (abnormal exit, not a crash\(why))"
+    }
+
+    /// `crashwatch: ./app[1234] hung: no watchdog ping for 1.0 s (timeout 2.0 s); capturing its threads, leaving it running`.
+    static func hung(_ crash: DetectedCrash, _ hang: DetectedHang) -> String {
+        func seconds(_ nanoseconds: Int64) -> String {
+            let tenths = nanoseconds / 100_000_000
+            return "\(tenths / 10).\(tenths % 10) s"
+        }
+        let timeout = hang.watchdogTimeoutNanoseconds.map { " (watchdog timeout \(seconds($0)))" } ?? ""
+        return "crashwatch: \(crash.executable)[\(crash.pid)] hung: no watchdog ping for \(seconds(hang.silenceNanoseconds))\(timeout); capturing its threads, leaving it running"
     }
 
     private static func faultText(_ info: SignalInfo) -> String {

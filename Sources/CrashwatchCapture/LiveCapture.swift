@@ -71,8 +71,9 @@ public enum LiveCapture {
 
     /// Captures `crash` (whose threads `stopped` holds). Never fails as a whole: what could not be read
     /// becomes a soft error; only a failure to create the capture file itself is thrown.
+    /// `hangReportID` links a crash to the hang report taken of the same process before (a watchdog's kill).
     public static func capture(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
-                               deadlineNanoseconds: Int64) throws(SystemError) -> CapturedCrash {
+                               deadlineNanoseconds: Int64, hangReportID: String? = nil) throws(SystemError) -> CapturedCrash {
         let started = Clock.monotonicNanoseconds()
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
         var writer = RawCaptureWriter(file: file)
@@ -82,7 +83,7 @@ public enum LiveCapture {
         var threads: [RawThread] = []
         var plans: [StackPlan] = []
         for tid in stopped.threads {
-            let (thread, plan) = reader.thread(tid, crashed: tid == stopped.crashedTID)
+            let (thread, plan) = reader.thread(tid, crashed: crash.hang == nil && tid == stopped.crashedTID)
             if let plan { plans.append(StackPlan(index: threads.count, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)) }
             threads.append(thread)
         }
@@ -122,9 +123,59 @@ public enum LiveCapture {
                 debugDirectories: options.debugDirectories, appRoots: options.appRoots,
                 debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
                 reportByteLimit: options.reportByteLimit))
+        if let hang = crash.hang {
+            capture.kind = .hang
+            capture.hang = HangRecord(
+                source: "watchdog", startTime: RFC3339.format(nanosecondsSinceEpoch: hang.lastPingNanoseconds),
+                durationMs: Double(max(hang.silenceNanoseconds, 0) / 1_000) / 1_000,
+                watchdogTimeoutMs: hang.watchdogTimeoutNanoseconds.map { Double($0 / 1_000) / 1_000 })
+        }
+        capture.hangReportID = hangReportID
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
         return CapturedCrash(capture: capture, file: file, regionBytes: writer.regionBytes, imageFiles: images.files,
                              table: reader.table)
+    }
+}
+
+extension LiveCapture {
+    /// The process record of a live (or stopped, or exiting) process, read from /proc through thread `through`.
+    public static func processRecord(pid: Int32, through: Int32, options: CaptureOptions) -> ProcessRecord {
+        let status = (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through))
+        let exeLink = ProcFS.readLink("/proc/\(through)/exe") ?? ""
+        let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
+        var arguments = ProcFS.commandLineBytes(through).prefix(Reader.maximumArguments)
+        // A program that rewrote its title leaves the rest of its argument area as empty arguments.
+        var trimmed = 0
+        while arguments.count > 1, arguments.last?.isEmpty == true {
+            arguments.removeLast()
+            trimmed += 1
+        }
+        var commandLine = arguments.map { capped(String(decoding: $0, as: UTF8.self)) }
+        // Bytes that are not UTF-8 read as U+FFFD in `commandLine`; the exact bytes go beside it.
+        let exact = options.redactArguments || arguments.allSatisfy { String(validating: $0, as: UTF8.self) != nil }
+            ? nil : arguments.map { Hex.string(Array($0.prefix(maximumNameBytes))) }
+        if options.redactArguments { commandLine = CommandLineRedaction.redacted(commandLine) }
+        let environment = ProcFS.environment(through)
+        func variable(_ name: String) -> String? { environment.last(where: { $0.name == name }).map { capped($0.value) } }
+        var allowed: [String: String] = [:]
+        for name in options.environmentAllowList { if let value = variable(name) { allowed[name] = value } }
+        let app = AppRecord(
+            name: options.app.name ?? variable("CRASHWATCH_APP_NAME"),
+            version: options.app.version ?? variable("CRASHWATCH_APP_VERSION"),
+            release: options.app.release ?? variable("CRASHWATCH_APP_RELEASE"))
+        let cgroup = (try? ProcFS.readText("/proc/\(through)/cgroup")).map(CgroupInfo.init(parsing:))
+        var record = ProcessRecord(
+            pid: pid, ppid: status?.ppid ?? 0, executable: executable, commandLine: Array(commandLine),
+            redacted: options.redactArguments, cwd: ProcFS.readLink("/proc/\(through)/cwd").map(capped),
+            uid: status?.uids.first ?? 0, gid: status?.gids.first ?? 0,
+            startTime: ProcessClock.startTimeNanoseconds(pid: pid).map { RFC3339.format(nanosecondsSinceEpoch: $0) },
+            comm: status?.name ?? "", cgroup: cgroup?.path.map(capped), systemdUnit: cgroup?.unit.map(capped),
+            systemdInvocationID: variable("INVOCATION_ID"),
+            app: app.name == nil && app.version == nil && app.release == nil ? nil : app,
+            environment: allowed)
+        record.commandLineTrimmed = trimmed
+        record.commandLineHex = exact
+        return record
     }
 }
 
@@ -529,42 +580,7 @@ private struct Reader {
     // MARK: Process
 
     func processRecord() -> ProcessRecord {
-        let status = (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through))
-        let exeLink = ProcFS.readLink("/proc/\(through)/exe") ?? ""
-        let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
-        var arguments = ProcFS.commandLineBytes(through).prefix(Self.maximumArguments)
-        // A program that rewrote its title leaves the rest of its argument area as empty arguments.
-        var trimmed = 0
-        while arguments.count > 1, arguments.last?.isEmpty == true {
-            arguments.removeLast()
-            trimmed += 1
-        }
-        var commandLine = arguments.map { capped(String(decoding: $0, as: UTF8.self)) }
-        // Bytes that are not UTF-8 read as U+FFFD in `commandLine`; the exact bytes go beside it.
-        let exact = options.redactArguments || arguments.allSatisfy { String(validating: $0, as: UTF8.self) != nil }
-            ? nil : arguments.map { Hex.string(Array($0.prefix(maximumNameBytes))) }
-        if options.redactArguments { commandLine = CommandLineRedaction.redacted(commandLine) }
-        let environment = ProcFS.environment(through)
-        func variable(_ name: String) -> String? { environment.last(where: { $0.name == name }).map { capped($0.value) } }
-        var allowed: [String: String] = [:]
-        for name in options.environmentAllowList { if let value = variable(name) { allowed[name] = value } }
-        let app = AppRecord(
-            name: options.app.name ?? variable("CRASHWATCH_APP_NAME"),
-            version: options.app.version ?? variable("CRASHWATCH_APP_VERSION"),
-            release: options.app.release ?? variable("CRASHWATCH_APP_RELEASE"))
-        let cgroup = (try? ProcFS.readText("/proc/\(through)/cgroup")).map(CgroupInfo.init(parsing:))
-        var record = ProcessRecord(
-            pid: pid, ppid: status?.ppid ?? 0, executable: executable, commandLine: Array(commandLine),
-            redacted: options.redactArguments, cwd: ProcFS.readLink("/proc/\(through)/cwd").map(capped),
-            uid: status?.uids.first ?? 0, gid: status?.gids.first ?? 0,
-            startTime: ProcessClock.startTimeNanoseconds(pid: pid).map { RFC3339.format(nanosecondsSinceEpoch: $0) },
-            comm: status?.name ?? "", cgroup: cgroup?.path.map(capped), systemdUnit: cgroup?.unit.map(capped),
-            systemdInvocationID: variable("INVOCATION_ID"),
-            app: app.name == nil && app.version == nil && app.release == nil ? nil : app,
-            environment: allowed)
-        record.commandLineTrimmed = trimmed
-        record.commandLineHex = exact
-        return record
+        LiveCapture.processRecord(pid: pid, through: through, options: options)
     }
 
     static let maximumArguments = 4096

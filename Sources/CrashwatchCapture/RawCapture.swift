@@ -154,6 +154,12 @@ public struct RawCapture: Codable, Sendable {
 
     public var formatVersion = RawCapture.formatVersion
     public var reportID: String
+    /// `crash`, or `hang` for a snapshot of a process left running.
+    public var kind: ReportKind = .crash
+    /// For a hang: when it began and how long it had lasted.
+    public var hang: HangRecord?
+    /// For a crash that ended a reported hang: the hang report's id.
+    public var hangReportID: String?
     public var pid: Int32
     public var signal: RawSignal
     /// The supervisor's view of the original fault (see `DetectedCrash.originalFault`).

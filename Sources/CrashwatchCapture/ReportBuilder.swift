@@ -123,13 +123,16 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         let diagnostics = Diagnostics(ptraceScope: capture.ptraceScope, seccompMode: capture.seccompMode,
                                       captureErrors: errors.count, deadlineExceeded: deadlineExceeded)
         var report = CrashReport(
-            id: capture.reportID, kind: .crash,
+            id: capture.reportID, kind: capture.kind,
             captureTime: RFC3339.format(nanosecondsSinceEpoch: capture.timeNanoseconds),
             captureDurationMs: Double(max((finishedNanoseconds ?? Clock.monotonicNanoseconds()) - capture.startedNanoseconds, 0) / 1_000) / 1_000,
-            crashwatchVersion: "", signal: SignalRecord(capture.signal.info, originalFault: original, activeFaults: chainRecords),
+            crashwatchVersion: "",
+            signal: capture.kind == .hang ? .none : SignalRecord(capture.signal.info, originalFault: original, activeFaults: chainRecords),
             process: capture.process, host: capture.host, threads: threads, images: images,
             diagnostics: diagnostics, softErrors: errors)
         report.holdDurationMs = capture.holdDurationMs
+        report.hang = capture.hang
+        report.hangReportID = capture.hangReportID
         report.diagnostics.processing = state
         return report
     }
@@ -329,5 +332,25 @@ public enum ReportSizeLimit {
             "the report was over \(limit) bytes: \(droppedFrames) frames were dropped"))
         trimmed.diagnostics.captureErrors = trimmed.softErrors.count
         return try trimmed.encodedJSON()
+    }
+}
+
+/// The report of a process killed by SIGKILL (the OOM killer, or anyone's `kill -9`): no threads or
+/// images — the kernel gave no chance to stop it — but who it was, when, and why as far as is known.
+public enum AbnormalExitReport {
+    public static func build(pid: Int32, timeNanoseconds: Int64, signal: Signal, process: ProcessRecord, exit: ExitRecord,
+                             crashwatchVersion: String) -> CrashReport {
+        var report = CrashReport(
+            id: CrashReport.newID(), kind: .abnormalExit,
+            captureTime: RFC3339.format(nanosecondsSinceEpoch: timeNanoseconds),
+            captureDurationMs: Double(max(Clock.realtimeNanoseconds() - timeNanoseconds, 0) / 1_000) / 1_000,
+            crashwatchVersion: crashwatchVersion,
+            signal: SignalRecord(SignalInfo(signo: signal.number, code: 0, pid: 0)),
+            process: process, host: CaptureHost.record(), threads: [], images: [],
+            diagnostics: Diagnostics(ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
+                                     seccompMode: nil))
+        report.exit = exit
+        report.diagnostics.processing = .minimal
+        return report
     }
 }

@@ -35,8 +35,15 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var holdDurationMs: Double?
     /// The crashwatch version that wrote the report.
     public var crashwatchVersion: String
-    /// The fatal signal (and the original fault, for a handled-then-re-raised crash).
+    /// The fatal signal (and the original fault, for a handled-then-re-raised crash); for a hang, no
+    /// signal (`SignalRecord.none`).
     public var signal: SignalRecord
+    /// For a hang report: when the hang began and how long it had lasted when it was captured.
+    public var hang: HangRecord?
+    /// For an abnormal exit: why the process was killed, as far as crashwatch can tell.
+    public var exit: ExitRecord?
+    /// For a crash that ended a hang crashwatch had reported (a watchdog's kill): that hang report's id.
+    public var hangReportID: String?
     /// The process that died.
     public var process: ProcessRecord
     /// The machine it died on.
@@ -63,6 +70,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.holdDurationMs = nil
         self.crashwatchVersion = crashwatchVersion
         self.signal = signal
+        self.hang = nil
+        self.exit = nil
+        self.hangReportID = nil
         self.process = process
         self.host = host
         self.threads = threads
@@ -133,6 +143,8 @@ public struct ReportKind: RawRepresentable, Codable, Hashable, Sendable, CustomS
     public static let crash = ReportKind(rawValue: "crash")
     /// The process died in a way that cannot be intercepted, such as SIGKILL from the OOM killer.
     public static let abnormalExit = ReportKind(rawValue: "abnormalExit")
+    /// A snapshot of a process that stopped making progress (its watchdog pings stopped); it was left running.
+    public static let hang = ReportKind(rawValue: "hang")
 
     /// The JSON value, for messages.
     public var description: String { rawValue }
@@ -159,6 +171,47 @@ public struct SoftError: Codable, Sendable, Equatable {
 }
 
 // MARK: - Signal
+
+
+/// A hang: the process stopped making progress. Apsio profile §6.3 (`apsio.hang`): a live hang, captured
+/// while it lasted, so its duration is a lower bound and it is marked unfinished.
+public struct HangRecord: Codable, Sendable, Equatable {
+    /// What saw the hang: `watchdog` (the systemd watchdog pings stopped).
+    public var source: String
+    /// When the hang began (the last sign of progress: the last watchdog ping), RFC 3339 UTC with milliseconds.
+    public var startTime: String
+    /// How long it had lasted when it was captured, in milliseconds.
+    public var durationMs: Double
+    /// Always true for a live capture: the hang had not ended when it was captured.
+    public var unfinished: Bool
+    /// The watchdog timeout the process runs under (`WATCHDOG_USEC`), in milliseconds, when known.
+    public var watchdogTimeoutMs: Double?
+
+    public init(source: String, startTime: String, durationMs: Double, unfinished: Bool = true, watchdogTimeoutMs: Double?) {
+        self.source = source
+        self.startTime = startTime
+        self.durationMs = durationMs
+        self.unfinished = unfinished
+        self.watchdogTimeoutMs = watchdogTimeoutMs
+    }
+}
+
+/// Why a process was killed without a chance to crash (Apsio profile §6.4 `app.abnormal_exit`).
+public struct ExitRecord: Codable, Sendable, Equatable {
+    /// `memory` (the kernel's OOM killer: its count in the process's memory cgroup rose) or `signal`
+    /// (a SIGKILL from elsewhere); the profile's other reasons do not occur on Linux.
+    public var reason: String
+    /// `platform` when the kernel said so (the cgroup's OOM-kill count), `inferred` otherwise.
+    public var source: String
+    /// What the reason rests on, in words (`memory cgroup /system.slice/x.service: oom_kill 0 -> 1`).
+    public var evidence: String?
+
+    public init(reason: String, source: String, evidence: String?) {
+        self.reason = reason
+        self.source = source
+        self.evidence = evidence
+    }
+}
 
 /// The fatal signal as recorded in the report.
 public struct SignalRecord: Codable, Sendable, Equatable {
@@ -187,6 +240,15 @@ public struct SignalRecord: Codable, Sendable, Equatable {
     /// still on its thread's stack), oldest first, with thread and registers; the first is `originalFault`.
     /// Empty when none was found (or the report was not unwound).
     public var activeFaults: [OriginalFault]
+
+    /// No signal: what a hang report (a snapshot of a running process) carries.
+    public static let none: SignalRecord = {
+        var record = SignalRecord(SignalInfo(signo: 0, code: 0))
+        record.name = "none"
+        record.codeName = "none"
+        record.description = "no signal: a snapshot of a running process"
+        return record
+    }()
 
     /// Records a decoded `siginfo_t`, with the original fault and the chain of active faults when there were any.
     public init(_ info: SignalInfo, originalFault: OriginalFault? = nil, activeFaults: [OriginalFault] = []) {

@@ -63,6 +63,11 @@ struct ReportJSONWriter {
         if let hold = report.holdDurationMs, hold.isFinite { double(hold) } else { field("null") }
         member("crashwatchVersion", indent: indent); string(report.crashwatchVersion)
         member("signal", indent: indent); write(report.signal, indent: indent)
+        member("hang", indent: indent)
+        if let hang = report.hang { write(hang, indent: indent) } else { null() }
+        member("exit", indent: indent)
+        if let exit = report.exit { write(exit, indent: indent) } else { null() }
+        member("hangReportID", indent: indent); string(report.hangReportID)
         member("process", indent: indent); write(report.process, indent: indent)
         member("host", indent: indent); write(report.host, indent: indent)
         member("threads", indent: indent); lines(report.threads, indent: indent) { $0.write($1, indent: indent + 2) }
@@ -87,6 +92,27 @@ struct ReportJSONWriter {
         member("originalFault", indent: inner)
         if let fault = signal.originalFault { write(fault, indent: inner) } else { null() }
         member("activeFaults", indent: inner); lines(signal.activeFaults, indent: inner) { $0.write($1, indent: inner + 2) }
+        closeObject(indent: indent)
+    }
+
+    /// Writes a hang as an object whose members sit at `indent + 2`.
+    mutating func write(_ hang: HangRecord, indent: Int) {
+        let inner = indent + 2
+        member("source", indent: inner, first: true); string(hang.source)
+        member("startTime", indent: inner); string(hang.startTime)
+        member("durationMs", indent: inner); double(hang.durationMs.isFinite ? hang.durationMs : 0)
+        member("unfinished", indent: inner); bool(hang.unfinished)
+        member("watchdogTimeoutMs", indent: inner)
+        if let timeout = hang.watchdogTimeoutMs, timeout.isFinite { double(timeout) } else { null() }
+        closeObject(indent: indent)
+    }
+
+    /// Writes an abnormal exit's reason as an object whose members sit at `indent + 2`.
+    mutating func write(_ exit: ExitRecord, indent: Int) {
+        let inner = indent + 2
+        member("reason", indent: inner, first: true); string(exit.reason)
+        member("source", indent: inner); string(exit.source)
+        member("evidence", indent: inner); string(exit.evidence)
         closeObject(indent: indent)
     }
 

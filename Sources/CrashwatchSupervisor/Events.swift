@@ -90,6 +90,19 @@ public struct DetectedCrash: Equatable, Sendable {
     public let crashedThreadID: Int32
     /// Its name (`comm`), when it could be read.
     public let crashedThreadName: String?
+    /// Set for a hang snapshot: the process is not dying, `signal` is none, and every thread was stopped
+    /// by crashwatch and is let go as it was.
+    public var hang: DetectedHang? = nil
+}
+
+/// A process whose watchdog pings stopped: it is captured as a hang and left running.
+public struct DetectedHang: Equatable, Sendable {
+    /// The last ping (CLOCK_REALTIME, nanoseconds since the epoch): when the hang began.
+    public let lastPingNanoseconds: Int64
+    /// How long the pings had stopped when the hang was seen, in nanoseconds.
+    public let silenceNanoseconds: Int64
+    /// The watchdog timeout (`WATCHDOG_USEC`), in nanoseconds, when known.
+    public let watchdogTimeoutNanoseconds: Int64?
 }
 
 /// A traced process that was killed by SIGKILL: an abnormal exit, not a crash.
@@ -108,8 +121,11 @@ public protocol SupervisorObserver: AnyObject {
     /// until this returns, so registers and memory can be read. Returns the processing to run once the
     /// process is released, if any.
     func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob?
-    /// A traced process was killed by SIGKILL.
+    /// A traced process was killed by SIGKILL. The process (a zombie, or stopped at its exit) is let go
+    /// as soon as this returns: only quick reads of /proc belong here.
     func supervisorSawAbnormalExit(_ exit: AbnormalExit)
+    /// A line about supervision itself that an operator needs (the watchdog relay failed, …).
+    func supervisorWarning(_ line: String)
     /// A job's worker ended, was killed at its deadline, or could not run.
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome)
 }

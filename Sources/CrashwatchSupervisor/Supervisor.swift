@@ -26,6 +26,15 @@ public struct SupervisorOptions: Sendable {
     public var maximumWorkers: Int = 2
     /// Crashes that may wait for a worker; beyond this, a crash keeps its minimal report.
     public var maximumWaitingJobs: Int = 64
+    /// systemd's `NOTIFY_SOCKET` for this service, if any: the program gets a relay socket instead, and
+    /// what it sends there is sent on from crashwatch (the main process systemd listens to).
+    public var notifySocket: String?
+    /// The service's watchdog timeout (`WATCHDOG_USEC` addressed to crashwatch): when the program's pings
+    /// stop for half of it, its threads are captured as a hang.
+    public var watchdogTimeoutNanoseconds: Int64?
+    /// How long a signal from the service manager (pid 1) waits for the program's own copy before
+    /// crashwatch forwards it: systemd signals the main process first, then the rest of the cgroup.
+    public var serviceManagerGraceNanoseconds: Int64 = 100_000_000
 
     public init(command: [String], followForks: Bool = true) {
         self.command = command
@@ -41,10 +50,13 @@ public enum SupervisorError: Error, Equatable, Sendable {
     case commandNotExecutable(String, ExecFailure)
     /// A system call the supervisor depends on failed.
     case system(SystemError)
+    /// ptrace is refused here (a seccomp filter, Yama, missing capabilities): a line naming the cause and
+    /// the fix. Nothing was started.
+    case supervisionBlocked(String)
 }
 
 /// Signals sent to the supervisor that it passes on to its child.
-public let forwardedSignals: [Signal] = [.term, .int, .hup, .quit, .usr1, .usr2, .winch, .alrm, .cont, .tstp, .ttin, .ttou]
+public let forwardedSignals: [Signal] = [.term, .int, .hup, .quit, .abrt, .usr1, .usr2, .winch, .alrm, .cont, .tstp, .ttin, .ttou]
 private let forwardedSignalSet = Set(forwardedSignals)
 
 /// Runs one command under ptrace and reports its crashes to an observer.
@@ -64,9 +76,17 @@ public final class Supervisor {
     private var deferredEvents: [WaitEvent] = []
     /// Signals sent to the supervisor during a capture, forwarded after it.
     private var deferredSignals: [ReceivedSignal] = []
-    /// Forwardable signals processes sent straight to the main child since the inbox was last read,
-    /// with their senders: the duplicates `forward` must not send again.
-    private var mainDeliveries: [(signal: Signal, sender: Int32)] = []
+    /// Forwardable signals processes sent straight to the main child's threads, with their senders and
+    /// when they were seen: the duplicates `forward` must not send again. Each matches one received copy.
+    private var mainDeliveries: [(tid: Int32, signal: Signal, sender: Int32, seen: Int64)] = []
+    /// Signals from the service manager waiting (until `due`) for the program's own copy to show.
+    private var pendingForwards: [(received: ReceivedSignal, due: Int64)] = []
+    /// The sd_notify relay's socket, when systemd gave crashwatch a NOTIFY_SOCKET.
+    private var relay: NotifySocket?
+    private var lastRelayCheck: Int64 = 0
+    private var relayFailureReported = false
+    /// The program's watchdog pings, for hang reports.
+    private var watchdog = WatchdogPings()
     /// Processing workers running, by pid, and jobs waiting for a free slot.
     private var runningJobs: [Int32: ProcessingJob] = [:]
     private var waitingJobs: [ProcessingJob] = []
@@ -87,6 +107,7 @@ public final class Supervisor {
     /// Spawns the command, supervises it until it ends, and returns how it ended.
     /// Followed processes still running then are left running (detached when the supervisor exits).
     public func run() throws(SupervisorError) -> WaitStatus {
+        if let blocked = PtracePreflight.blocker() { throw .supervisionBlocked(blocked) }
         do {
             try SelfProcess.becomeSubreaper()
         } catch {
@@ -94,13 +115,17 @@ public final class Supervisor {
         }
         let command = options.command[0]
         let raw = options.rawCommand ?? options.command.map { Array($0.utf8) }
+        watchdog.timeout = options.watchdogTimeoutNanoseconds
         let child: SpawnedChild
         do {
             child = try spawnTraced(
                 argv: raw,
                 candidates: ExecutableSearch.candidates(for: raw[0], path: environmentPath()),
+                environment: relayEnvironment(),
                 childMask: inbox.previousMask,
                 ptraceOptions: Ptrace.seizeOptions(followForks: options.followForks))
+        } catch where error.isPermissionDenied {
+            throw .supervisionBlocked(PtracePreflight.refusalReason())
         } catch {
             throw .system(error)
         }
@@ -118,6 +143,15 @@ public final class Supervisor {
         return status
     }
 
+    /// Replaces crashwatch with the command, unsupervised (after `run` threw `.supervisionBlocked`):
+    /// the program then is the service's main process itself. Returns only if it could not be executed.
+    public func execUnsupervised() -> SupervisorError {
+        let raw = options.rawCommand ?? options.command.map { Array($0.utf8) }
+        let failure = SelfProcess.execUnsupervised(argv: raw, candidates: ExecutableSearch.candidates(for: raw[0], path: environmentPath()),
+                                                   mask: inbox.previousMask)
+        return failure.isNotFound ? .commandNotFound(options.command[0]) : .commandNotExecutable(options.command[0], failure)
+    }
+
     // MARK: - The event loop
 
     private func loop() throws(SystemError) -> WaitStatus {
@@ -127,6 +161,7 @@ public final class Supervisor {
             if let event = try nextEvent() {
                 idlePolls = 0
                 try handle(event)
+                if relay != nil, Clock.monotonicNanoseconds() - lastRelayCheck > Self.relayInterval { try serviceTimers() }
                 continue
             }
             if idlePolls < options.busyPolls {
@@ -137,15 +172,39 @@ public final class Supervisor {
             // stops once more afterwards: a stop that came in between would otherwise wait forever.
             try forward(deferredSignals + (try inbox.drain()))
             deferredSignals.removeAll()
+            try serviceTimers()
             if let event = try nextEvent() {
                 idlePolls = 0
                 try handle(event)
                 continue
             }
-            try inbox.waitUntilPending(timeoutMilliseconds: enforceJobDeadlines())
+            try inbox.waitUntilPending(timeoutMilliseconds: sleepLimit(), alsoReadable: relay?.fd)
             _ = enforceJobDeadlines()
             idlePolls = 0
         }
+    }
+
+    /// While events keep the loop busy, the relay and the timers are looked at this often.
+    private static let relayInterval: Int64 = 20_000_000
+
+    /// Relays waiting notifications, forwards signals whose grace ran out, and captures a hang whose
+    /// watchdog pings stopped.
+    private func serviceTimers() throws(SystemError) {
+        serviceRelay()
+        if !pendingForwards.isEmpty { try settlePendingForwards() }
+        if let due = watchdog.hangDue, Clock.monotonicNanoseconds() >= due { try captureHang() }
+    }
+
+    /// How long the loop may sleep (milliseconds, -1 for no limit): until the next job deadline, pending
+    /// forward or watchdog hang check.
+    private func sleepLimit() -> Int32 {
+        var limit = Int64(enforceJobDeadlines())
+        let now = Clock.monotonicNanoseconds()
+        for due in pendingForwards.map(\.due) + [watchdog.hangDue].compactMap({ $0 }) {
+            let milliseconds = max(due - now, 0) / 1_000_000 + 1
+            limit = limit < 0 ? milliseconds : min(limit, milliseconds)
+        }
+        return Int32(clamping: limit)
     }
 
     /// The next stop or exit: first those a capture set aside, then the kernel's.
@@ -204,10 +263,13 @@ public final class Supervisor {
     /// A signal is about to be delivered to `tid`: pass it on, remembering or reporting crash signals.
     private func signalDeliveryStop(tid: Int32, signal: Signal) throws(SystemError) {
         guard signal.isCrash else {
-            if tid == mainPID && forwardedSignalSet.contains(signal) {
+            if forwardedSignalSet.contains(signal) {
                 noteMainDelivery(WaitEvent(pid: tid, status: .stopped(signal: signal.number, event: 0)))
             }
             return try resume(tid, signal: signal.number)
+        }
+        if forwardedSignalSet.contains(signal) {  // SIGQUIT, SIGABRT: a service manager's signals too
+            noteMainDelivery(WaitEvent(pid: tid, status: .stopped(signal: signal.number, event: 0)))
         }
 
         guard let status = try? ProcFS.threadStatus(tid), let info = try? Ptrace.signalInfo(tid) else {
@@ -247,7 +309,8 @@ public final class Supervisor {
                 queueSignal(signal, to: tid, of: pid)
                 let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
                 let heldSince = Clock.monotonicNanoseconds()
-                let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: tid, fatalSignal: signal, deadline: deadline),
+                let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: tid, initial: [tid: .signalDelivery(signal.number)],
+                                                          deadline: deadline),
                                        fatalSignal: signal)
                 let job = observer?.supervisorDetected(crash, stopped: held.stopped)
                 try held.release()
@@ -263,12 +326,12 @@ public final class Supervisor {
 
     // MARK: - Stopping every thread of a crashed process
 
-    /// Stops every thread of `pid` (the crashed one is already stopped at its fatal signal), tolerating
+    /// Stops every thread of `pid` (those in `initial` are stopped already: a crashed one at its fatal signal), tolerating
     /// threads that exit or appear meanwhile. Gives up on threads that have not stopped by `deadline`.
-    private func stopAllThreads(of pid: Int32, crashedTID: Int32, fatalSignal: Signal, deadline: Int64)
+    private func stopAllThreads(of pid: Int32, crashedTID: Int32, initial: [Int32: ThreadStop], deadline: Int64)
         throws(SystemError) -> StoppedProcess
     {
-        var states: [Int32: ThreadStop] = [crashedTID: .signalDelivery(fatalSignal.number)]
+        var states = initial
         var interrupted: Set<Int32> = []
         var gone: Set<Int32> = []
 
@@ -378,42 +441,168 @@ public final class Supervisor {
     // MARK: - Signals sent to the supervisor
 
     /// Passes signals sent to the supervisor on to the main child, unless the child already has them.
+    /// A signal from the service manager (pid 1) may be one it is also sending the whole cgroup: it waits
+    /// a moment for the child's own copy (`settlePendingForwards`).
     private func forward(_ signals: [ReceivedSignal]) throws(SystemError) {
-        defer { mainDeliveries.removeAll(keepingCapacity: true) }
         for received in signals where received.signal != .chld {
             // The terminal already sent Ctrl-C, Ctrl-Z, … to the whole foreground process group.
             if received.isFromTerminal && processGroup(of: mainPID) == SelfProcess.processGroup { continue }
-            if received.isSentByProcess, try childAlreadyGot(received) { continue }
+            if received.isSentByProcess {
+                // systemd's watchdog kills with SIGABRT (WatchdogSignal=): the hang is captured first.
+                if received.senderPID == 1, received.signal == .abrt || received.signal == .quit, watchdog.isSilent {
+                    try captureHang()
+                }
+                if try childAlreadyGot(received) { continue }
+                if received.senderPID == 1 {
+                    pendingForwards.append((received, Clock.monotonicNanoseconds() + options.serviceManagerGraceNanoseconds))
+                    continue
+                }
+            }
             try sendSignal(received.signal, to: mainPID)
         }
+    }
+
+    /// Forwards the service manager's signals whose grace ran out without the child's own copy showing.
+    private func settlePendingForwards() throws(SystemError) {
+        let now = Clock.monotonicNanoseconds()
+        var waiting: [(received: ReceivedSignal, due: Int64)] = []
+        for pending in pendingForwards {
+            if try childAlreadyGot(pending.received) { continue }
+            if now >= pending.due {
+                try sendSignal(pending.received.signal, to: mainPID)
+            } else {
+                waiting.append(pending)
+            }
+        }
+        pendingForwards = waiting
     }
 
     /// Whether a signal some process sent to the supervisor also reached the main child directly, as
     /// `kill -SIG -PGID`, a shell's `fg` or systemd's control-group kill do: then forwarding would
     /// deliver it twice. Either it is still pending in the child (a second copy of a standard signal
-    /// would merge into it anyway), or the child has dequeued it, which the child's signal-delivery-stop
-    /// shows with the same sender. Reading the pending sets takes the child's signal lock, under which a
-    /// dequeue also enters its ptrace stop, so a stop not yet in `waitpid` cannot slip between the checks.
+    /// would merge into it anyway), or one of the child's threads has dequeued it, which its
+    /// signal-delivery-stop shows with the same sender (each such delivery answers for one received copy).
+    /// Reading the pending sets takes the child's signal lock, under which a dequeue also enters its
+    /// ptrace stop, so a stop not yet in `waitpid` cannot slip between the checks.
     private func childAlreadyGot(_ received: ReceivedSignal) throws(SystemError) -> Bool {
-        let signal = received.signal
-        if mainDeliveries.contains(where: { $0.signal == signal && $0.sender == received.senderPID }) { return true }
+        if takeMainDelivery(of: received) { return true }
         guard let status = try? ProcFS.threadStatus(mainPID) else { return false }
-        let bit = UInt64(1) << UInt64(signal.number - 1)
+        let bit = UInt64(1) << UInt64(received.signal.number - 1)
         if (status.pending | status.sharedPending) & bit != 0 { return true }
         while let event = try waitForAnyTask(block: false) {
             deferredEvents.append(event)
             noteMainDelivery(event)
         }
-        return mainDeliveries.contains(where: { $0.signal == signal && $0.sender == received.senderPID })
+        return takeMainDelivery(of: received)
     }
 
-    /// Remembers a forwardable signal a process sent to the main child, seen at its delivery-stop.
+    /// Removes and returns whether a delivery to the main child matches `received`.
+    private func takeMainDelivery(of received: ReceivedSignal) -> Bool {
+        guard let index = mainDeliveries.firstIndex(where: { delivery in
+            delivery.signal == received.signal && delivery.sender == received.senderPID
+                && (delivery.tid == mainPID || (try? ProcFS.threadStatus(delivery.tid))?.tgid == mainPID)
+        }) else { return false }
+        mainDeliveries.remove(at: index)
+        return true
+    }
+
+    /// Remembers a forwardable signal a process sent to a traced thread, seen at its delivery-stop
+    /// (whether the thread belongs to the main child is checked only when a received copy needs it).
+    /// Entries older than a second, or beyond the newest 64, are forgotten.
     private func noteMainDelivery(_ event: WaitEvent) {
-        guard event.pid == mainPID, case .stopped(let number, 0) = event.status else { return }
+        guard case .stopped(let number, 0) = event.status else { return }
         let signal = Signal(number)
-        guard forwardedSignalSet.contains(signal), mainDeliveries.count < 64,
-              let info = try? Ptrace.signalInfo(mainPID), let sender = info.senderPID else { return }
-        mainDeliveries.append((signal, sender))
+        guard forwardedSignalSet.contains(signal), let info = try? Ptrace.signalInfo(event.pid),
+              let sender = info.senderPID, sender != event.pid else { return }
+        let now = Clock.monotonicNanoseconds()
+        mainDeliveries.removeAll { now - $0.seen > 1_000_000_000 }
+        if mainDeliveries.count >= 64 { mainDeliveries.removeFirst() }
+        mainDeliveries.append((event.pid, signal, sender, now))
+    }
+
+    // MARK: - The sd_notify relay and the watchdog
+
+    /// Opens the relay and returns the child's environment: crashwatch's own, with NOTIFY_SOCKET naming
+    /// the relay. nil (the environment unchanged) without a NOTIFY_SOCKET, or when the relay cannot open.
+    private func relayEnvironment() -> [[UInt8]]? {
+        guard options.notifySocket != nil else { return nil }
+        do {
+            let socket = try NotifySocket()
+            relay = socket
+            let prefix = Array("NOTIFY_SOCKET=".utf8)
+            return ProcessEnvironment.entries().filter { !$0.starts(with: prefix) } + [prefix + Array(socket.address.utf8)]
+        } catch {
+            observer?.supervisorWarning("crashwatch: \(error); the program talks to systemd's NOTIFY_SOCKET directly (needs NotifyAccess=all)")
+            return nil
+        }
+    }
+
+    /// Sends on what the supervised processes sent to the relay (at most 64 messages a call), noting
+    /// watchdog pings. MAINPID= is dropped: crashwatch stays the main process, so that systemd sees the
+    /// program's own end through crashwatch's. Messages from processes crashwatch does not trace are dropped.
+    private func serviceRelay() {
+        guard let relay, let upstream = options.notifySocket else { return }
+        lastRelayCheck = Clock.monotonicNanoseconds()
+        for _ in 0..<64 {
+            let message: NotifyMessage
+            do {
+                guard let next = try relay.receive() else { return }
+                message = next
+            } catch {
+                return relayFailed(error)
+            }
+            guard message.senderPID > 0,
+                  message.senderPID == mainPID || (try? ProcFS.threadStatus(message.senderPID))?.tracerPID == SelfProcess.pid
+            else { continue }
+            var kept: [ArraySlice<UInt8>] = []
+            for line in message.bytes.split(separator: UInt8(ascii: "\n")) {
+                if line.starts(with: "MAINPID=".utf8) { continue }
+                if line.elementsEqual("WATCHDOG=1".utf8) { watchdog.ping() }
+                if line.starts(with: "WATCHDOG_USEC=".utf8),
+                   let usec = Int64(String(decoding: line.dropFirst(14), as: UTF8.self)), usec > 0, usec < Int64.max / 1_000 {
+                    watchdog.timeout = usec * 1_000
+                }
+                kept.append(line)
+            }
+            guard !kept.isEmpty || !message.descriptors.isEmpty else { continue }
+            do {
+                try NotifySocket.send(Array(kept.joined(separator: [UInt8(ascii: "\n")])), descriptors: message.descriptors, to: upstream)
+            } catch {
+                relayFailed(error)
+            }
+        }
+    }
+
+    private func relayFailed(_ error: SystemError) {
+        guard !relayFailureReported else { return }
+        relayFailureReported = true
+        observer?.supervisorWarning("crashwatch: sd_notify relay: \(error)")
+    }
+
+    /// Captures the main child's threads as a hang and lets them go on: its watchdog pings stopped for
+    /// half the watchdog timeout, or the service manager's watchdog signal arrived. Once per silence.
+    private func captureHang() throws(SystemError) {
+        guard !watchdog.hangCaptured, let lastPing = watchdog.lastPing else { return }
+        watchdog.hangCaptured = true
+        let pid = mainPID
+        guard mainExecuted, finalStatus == nil, !reportedProcesses.contains(pid),
+              let status = try? ProcFS.threadStatus(pid), !status.isDead else { return }
+        let now = Clock.monotonicNanoseconds()
+        var crash = DetectedCrash(
+            pid: pid, tid: pid, threadName: ProcFS.threadName(pid: pid, tid: pid),
+            executable: executableName(of: pid, status: status), signal: SignalInfo(signo: 0, code: 0),
+            originalFault: nil, handledFaults: [], timeNanoseconds: Clock.realtimeNanoseconds(),
+            crashedThreadID: pid, crashedThreadName: ProcFS.threadName(pid: pid, tid: pid))
+        crash.hang = DetectedHang(lastPingNanoseconds: lastPing.realtime, silenceNanoseconds: now - lastPing.monotonic,
+                                  watchdogTimeoutNanoseconds: watchdog.timeout)
+        let deadline = now + options.captureTimeoutNanoseconds
+        let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: pid, initial: [:], deadline: deadline), fatalSignal: nil)
+        let job = observer?.supervisorDetected(crash, stopped: held.stopped)
+        try held.release()
+        if let job {
+            job.holdNanoseconds = Clock.monotonicNanoseconds() - now
+            enqueue(job)
+        }
     }
 
     // MARK: - Processing jobs
@@ -498,10 +687,11 @@ public final class Supervisor {
 /// deinit, so no path leaves a thread stopped.
 private struct HeldProcess: ~Copyable {
     let stopped: StoppedProcess
-    let fatalSignal: Signal
+    /// The signal the crashed thread dies of; nil for a hang snapshot, whose threads all go on as they were.
+    let fatalSignal: Signal?
     private var released = false
 
-    init(_ stopped: StoppedProcess, fatalSignal: Signal) {
+    init(_ stopped: StoppedProcess, fatalSignal: Signal?) {
         self.stopped = stopped
         self.fatalSignal = fatalSignal
     }
@@ -518,7 +708,7 @@ private struct HeldProcess: ~Copyable {
         if !released { try? Self.letGo(stopped, fatalSignal: fatalSignal) }
     }
 
-    private static func letGo(_ stopped: StoppedProcess, fatalSignal: Signal) throws(SystemError) {
+    private static func letGo(_ stopped: StoppedProcess, fatalSignal: Signal?) throws(SystemError) {
         var failure: SystemError?
         func attempt(_ body: () throws(SystemError) -> Void) {
             do { try body() } catch where error.isNoSuchProcess {
@@ -527,8 +717,10 @@ private struct HeldProcess: ~Copyable {
                 if failure == nil { failure = error }
             }
         }
-        attempt { () throws(SystemError) in try Ptrace.cont(stopped.crashedTID, signal: fatalSignal.number) }
-        for (tid, stop) in stopped.stops where tid != stopped.crashedTID {
+        if let fatalSignal {
+            attempt { () throws(SystemError) in try Ptrace.cont(stopped.crashedTID, signal: fatalSignal.number) }
+        }
+        for (tid, stop) in stopped.stops where tid != stopped.crashedTID || fatalSignal == nil {
             switch stop {
             case .signalDelivery(let signal): attempt { () throws(SystemError) in try Ptrace.cont(tid, signal: signal) }
             case .event: attempt { () throws(SystemError) in try Ptrace.cont(tid) }
@@ -536,6 +728,34 @@ private struct HeldProcess: ~Copyable {
             }
         }
         if let failure { throw failure }
+    }
+}
+
+/// The program's watchdog pings as the relay saw them.
+struct WatchdogPings {
+    /// The watchdog timeout (nanoseconds), from WATCHDOG_USEC; nil: no watchdog.
+    var timeout: Int64?
+    /// The last WATCHDOG=1 (CLOCK_MONOTONIC and CLOCK_REALTIME nanoseconds); nil before the first.
+    var lastPing: (monotonic: Int64, realtime: Int64)?
+    /// Whether the current silence was captured as a hang already.
+    var hangCaptured = false
+
+    mutating func ping() {
+        lastPing = (Clock.monotonicNanoseconds(), Clock.realtimeNanoseconds())
+        hangCaptured = false
+    }
+
+    /// When the current silence becomes a hang (half the timeout after the last ping); nil when there is
+    /// no watchdog, no ping yet, or the hang was captured.
+    var hangDue: Int64? {
+        guard let timeout, let lastPing, !hangCaptured else { return nil }
+        return lastPing.monotonic + timeout / 2
+    }
+
+    /// Whether pings were expected and have stopped for at least half the timeout.
+    var isSilent: Bool {
+        guard let timeout, let lastPing else { return false }
+        return Clock.monotonicNanoseconds() - lastPing.monotonic >= timeout / 2
     }
 }
 

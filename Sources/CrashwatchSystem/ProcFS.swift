@@ -109,6 +109,8 @@ public struct ProcStatus: Equatable, Sendable {
     public var tgid: Int32?
     public var pid: Int32?
     public var ppid: Int32?
+    /// The pid of the process tracing it (0: none).
+    public var tracerPID: Int32?
     /// Signals pending for this thread alone (`SigPnd`), bit `n-1` for signal n.
     public var pending: UInt64 = 0
     /// Signals pending for the whole process (`ShdPnd`).
@@ -164,6 +166,7 @@ public struct ProcStatus: Equatable, Sendable {
         case 4 where key.elementsEqual("Tgid".utf8): tgid = Self.decimal(value).map(Int32.init)
         case 5 where key.elementsEqual("State".utf8): state = value.first.map { Character(Unicode.Scalar($0)) }
         case 4 where key.elementsEqual("PPid".utf8): ppid = Self.decimal(value).map(Int32.init)
+        case 9 where key.elementsEqual("TracerPid".utf8): tracerPID = Self.decimal(value).map(Int32.init)
         case 6 where key.elementsEqual("SigPnd".utf8): pending = Self.hexadecimal(value)
         case 6 where key.elementsEqual("ShdPnd".utf8): sharedPending = Self.hexadecimal(value)
         case 6 where key.elementsEqual("SigBlk".utf8): blocked = Self.hexadecimal(value)

@@ -48,17 +48,24 @@ public struct SpawnedChild: ~Copyable {
 }
 
 /// Forks, stops the child before exec, seizes it with `ptraceOptions`, and lets it exec the first
-/// acceptable candidate with `argv` and the inherited environment, restoring `childMask` first.
-/// `argv` and `candidates` are bytes, passed to the kernel exactly: an argument need not be UTF-8.
-public func spawnTraced(argv: [[UInt8]], candidates: [[UInt8]], childMask: sigset_t, ptraceOptions: UInt)
-    throws(SystemError) -> SpawnedChild
+/// acceptable candidate with `argv` and `environment` (nil: the inherited one), restoring `childMask`
+/// first. `LISTEN_PID` and `WATCHDOG_PID` that name this process are changed to name the child (systemd
+/// addresses socket activation and the watchdog to the main process, crashwatch; they are the program's).
+/// `argv`, `candidates` and the environment are bytes, passed to the kernel exactly: they need not be UTF-8.
+public func spawnTraced(argv: [[UInt8]], candidates: [[UInt8]], environment: [[UInt8]]? = nil, childMask: sigset_t,
+                        ptraceOptions: UInt) throws(SystemError) -> SpawnedChild
 {
     var mask = childMask
     var pid: pid_t = 0
     var errorFD: Int32 = -1
     let result = withCStringArray(bytes: candidates) { paths in
         withCStringArray(bytes: argv) { args in
-            cw_spawn_traced(paths, candidates.count, args, &mask, ptraceOptions, &pid, &errorFD)
+            guard let environment else {
+                return cw_spawn_traced(paths, candidates.count, args, nil, &mask, ptraceOptions, &pid, &errorFD)
+            }
+            return withCStringArray(bytes: environment) { envp in
+                cw_spawn_traced(paths, candidates.count, args, envp, &mask, ptraceOptions, &pid, &errorFD)
+            }
         }
     }
     guard result == 0 else { throw SystemError("spawn \(String(decoding: argv.first ?? [], as: UTF8.self))", errno: lastErrno()) }

@@ -74,7 +74,8 @@ int cw_ptrace_getregset(pid_t tid, int note_type, void *buf, size_t *len);
 
 /**
  * Forks a child that restores `child_mask`, stops itself with SIGSTOP and then execs the first of
- * `paths` that the kernel accepts, with `argv` and the inherited environment (ENOEXEC files run through
+ * `paths` that the kernel accepts, with `argv` and `envp` (NULL: the inherited environment), where
+ * LISTEN_PID and WATCHDOG_PID naming the parent are rewritten to name the child (ENOEXEC files run through
  * /bin/sh, like execvp). The parent waits for the stop, seizes the child with `ptrace_options`
  * and continues it; the exec itself then happens under trace.
  *
@@ -82,7 +83,7 @@ int cw_ptrace_getregset(pid_t tid, int note_type, void *buf, size_t *len);
  * that yields EOF once the exec succeeded, or an `int` errno when every path failed (the child then
  * exits with status 127).
  */
-int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv,
+int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv, char *const *envp,
                     const sigset_t *child_mask, unsigned long ptrace_options,
                     pid_t *pid_out, int *error_fd_out);
 
@@ -332,6 +333,42 @@ int cw_renameat_noreplace(int old_dirfd, const char *old_name, int new_dirfd, co
 /** Reads at most `length` bytes of the file `name` relative to `dirfd` (one openat, one read, one close;
  * no final link followed): small /proc files such as a thread's comm. The bytes read, or -1 with errno. */
 ssize_t cw_read_small_at(int dirfd, const char *name, void *buffer, size_t length);
+
+/** What `cw_probe_syscall` tries. */
+#define CW_PROBE_PTRACE 1
+#define CW_PROBE_MINCORE 2
+#define CW_PROBE_PROCESS_VM_READV 3
+
+/**
+ * Tries a system call crashwatch needs in a throwaway child (a seccomp filter may kill the caller):
+ * 0 allowed, 1 refused with an errno, 2 the child was killed by SIGSYS, -1 the probe itself failed.
+ */
+int cw_probe_syscall(int which);
+
+/* --- the sd_notify relay (notify.c) --- */
+
+/** The most descriptors one notify message may pass (the kernel's SCM_MAX_FD). */
+#define CW_NOTIFY_MAX_FDS 253
+
+/**
+ * Opens the relay's socket: an AF_UNIX datagram socket (non-blocking, close-on-exec, SO_PASSCRED) bound
+ * to a random abstract name, written as "@name" (sd_notify's form) into `name_out`. The fd, or -1.
+ */
+int cw_notify_open(char *name_out, size_t size);
+
+/**
+ * Receives one datagram without blocking: its bytes into `buf`, the sender's pid (SCM_CREDENTIALS) into
+ * `*sender_pid`, passed descriptors (close-on-exec) into `fds` (capacity in `*fd_count`, count out).
+ * Returns the length, 0 when nothing is waiting, -2 for an empty message or one cut short (dropped, its
+ * descriptors closed), -1 with errno on failure.
+ */
+ssize_t cw_notify_receive(int fd, void *buf, size_t len, int32_t *sender_pid, int *fds, size_t *fd_count);
+
+/**
+ * Sends one datagram (with `fds` as SCM_RIGHTS) to `address` ("/path" or "@abstract") without blocking,
+ * from a fresh socket; the kernel adds this process's credentials. 0, or -1 with errno.
+ */
+int cw_notify_send(const char *address, const void *buf, size_t len, const int *fds, size_t fd_count);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,63 @@
+// Preflight.swift — whether this process may supervise at all: a seccomp filter (systemd's
+// SystemCallFilter=), Yama's ptrace_scope or missing capabilities can refuse ptrace. Found out before the
+// program starts, so a service runs unsupervised with one line saying why rather than dying of SIGSYS.
+import CCrashwatch
+import Glibc
+
+/// Checks for what would make supervision impossible, and explains a refusal.
+public enum PtracePreflight {
+    /// A line naming what refuses a call the supervisor cannot do without (ptrace, process_vm_readv) and
+    /// the fix; nil when nothing does. Costs nothing without a seccomp filter; with one, a probe child per call.
+    public static func blocker() -> String? {
+        guard let status = try? ProcFS.threadStatus(getpid()), status.seccompMode == 2 else { return nil }
+        let refused = [("ptrace", CW_PROBE_PTRACE), ("process_vm_readv", CW_PROBE_PROCESS_VM_READV), ("mincore", CW_PROBE_MINCORE)]
+            .filter { cw_probe_syscall(Int32($0.1)) > 0 }.map(\.0)
+        guard refused.contains("ptrace") || refused.contains("process_vm_readv") else { return nil }
+        return "a seccomp filter refuses \(refused.joined(separator: ", ")) (systemd: add `SystemCallFilter=ptrace process_vm_readv mincore` to the unit)"
+    }
+
+    /// Why PTRACE_SEIZE of crashwatch's own child was refused (EPERM), with the fix.
+    public static func refusalReason() -> String {
+        let scope = ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) }
+        switch scope {
+        case 3?: return "kernel.yama.ptrace_scope is 3, which forbids ptrace until reboot (boot with it at 1 or less)"
+        case 2?: return "kernel.yama.ptrace_scope is 2: ptrace needs CAP_SYS_PTRACE (systemd: `AmbientCapabilities=CAP_SYS_PTRACE` and `CapabilityBoundingSet=CAP_SYS_PTRACE`, or `sysctl kernel.yama.ptrace_scope=1`)"
+        default: return "ptrace was refused (EPERM): a security module or a missing CAP_SYS_PTRACE (systemd: `CapabilityBoundingSet=CAP_SYS_PTRACE`) forbids it"
+        }
+    }
+}
+
+extension SelfProcess {
+    /// This process's pid.
+    public static var pid: Int32 { getpid() }
+
+    /// Replaces crashwatch with the command, unsupervised: the first candidate the kernel accepts, with
+    /// crashwatch's environment and `mask` restored. Returns only when every candidate failed (the errno).
+    public static func execUnsupervised(argv: [[UInt8]], candidates: [[UInt8]], mask: sigset_t) -> ExecFailure {
+        var restored = mask
+        sigprocmask(SIG_SETMASK, &restored, nil)
+        var failure: Int32 = ENOENT
+        withCStringArray(bytes: argv) { args in
+            for candidate in candidates {
+                _ = withCStringArray(bytes: [candidate]) { path in execve(path[0]!, args, environ) }
+                let error = lastErrno()
+                if error != ENOENT && error != ENOTDIR { failure = error }
+                if error != ENOENT && error != ENOTDIR && error != EACCES { break }
+            }
+        }
+        return ExecFailure(errno: failure)
+    }
+}
+
+extension ProcessEnvironment {
+    /// Every `NAME=value` entry of crashwatch's environment as bytes, in order.
+    public static func entries() -> [[UInt8]] {
+        var result: [[UInt8]] = []
+        var pointer = environ
+        while let entry = pointer.pointee {
+            result.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self), count: strlen(entry))))
+            pointer += 1
+        }
+        return result
+    }
+}
