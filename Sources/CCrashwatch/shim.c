@@ -353,3 +353,42 @@ int cw_probe_syscall(int which) {
     if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGSYS ? 2 : -1;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
+
+int cw_split_supervisor(void) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) == -1) return -1;
+    pid_t pid = fork();
+    if (pid == -1) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = e;
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        return fds[1];
+    }
+    /* The foreground process: waits for the supervisor's word on how the main child ended, and ends so. */
+    close(fds[1]);
+    int status = 0;
+    ssize_t n;
+    do {
+        n = read(fds[0], &status, sizeof status);
+    } while (n == -1 && errno == EINTR);
+    if (n != (ssize_t)sizeof status) _exit(71);
+    if (WIFSIGNALED(status)) {
+        cw_die_by_signal(WTERMSIG(status));
+        _exit(128 + WTERMSIG(status));
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 70);
+}
+
+int cw_report_status(int fd, int status) {
+    ssize_t n;
+    do {
+        n = write(fd, &status, sizeof status);
+    } while (n == -1 && errno == EINTR);
+    close(fd);
+    return n == (ssize_t)sizeof status ? 0 : -1;
+}

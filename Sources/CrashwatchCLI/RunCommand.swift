@@ -27,6 +27,7 @@ enum RunCommand {
         OptionSpec("max-stack-bytes", value: "SIZE", help: "capture at most SIZE bytes of each thread's stack (default 1M)"),
         OptionSpec("max-capture-bytes", value: "SIZE", help: "capture at most SIZE bytes of stacks and image copies per crash (default 64M)"),
         OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported)"),
+        OptionSpec("pid-file", value: "FILE", help: "for a daemon that forks and exits (systemd Type=forking with PIDFile=FILE): crashwatch returns when the command's first process exits, as it did, and a crashwatch process that goes on supervising what it left running writes its pid to FILE; it ends as the last of them does"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
@@ -78,6 +79,8 @@ enum RunCommand {
         var retention: RetentionPolicy
         /// Where processing keeps inflated debug files; nil: no cache.
         var debugCache: String?
+        /// `--pid-file`: where the supervisor that outlives the command's first process writes its pid.
+        var pidFile: String?
     }
 
     /// The inflated debug-file cache's default place.
@@ -163,12 +166,16 @@ enum RunCommand {
             }
             debugCache = text == "none" ? nil : text
         }
+        if let pidFile = parsed.value("pid-file"), !pidFile.hasPrefix("/") {
+            throw UsageError("--pid-file needs an absolute path, not '\(pidFile)'")
+        }
         return Configuration(supervisor: supervisor, capture: capture, spool: settings.spool,
-                             retention: try settings.retention(parsed), debugCache: debugCache)
+                             retention: try settings.retention(parsed), debugCache: debugCache,
+                             pidFile: parsed.value("pid-file"))
     }
 
     static func main(_ arguments: [String]) -> Int32 {
-        let configuration: Configuration
+        var configuration: Configuration
         do {
             let parsed = try parseArguments(arguments, specs: specs, operandsEndOptions: true)
             if parsed.has("help") {
@@ -180,6 +187,19 @@ enum RunCommand {
             return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch run --help")
         }
 
+        if let pidFile = configuration.pidFile {
+            // Before any thread exists: the foreground process waits in C for the word from this one.
+            let statusPipe: Int32
+            do {
+                statusPipe = try SupervisorSplit.split()
+                try FileSystem.writeAtomically(Array("\(SelfProcess.pid)\n".utf8), to: pidFile, permissions: 0o644)
+            } catch {
+                StandardStream.err("crashwatch: --pid-file \(pidFile): \(error)\n")
+                return ExitCode.systemError
+            }
+            configuration.supervisor.outlivesMainChild = true
+            configuration.supervisor.mainChildExited = { status in SupervisorSplit.report(status, on: statusPipe) }
+        }
         let reporter = CrashReporter(configuration: configuration)
         let status: WaitStatus
         do throws(SupervisorError) {

@@ -32,6 +32,11 @@ public struct SupervisorOptions: Sendable {
     /// The service's watchdog timeout (`WATCHDOG_USEC` addressed to crashwatch): when the program's pings
     /// stop for half of it, its threads are captured as a hang.
     public var watchdogTimeoutNanoseconds: Int64?
+    /// Keep supervising after the main child exits, for as long as processes it started live (a
+    /// `Type=forking` daemon: the main child forks the daemon and exits). crashwatch then ends as the
+    /// last of them did; `mainChildExited` hears of the main child's own end.
+    public var outlivesMainChild = false
+    public var mainChildExited: (@Sendable (WaitStatus) -> Void)?
     /// How long a signal from the service manager (pid 1) waits for the program's own copy before
     /// crashwatch forwards it: systemd signals the main process first, then the rest of the cgroup.
     public var serviceManagerGraceNanoseconds: Int64 = 100_000_000
@@ -92,6 +97,10 @@ public final class Supervisor {
     private var waitingJobs: [ProcessingJob] = []
     /// The main child's end, once seen: the supervisor returns it when no job is left.
     private var finalStatus: WaitStatus?
+    /// Processes followed (the main child and every fork), for `outlivesMainChild`, and how the last one ended.
+    private var followedProcesses: Set<Int32> = []
+    private var lastProcessEnd: WaitStatus?
+    private var mainChildEnded = false
 
     /// Blocks the supervisor's signals on the calling thread. Call before any other thread starts.
     public init(options: SupervisorOptions, observer: any SupervisorObserver) throws(SupervisorError) {
@@ -130,6 +139,7 @@ public final class Supervisor {
             throw .system(error)
         }
         mainPID = child.pid
+        followedProcesses.insert(child.pid)
 
         let status: WaitStatus
         do {
@@ -191,6 +201,11 @@ public final class Supervisor {
     /// watchdog pings stopped.
     private func serviceTimers() throws(SystemError) {
         serviceRelay()
+        if mainChildEnded {
+            // A process gone without its end seen (it cannot be, as its subreaper; but never wait on one).
+            followedProcesses = followedProcesses.filter { ProcFS.exists($0) }
+            if followedProcesses.isEmpty, finalStatus == nil { finalStatus = lastProcessEnd ?? .exited(code: 0) }
+        }
         if !pendingForwards.isEmpty { try settlePendingForwards() }
         if let due = watchdog.hangDue, Clock.monotonicNanoseconds() >= due { try captureHang() }
     }
@@ -199,6 +214,7 @@ public final class Supervisor {
     /// forward or watchdog hang check.
     private func sleepLimit() -> Int32 {
         var limit = Int64(enforceJobDeadlines())
+        if mainChildEnded { limit = limit < 0 ? 1_000 : min(limit, 1_000) }
         let now = Clock.monotonicNanoseconds()
         for due in pendingForwards.map(\.due) + [watchdog.hangDue].compactMap({ $0 }) {
             let milliseconds = max(due - now, 0) / 1_000_000 + 1
@@ -233,7 +249,16 @@ public final class Supervisor {
                 recordAbnormalExit(pid: tid, signal: .kill)
             }
             reportedProcesses.remove(tid)
-            if tid == mainPID { finalStatus = event.status }
+            if followedProcesses.remove(tid) != nil { lastProcessEnd = event.status }
+            if tid == mainPID {
+                if options.outlivesMainChild {
+                    mainChildEnded = true
+                    options.mainChildExited?(event.status)
+                } else {
+                    finalStatus = event.status
+                }
+            }
+            if mainChildEnded, followedProcesses.isEmpty, finalStatus == nil { finalStatus = lastProcessEnd ?? event.status }
         case .continued:
             return
         case .stopped(let signal, let ptraceEvent):
@@ -254,7 +279,12 @@ public final class Supervisor {
                     recordAbnormalExit(pid: threadGroup(of: tid), signal: .kill)
                 }
                 try resume(tid)
-            default:  // fork, vfork, clone (the new task reports its own first stop), vfork-done
+            case Event.fork, Event.vfork:
+                if let child = try? Ptrace.eventMessage(tid), child > 0, child <= UInt(Int32.max) {
+                    followedProcesses.insert(Int32(child))
+                }
+                try resume(tid)
+            default:  // clone (the new task reports its own first stop), vfork-done
                 try resume(tid)
             }
         }
@@ -458,7 +488,16 @@ public final class Supervisor {
                     continue
                 }
             }
-            try sendSignal(received.signal, to: mainPID)
+            try sendOn(received.signal)
+        }
+    }
+
+    /// Sends a forwarded signal to the main child; once it has exited (`outlivesMainChild`), to the
+    /// followed processes it left behind, which crashwatch reaps as their subreaper.
+    private func sendOn(_ signal: Signal) throws(SystemError) {
+        guard mainChildEnded else { return try sendSignal(signal, to: mainPID) }
+        for pid in followedProcesses where (try? ProcFS.threadStatus(pid))?.ppid == SelfProcess.pid {
+            try sendSignal(signal, to: pid)
         }
     }
 
@@ -469,7 +508,7 @@ public final class Supervisor {
         for pending in pendingForwards {
             if try childAlreadyGot(pending.received) { continue }
             if now >= pending.due {
-                try sendSignal(pending.received.signal, to: mainPID)
+                try sendOn(pending.received.signal)
             } else {
                 waiting.append(pending)
             }
@@ -761,6 +800,8 @@ struct WatchdogPings {
 
 /// PTRACE_EVENT_* values as the loop matches them.
 private enum Event {
+    static let fork: Int32 = 1
+    static let vfork: Int32 = 2
     static let exec: Int32 = 4
     static let exit: Int32 = 6
     static let stop: Int32 = 128

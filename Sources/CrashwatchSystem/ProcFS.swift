@@ -36,6 +36,11 @@ public enum ProcFS {
     }
 
     /// The `status` of one thread: `/proc/TID/status` (works for any thread id).
+    /// Whether a process (or zombie) with this pid exists.
+    public static func exists(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || lastErrno() != ESRCH
+    }
+
     public static func threadStatus(_ tid: Int32) throws(SystemError) -> ProcStatus {
         ProcStatus(parsing: try readBytes("/proc/\(tid)/status"))
     }

@@ -117,3 +117,20 @@ public struct ExecFailure: Equatable, Sendable {
     /// The system's words for the errno.
     public var reason: String { String(cString: strerror(errno)) }
 }
+
+/// `run --pid-file`: splitting crashwatch into the foreground process a `Type=forking` unit starts (it
+/// ends when the program's first process does, as it did) and the supervisor that stays.
+public enum SupervisorSplit {
+    /// Forks. The calling (foreground) process never returns from this: it waits for `report` and exits
+    /// like the status it is sent. The child returns the descriptor to report on.
+    public static func split() throws(SystemError) -> Int32 {
+        let fd = cw_split_supervisor()
+        guard fd >= 0 else { throw SystemError("fork", errno: lastErrno()) }
+        return fd
+    }
+
+    /// Tells the foreground process how the program's first process ended (it exits so); closes `fd`.
+    public static func report(_ status: WaitStatus, on fd: Int32) {
+        _ = cw_report_status(fd, status.rawTermination ?? (70 << 8))
+    }
+}

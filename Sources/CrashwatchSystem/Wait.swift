@@ -27,6 +27,15 @@ public enum WaitStatus: Equatable, Sendable {
         }
     }
 
+    /// The raw status word of a termination (what `init(raw:)` decodes); nil for stops.
+    public var rawTermination: Int32? {
+        switch self {
+        case .exited(let code): (code & 0xff) << 8
+        case .signaled(let signal, let core): (signal & 0x7f) | (core ? 0x80 : 0)
+        case .stopped, .continued: nil
+        }
+    }
+
     /// Whether the task is gone (exited or killed), as opposed to stopped or continued.
     public var isTermination: Bool {
         switch self {

@@ -345,6 +345,16 @@ ssize_t cw_read_small_at(int dirfd, const char *name, void *buffer, size_t lengt
  */
 int cw_probe_syscall(int which);
 
+/**
+ * For `run --pid-file` (a Type=forking service): forks. The parent — the process systemd started — waits
+ * for the child's `cw_report_status` and then exits as that wait status says (never returns; 71 if the
+ * child died first). In the child, returns the pipe to report on (-1 with errno if the fork failed).
+ */
+int cw_split_supervisor(void);
+
+/** Sends a raw wait status to the waiting parent of `cw_split_supervisor` and closes `fd`. */
+int cw_report_status(int fd, int status);
+
 /* --- the sd_notify relay (notify.c) --- */
 
 /** The most descriptors one notify message may pass (the kernel's SCM_MAX_FD). */
