@@ -38,9 +38,18 @@ enum RunCommand {
 
         Runs COMMAND (looked up in PATH) as a traced child and reports its crashes. The child inherits
         stdin, stdout, stderr, the working directory, the environment, rlimits and the process group.
-        TERM, INT, HUP, QUIT, USR1, USR2, WINCH, ALRM, CONT, TSTP, TTIN and TTOU sent to crashwatch are
-        passed on once: a signal sent to the whole group, by the terminal or by a process, is not sent
-        again when the child already has it. Threads, forks, vforks and execs are followed.
+        TERM, INT, HUP, QUIT, ABRT, USR1, USR2, WINCH, ALRM, CONT, TSTP, TTIN and TTOU sent to crashwatch
+        are passed on once: a signal sent to the whole group, by the terminal or by a process, is not sent
+        again when the child already has it (one from pid 1, which signals the whole service, waits 100 ms
+        for the child's own copy). Threads, forks, vforks and execs are followed.
+
+        Under systemd: the child gets crashwatch's own NOTIFY_SOCKET, and what it sends there (READY=1,
+        WATCHDOG=1, passed fds) goes on to systemd from crashwatch, the service's main process;
+        LISTEN_PID and WATCHDOG_PID naming crashwatch name the child. When the child's watchdog pings
+        stop for half of WATCHDOG_USEC, its threads are captured as a hang report and it is left
+        running; the crash that follows (the watchdog's SIGABRT) links to it. A SIGKILL death (the OOM
+        killer, kill -9) becomes an abnormal-exit report. If ptrace is refused (a seccomp filter, Yama),
+        crashwatch says so in one line and runs COMMAND unsupervised.
 
         A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
         delivered with its default action; a signal the program handles and recovers from is not one.

@@ -444,15 +444,30 @@ def case_inherited_attributes():
             differences.append(f"{key} {supervised[key]}, expected {bare[key]} as in the bare run")
     check(not differences, "under crashwatch: " + "; ".join(differences))
 
-    env = dict(os.environ, NOTIFY_SOCKET="/run/x", LISTEN_FDS="2", LISTEN_PID="1")
+    # The environment passes through untouched, but for what names crashwatch instead of the program:
+    # NOTIFY_SOCKET becomes crashwatch's relay (it sends on what arrives), and LISTEN_PID/WATCHDOG_PID
+    # naming crashwatch's pid name the program's. Such variables naming another pid stay as they are.
+    env = dict(os.environ, NOTIFY_SOCKET="/run/x", LISTEN_FDS="2", LISTEN_PID="1", WATCHDOG_PID="1")
     bare_env = run(["env"], env=env)
     cw_env = run([CRASHWATCH, "run", "--", "env"], env=env)
     check(cw_env.returncode == 0, f"crashwatch run -- env: status {cw_env.returncode}, stderr {cw_env.stderr!r}")
     bare_lines, cw_lines = sorted(bare_env.stdout.splitlines()), sorted(cw_env.stdout.splitlines())
     check("NOTIFY_SOCKET=/run/x" in bare_lines, "bare env lacks NOTIFY_SOCKET")
-    missing = sorted(set(bare_lines) - set(cw_lines))
-    extra = sorted(set(cw_lines) - set(bare_lines))
-    check(bare_lines == cw_lines, f"environment differs under crashwatch: missing {missing}, extra {extra}")
+    relay = [line for line in cw_lines if line.startswith("NOTIFY_SOCKET=")]
+    check(len(relay) == 1 and relay[0].startswith("NOTIFY_SOCKET=@crashwatch/notify/"),
+          f"NOTIFY_SOCKET under crashwatch is not its relay: {relay}")
+    bare_rest = [line for line in bare_lines if not line.startswith("NOTIFY_SOCKET=")]
+    cw_rest = [line for line in cw_lines if not line.startswith("NOTIFY_SOCKET=")]
+    missing = sorted(set(bare_rest) - set(cw_rest))
+    extra = sorted(set(cw_rest) - set(bare_rest))
+    check(bare_rest == cw_rest, f"environment differs under crashwatch: missing {missing}, extra {extra}")
+
+    # LISTEN_PID and WATCHDOG_PID that name crashwatch (systemd's main process) name the program.
+    script = 'echo "$LISTEN_PID $WATCHDOG_PID $$"'
+    named = run(["bash", "-c", f'exec env LISTEN_PID=$$ WATCHDOG_PID=$$ LISTEN_FDS=1 {CRASHWATCH} run -- sh -c \'{script}\''])
+    fields = named.stdout.split()
+    check(named.returncode == 0 and len(fields) == 3 and fields[0] == fields[2] and fields[1] == fields[2],
+          f"LISTEN_PID/WATCHDOG_PID naming crashwatch were not rewritten to the program's pid: {named.stdout!r} {named.stderr!r}")
 
 
 PR_SET_CHILD_SUBREAPER = 36
