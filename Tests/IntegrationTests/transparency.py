@@ -27,6 +27,7 @@ import os
 import re
 import resource
 import select
+import socket
 import shutil
 import signal
 import struct
@@ -690,6 +691,155 @@ def case_command_errors():
             if unknown.replace("--bogus", option) in stderr:
                 problems.append(f"crashwatch run --help lists {option} but the parser rejects it: {stderr!r}")
     check(not problems, "\n".join(problems))
+
+
+# --- Under a service manager: sd_notify relay, watchdog hangs, SIGKILL deaths, forking daemons,
+# refused ptrace (the real-systemd suite in Tests/systemd proves the same under systemd itself).
+
+def _reports(spool):
+    import json
+    found = []
+    for name in sorted(os.listdir(spool)):
+        if name.endswith(".json"):
+            with open(os.path.join(spool, name)) as handle:
+                found.append(json.load(handle))
+    return found
+
+
+def _wait_for(predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise Fail(f"timed out after {seconds:g} s waiting for {what}")
+
+
+NOTIFY_APP = r"""
+import os, socket, sys, time
+address = os.environ["NOTIFY_SOCKET"]
+print(os.environ.get("LISTEN_PID"), os.environ.get("WATCHDOG_PID"), os.getpid(), address, flush=True)
+target = "\0" + address[1:] if address.startswith("@") else address
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendto(b"READY=1\nSTATUS=serving\nMAINPID=%d" % os.getpid(), target)
+for _ in range(3):
+    s.sendto(b"WATCHDOG=1", target)
+    time.sleep(0.1)
+def hang_here():
+    while True:
+        pass
+hang_here()
+"""
+
+
+def case_notify_relay_and_hang():
+    """The program's sd_notify messages reach the service manager's socket from crashwatch itself
+    (MAINPID= dropped); LISTEN_PID/WATCHDOG_PID naming crashwatch name the program; when the watchdog
+    pings stop for half of WATCHDOG_USEC a hang report is written with the program still running, and
+    the SIGABRT that ends it gives a crash report linked to the hang report."""
+    spool = tempfile.mkdtemp(prefix="cw-notify-")
+    upstream_path = os.path.join(spool, "..", os.path.basename(spool) + ".notify")
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    upstream.bind(upstream_path)
+    upstream.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    upstream.settimeout(10)
+    env = dict(os.environ, NOTIFY_SOCKET=upstream_path, WATCHDOG_USEC="1000000")
+    process = subprocess.Popen(
+        ["bash", "-c", f'exec env LISTEN_PID=$$ WATCHDOG_PID=$$ LISTEN_FDS=0 {CRASHWATCH} run --spool {spool} -- python3 -c "$0"', NOTIFY_APP],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        messages = []
+        for _ in range(4):
+            data, ancillary, _, _ = upstream.recvmsg(4096, socket.CMSG_SPACE(12))
+            sender = None
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                    sender = struct.unpack("iII", payload[:12])[0]
+            messages.append((data, sender))
+        check(messages[0][0] == b"READY=1\nSTATUS=serving", f"first relayed message: {messages[0][0]!r} (MAINPID= must be dropped)")
+        check(all(data == b"WATCHDOG=1" for data, _ in messages[1:]), f"watchdog pings relayed as {messages[1:]}")
+        check(all(sender == process.pid for _, sender in messages), f"senders {[s for _, s in messages]}, expected crashwatch {process.pid}")
+        hang = _wait_for(lambda: [r for r in _reports(spool) if r["kind"] == "hang"], 10, "a hang report")[0]
+        check(process.poll() is None, "crashwatch ended before the hang was reported")
+        check(hang["signal"]["name"] == "none" and hang["hang"]["source"] == "watchdog" and hang["hang"]["unfinished"] is True,
+              f"hang report: signal {hang['signal']}, hang {hang['hang']}")
+        check(hang["hang"]["watchdogTimeoutMs"] == 1000 and hang["hang"]["durationMs"] >= 450, f"hang timing: {hang['hang']}")
+        check(not any(thread["crashed"] for thread in hang["threads"]), "a hang report marks no thread crashed")
+        os.kill(process.pid, signal.SIGABRT)
+        _, stderr = process.communicate(timeout=30)
+        check(process.returncode == -signal.SIGABRT, f"crashwatch ended with {process.returncode}, expected SIGABRT: {stderr}")
+        crash = [r for r in _reports(spool) if r["kind"] == "crash"]
+        check(len(crash) == 1 and crash[0]["signal"]["name"] == "SIGABRT" and crash[0]["hangReportID"] == hang["id"],
+              f"crash reports {[(r['signal']['name'], r['hangReportID']) for r in crash]}, expected SIGABRT linked to {hang['id']}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        upstream.close()
+        os.unlink(upstream_path)
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def case_abnormal_exit_report():
+    """A program killed by SIGKILL: crashwatch dies the same way and leaves an abnormalExit report."""
+    spool = tempfile.mkdtemp(prefix="cw-kill-")
+    try:
+        process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--", "sh", "-c", "echo $$; exec sleep 30"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        child = int(process.stdout.readline())
+        _wait_for(lambda: open(f"/proc/{child}/comm").read().strip() == "sleep", 10, "the child's exec of sleep")
+        os.kill(child, signal.SIGKILL)
+        _, stderr = process.communicate(timeout=30)
+        check(process.returncode == -signal.SIGKILL, f"crashwatch ended with {process.returncode}: {stderr}")
+        reports = _reports(spool)
+        check(len(reports) == 1, f"{len(reports)} reports, expected 1: {stderr}")
+        report = reports[0]
+        check(report["kind"] == "abnormalExit" and report["signal"]["name"] == "SIGKILL", f"kind {report['kind']}, signal {report['signal']['name']}")
+        check(report["exit"] == {"reason": "signal", "source": "inferred", "evidence": None}, f"exit {report['exit']}")
+        check(report["process"]["pid"] == child and report["process"]["executable"].endswith("sleep"), f"process {report['process']['pid']} {report['process']['executable']}")
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def case_pid_file_daemon():
+    """`run --pid-file`: the foreground crashwatch ends as the daemon's first process did (0), the
+    supervisor it leaves writes its pid, follows the daemon, reports its crash and ends as it did."""
+    spool = tempfile.mkdtemp(prefix="cw-forkd-")
+    pid_file = os.path.join(spool, "..", os.path.basename(spool) + ".pid")
+    try:
+        # Output to a file: the daemon and its supervisor keep a pipe open after the foreground exits.
+        with tempfile.TemporaryFile(mode="w+") as output:
+            result = subprocess.run([CRASHWATCH, "run", "--pid-file", pid_file, "--spool", spool, "--", fixture("forkd")],
+                                    stdout=output, stderr=subprocess.STDOUT, timeout=TIMEOUT)
+            output.seek(0)
+            text = output.read()
+        check(result.returncode == 0, f"foreground crashwatch ended with {result.returncode}: {text}")
+        daemon = int(text.split()[1])
+        with open(pid_file) as handle:
+            supervisor = int(handle.read())
+        with open(f"/proc/{supervisor}/comm") as handle:
+            check(handle.read().strip() == "crashwatch", f"pid file names {supervisor}, not a crashwatch")
+        check(open(f"/proc/{daemon}/status").read().count(f"TracerPid:\t{supervisor}") == 1, "the daemon is not traced by the supervisor")
+        os.kill(daemon, signal.SIGUSR1)
+        _wait_for(lambda: not os.path.exists(f"/proc/{supervisor}"), 20, "the supervisor to end after the daemon's crash")
+        reports = _reports(spool)
+        check(len(reports) == 1 and reports[0]["process"]["pid"] == daemon and reports[0]["signal"]["name"] == "SIGSEGV",
+              f"reports {[(r['process']['pid'], r['signal']['name']) for r in reports]}, expected the daemon {daemon}'s SIGSEGV")
+    finally:
+        if os.path.exists(pid_file):
+            os.unlink(pid_file)
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def case_ptrace_refused():
+    """Under a seccomp filter that kills on ptrace, crashwatch says so in one line and runs the command
+    unsupervised (it replaces itself with it): the command runs and its exit status is crashwatch's."""
+    result = run([fixture("deny_ptrace"), CRASHWATCH, "run", "--", "sh", "-c", "echo ran; exit 3"])
+    check(result.returncode == 3 and result.stdout == "ran\n", f"status {result.returncode}, stdout {result.stdout!r}, stderr {result.stderr!r}")
+    lines = [line for line in result.stderr.splitlines() if line.startswith("crashwatch:")]
+    check(len(lines) == 1 and "seccomp filter refuses ptrace" in lines[0] and "SystemCallFilter=" in lines[0] and "unsupervised" in lines[0],
+          f"stderr {result.stderr!r}")
 
 
 CASES = {name[len("case_"):]: function for name, function in globals().items() if name.startswith("case_")}
