@@ -1,6 +1,7 @@
 // SpoolTrustTests.swift — the spool's trust model, tried as an unprivileged local user would attack a
 // root-run crashwatch: future-dated report names planted in a shared sticky spool, a `.claims` or a spool
-// that user owns, and a set-group-ID spool whose group would expose root's reports.
+// that user owns, a link to the spool that user planted or could swap, and a set-group-ID spool whose group
+// would expose root's reports; and the links that are fine (systemd's DynamicUser= state directories).
 import Foundation
 import Testing
 
@@ -150,6 +151,48 @@ import Testing
         #expect(crash.termination == .signaled(SIGSEGV), "the app's status must not change: \(crash.stderr)")
         #expect(crash.stderr.contains("belongs to uid \(Self.attacker)"), "\(crash.stderr)")
         #expect(names(in: spool).isEmpty)
+    }
+
+    @Test("a DynamicUser= state directory (root's link /var/lib/NAME → private/NAME in root's directory) is a usable spool")
+    func dynamicUserStateDirectory() throws {
+        let (directory, _) = try sharedSpool(mode: 0o700)
+        let lib = "\(directory.path)/var-lib"
+        try FileManager.default.createDirectory(atPath: "\(lib)/private/demo", withIntermediateDirectories: true)
+        chmod(lib, 0o755)
+        chmod("\(lib)/private", 0o700)
+        try FileManager.default.createSymbolicLink(atPath: "\(lib)/demo", withDestinationPath: "private/demo")
+        let spool = "\(lib)/demo"
+        let result = try run(Paths.crashwatch, ["run", "--spool", spool, "--", Paths.fixture("null_deref")])
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        #expect(result.stderr.contains("report written to \(spool)/"), "\(result.stderr)")
+        #expect(names(in: "\(lib)/private/demo").count == 1)
+        let list = try run(Paths.crashwatch, ["list", "--spool", spool])
+        #expect(list.termination == .exited(0) && list.stdout.contains("null_deref"), "\(list.stdout)\(list.stderr)")
+    }
+
+    @Test("a link to the spool that another user owns, or in a directory others may write, is refused in one line; the app's status stays",
+          arguments: ["owned by nobody", "in a world-writable directory"])
+    func plantedSpoolLink(how: String) throws {
+        let (directory, spool) = try sharedSpool(mode: 0o755)
+        let holder = "\(directory.path)/links"
+        try #require(mkdir(holder, 0o755) == 0)
+        let link = "\(holder)/spool"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: spool)
+        if how == "owned by nobody" {
+            try #require(lchown(link, Self.attacker, Self.attacker) == 0)
+        } else {
+            try #require(chmod(holder, 0o777) == 0)
+        }
+        let expected = how == "owned by nobody"
+            ? "symbolic link \(link) belongs to uid \(Self.attacker), neither root nor this user"
+            : "symbolic link \(link) is in \(holder), which group or others may write without the sticky bit (mode 0777)"
+        let crash = try run(Paths.crashwatch, ["run", "--spool", link, "--", Paths.fixture("null_deref")])
+        #expect(crash.termination == .signaled(SIGSEGV), "the app's status must not change: \(crash.stderr)")
+        #expect(crash.stderr.contains(expected), "\(crash.stderr)")
+        #expect(names(in: spool).isEmpty, "a report went through the link")
+        let list = try run(Paths.crashwatch, ["list", "--spool", link])
+        #expect(list.termination == .exited(74), "\(list.stdout)")
+        #expect(list.stderr.contains(expected) && list.stderr.split(separator: "\n").count == 1, "\(list.stderr)")
     }
 
     @Test("in a set-group-ID spool whose group is not crashwatch's, root's reports keep root's group, not the spool's")

@@ -333,6 +333,11 @@ int cw_renameat_noreplace(int old_dirfd, const char *old_name, int new_dirfd, co
  * no final link followed): small /proc files such as a thread's comm. The bytes read, or -1 with errno. */
 ssize_t cw_read_small_at(int dirfd, const char *name, void *buffer, size_t length);
 
+/** Opens directory `name` relative to `dirfd` as a path-only descriptor (O_PATH|O_DIRECTORY|O_NOFOLLOW|
+ * O_CLOEXEC): it needs search permission on the way only, never read permission, and a symbolic link as
+ * `name` fails with ELOOP or ENOTDIR instead of being followed. The descriptor, or -1 with errno. */
+int cw_open_path_directory(int dirfd, const char *name);
+
 #ifdef __cplusplus
 }
 #endif
