@@ -195,6 +195,50 @@ import Testing
         #expect(list.stderr.contains(expected) && list.stderr.split(separator: "\n").count == 1, "\(list.stderr)")
     }
 
+    @Test("list, show and export as a user who may not read some reports: one stderr line counts them and says the fix")
+    func unreadableReportsAreCounted() throws {
+        try #require(getuid() == 0, "needs root to act as another user; skip")
+        let spool = try ExampleSpool()
+        let ids = ["11111111-0000-4000-8000-000000000001", "22222222-0000-4000-8000-000000000002",
+                   "33333333-0000-4000-8000-000000000003"]
+        var names: [String] = []
+        for (index, id) in ids.enumerated() {
+            names.append(try spool.add(id: id, time: "20261130T09000\(index).000Z", pid: 100 + index))
+        }
+        // The two older reports are readable by everyone; the newest (0640, root's group) not by nobody.
+        for name in names.prefix(2) { try #require(chmod("\(spool.path)/\(name)", 0o644) == 0) }
+        let line = "crashwatch: 1 report in \(spool.path) is not readable by you (join the crashwatch group, or use sudo)\n"
+
+        let list = try asAttacker("exec '\(Paths.crashwatch)' list --spool '\(spool.path)'")
+        #expect(list.termination == .exited(0), "\(list.stderr)")
+        #expect(list.stdout.contains("11111111") && list.stdout.contains("22222222") && !list.stdout.contains("33333333"), "\(list.stdout)")
+        #expect(list.stderr == line)
+        let json = try asAttacker("exec '\(Paths.crashwatch)' list --json --spool '\(spool.path)'")
+        #expect(json.termination == .exited(0) && json.stderr == line, "\(json.stderr)")
+
+        // show and export of the latest: the newest readable one, and a line saying newer ones were skipped.
+        let newer = "crashwatch: 1 newer report in \(spool.path) is not readable by you (join the crashwatch group, or use sudo)\n"
+        let show = try asAttacker("exec '\(Paths.crashwatch)' show --spool '\(spool.path)'")
+        #expect(show.termination == .exited(0), "\(show.stderr)")
+        #expect(show.stdout.contains("Report: 22222222-0000-4000-8000-000000000002"), "\(show.stdout)")
+        #expect(show.stderr == newer)
+        let export = try asAttacker("exec '\(Paths.crashwatch)' export --spool '\(spool.path)' latest")
+        #expect(export.termination == .exited(0) && export.stdout.contains("22222222") && export.stderr == newer, "\(export.stderr)")
+
+        // Nothing readable: not "No crash reports", and not success.
+        for name in names { try #require(chmod("\(spool.path)/\(name)", 0o600) == 0) }
+        let none = try asAttacker("exec '\(Paths.crashwatch)' list --spool '\(spool.path)'")
+        #expect(none.termination == .exited(74))
+        #expect(none.stdout.isEmpty, "\(none.stdout)")
+        #expect(none.stderr == "crashwatch: 3 reports in \(spool.path) are not readable by you (join the crashwatch group, or use sudo)\n")
+        let showNone = try asAttacker("exec '\(Paths.crashwatch)' show --spool '\(spool.path)'")
+        #expect(showNone.termination == .exited(74) && showNone.stderr.contains("3 reports in"), "\(showNone.stderr)")
+        // Root reads them all, silently; nothing was quarantined on the way.
+        let root = try spool.crashwatch(["list"])
+        #expect(root.termination == .exited(0) && root.stderr.isEmpty && root.stdout.contains("33333333"), "\(root.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(spool.path)/.quarantine"))
+    }
+
     @Test("in a set-group-ID spool whose group is not crashwatch's, root's reports keep root's group, not the spool's")
     func setGroupIDSpool() throws {
         let (directory, spool) = try sharedSpool(mode: 0o2750)
