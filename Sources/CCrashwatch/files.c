@@ -1,6 +1,7 @@
 /*
  * files.c — file calls Swift's Glibc module does not expose: renameat2(RENAME_NOREPLACE), which moves an
- * entry only when nothing exists under the new name (the spool's claim, release and quarantine moves).
+ * entry only when nothing exists under the new name (the spool's claim, release and quarantine moves), and
+ * O_PATH opens (GNU-only, so hidden from Swift) for walking a path one component at a time.
  */
 #define _GNU_SOURCE
 #include "ccrashwatch.h"
@@ -32,4 +33,12 @@ ssize_t cw_read_small_at(int dirfd, const char *name, void *buffer, size_t lengt
     close(fd);
     errno = e;
     return n;
+}
+
+int cw_open_path_directory(int dirfd, const char *name) {
+    int fd;
+    do {
+        fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
 }

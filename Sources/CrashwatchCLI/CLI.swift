@@ -32,7 +32,7 @@ public enum CLI {
         Options:
         \(renderOptions(specs))
 
-        Spool: --spool DIR, else the settings file's spool, else $CRASHWATCH_SPOOL, else
+        Spool: --spool DIR, else $CRASHWATCH_SPOOL, else the settings file's spool, else
         /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports
         (~/.local/state/crashwatch/reports). Settings: /etc/crashwatch.conf or --config FILE,
         'key = value' lines for \(ConfigFile.keys.sorted().joined(separator: ", ")).

@@ -80,13 +80,18 @@ private func outputStyle(_ parsed: ParsedArguments) -> Style {
     return style
 }
 
-/// Reads and decodes one report of the spool, quarantining it (and saying so) when it is not one.
-private func load(_ name: ReportFileName, from spool: Spool) -> CrashReport? {
+/// Reads and decodes one report of the spool, quarantining it (and saying so) when it is not one; a report
+/// this user may not read (another user's, 0640, outside their group) is counted in `unreadable`, not
+/// quarantined: it is a good report, for someone else.
+private func load(_ name: ReportFileName, from spool: Spool, unreadable: inout Int) -> CrashReport? {
     let reason: String
     do {
         return try CrashReport.decode(try spool.read(name))
     } catch let error as SpoolError {
-        if case .readReport = error { return nil }  // gone meanwhile (pruned, claimed): not a bad file
+        if case .readReport(_, _, let system) = error {
+            if system.isPermissionDenied { unreadable += 1 }
+            return nil  // else gone meanwhile (pruned, claimed): not a bad file
+        }
         if case .notARegularFile = error { return nil }  // a link or directory under a report's name: never followed
         reason = "\(error)"
     } catch {
@@ -99,6 +104,14 @@ private func load(_ name: ReportFileName, from spool: Spool) -> CrashReport? {
         StandardStream.err("crashwatch: \(name.text) is unreadable (\(reason)) and could not be quarantined: \(error)\n")
     }
     return nil
+}
+
+/// The one line about reports this user may not read, with the fix: `3 reports in /var/lib/crashwatch/reports
+/// are not readable by you (join the crashwatch group, or use sudo)`; `newer` says they are newer than the
+/// one shown.
+func unreadableReportsLine(_ count: Int, spool: String, newer: Bool = false) -> String {
+    let what = count == 1 ? "1 \(newer ? "newer " : "")report in \(spool) is" : "\(count) \(newer ? "newer " : "")reports in \(spool) are"
+    return "\(what) not readable by you (join the \(Spool.readerGroupName) group, or use sudo)"
 }
 
 /// Finds the report an argument names: `latest`, a file path (with a `/`), a report file name in the
@@ -116,10 +129,18 @@ private func reportBytes(_ argument: String?, settings: SpoolSettings) throws(Co
         let name: ReportFileName
         if argument == nil || argument == "latest" {
             // The newest report that is one: a corrupt or foreign file under a newer name is quarantined
-            // (and said so), as `list` does, and the next newest taken.
+            // (and said so), as `list` does, and the next newest taken. Newer reports this user may not
+            // read are skipped too, and said so: the one shown is then not the newest there is.
+            var unreadable = 0
             for entry in try spool.reports().reversed() {
-                if load(entry.name, from: spool) != nil, let bytes = try? spool.read(entry.name) { return bytes }
+                if load(entry.name, from: spool, unreadable: &unreadable) != nil, let bytes = try? spool.read(entry.name) {
+                    if unreadable > 0 {
+                        StandardStream.err("crashwatch: \(unreadableReportsLine(unreadable, spool: settings.spool, newer: true))\n")
+                    }
+                    return bytes
+                }
             }
+            if unreadable > 0 { throw CommandFailure(unreadableReportsLine(unreadable, spool: settings.spool), status: ExitCode.ioError) }
             throw CommandFailure("no crash reports in \(settings.spool)", status: ExitCode.noInput)
         } else if let argument, argument.hasSuffix(ReportFileName.suffix) {
             name = try spool.validatedName(argument)
@@ -174,11 +195,13 @@ enum ListCommand {
         Lists the spool's crash reports, newest first, one line each: time (UTC), pid, signal, executable,
         top in-app frame and short report id. Only the reports printed are read; a file that is not a
         valid report is moved to the spool's .quarantine/ folder with its reason, and the listing goes on.
+        Reports you may not read (another user's, outside your groups) are counted in one line on stderr.
 
         Options:
         \(renderOptions(specs))
 
-        Exit status: 0 listed (also when empty), 64 usage error, 74 the spool cannot be read.
+        Exit status: 0 listed (also when empty), 64 usage error, 74 the spool cannot be read (also when
+        it holds reports and you may read none of them).
 
         """
 
@@ -208,12 +231,19 @@ enum ListCommand {
             let names: [ReportFileName]
             do throws(SpoolError) { names = try spool.reportNames() } catch { throw CommandFailure(error) }
             var summaries: [ReportSummary] = []
+            var unreadable = 0
             for name in names.reversed() {
                 if summaries.count == limit { break }
                 if let since, name.timeNanoseconds < since { break }
-                if let report = load(name, from: spool) { summaries.append(ReportSummary(report)) }
+                if let report = load(name, from: spool, unreadable: &unreadable) { summaries.append(ReportSummary(report)) }
             }
-            return emit(summaries, parsed: parsed, spool: settings.spool)
+            guard unreadable > 0 else { return emit(summaries, parsed: parsed, spool: settings.spool) }
+            // Reports there but none readable: "No crash reports" would be wrong, and so would success.
+            let line = unreadableReportsLine(unreadable, spool: settings.spool)
+            if summaries.isEmpty { throw CommandFailure(line, status: ExitCode.ioError) }
+            let status = emit(summaries, parsed: parsed, spool: settings.spool)
+            StandardStream.err("crashwatch: \(line)\n")
+            return status
         }
     }
 
@@ -239,7 +269,8 @@ enum ShowCommand {
         Shows one crash report for people, like coredumpctl info: what crashed, when, the signal and fault
         address, app and host; the crashed thread's frames first (in-app frames marked *), then the other
         threads, then the images. ID is a report id or a unique prefix of one; FILE a report file (a
-        path with a '/', or a file name in the spool); the default is the latest report.
+        path with a '/', or a file name in the spool); the default is the latest report you may read
+        (newer ones you may not read are counted in one line on stderr).
 
         Options:
         \(renderOptions(specs))
@@ -270,7 +301,8 @@ enum ExportCommand {
         Usage: \(usage)
 
         Writes one report to standard output in the chosen format. REPORT is an id (or a unique prefix),
-        a report file, or latest.
+        a report file, or latest (the latest you may read; newer ones you may not read are counted in one
+        line on stderr).
 
         Options:
         \(renderOptions(specs))

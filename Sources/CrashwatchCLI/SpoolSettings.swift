@@ -1,10 +1,11 @@
-// SpoolSettings.swift — what the spool commands and `run` share: where the spool is, the settings file,
-// and the retention policy, each from the command line first and the settings file second.
+// SpoolSettings.swift — what the spool commands and `run` share: where the spool is (the command line, then
+// $CRASHWATCH_SPOOL, then the settings file), the settings file, and the retention policy (the command line
+// first and the settings file second).
 import CrashwatchModel
 import CrashwatchSpool
 import CrashwatchSystem
 
-/// Spool location and retention, resolved from options, the settings file and the environment.
+/// Spool location and retention, resolved from options, the environment and the settings file.
 struct SpoolSettings {
     /// Options every spool command accepts.
     static let locationSpecs: [OptionSpec] = [
@@ -23,8 +24,9 @@ struct SpoolSettings {
     let spool: String
     let config: ConfigFile
 
-    /// Reads the settings file (`--config FILE`, else /etc/crashwatch.conf when present) and resolves the spool.
-    init(_ parsed: ParsedArguments) throws(UsageError) {
+    /// Reads the settings file (`--config FILE`, else /etc/crashwatch.conf when present) and resolves the spool
+    /// (`environment` is crashwatch's own, passed in so tests can give one).
+    init(_ parsed: ParsedArguments, environment: [String: String] = ProcessEnvironment.current) throws(UsageError) {
         if let path = parsed.value("config") {
             guard let bytes = try? UntrustedFile.readWhole(path, limit: 1 << 20) else { throw UsageError("cannot read settings file \(path)") }
             config = try ConfigFile(parsing: bytes, path: path)
@@ -33,8 +35,9 @@ struct SpoolSettings {
         } else {
             config = ConfigFile()
         }
-        spool = SpoolLocation.resolve(explicit: config.value("spool", overriddenBy: parsed), environment: ProcessEnvironment.current,
-                                      isRoot: SelfProcess.isRoot)
+        // --spool, then $CRASHWATCH_SPOOL, then the file: a unit's own environment beats the shared file.
+        spool = SpoolLocation.resolve(explicit: parsed.value("spool"), configured: config.values["spool"],
+                                      environment: environment, isRoot: SelfProcess.isRoot)
     }
 
     /// The retention policy from `--max-*` options, then the settings file, then the defaults.

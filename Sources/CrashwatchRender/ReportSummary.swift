@@ -41,18 +41,24 @@ public struct ReportSummary: Codable, Sendable, Equatable {
         self.app = app
     }
 
-    /// Extracts the summary of a report; the top frame is the first frame in an in-app image of the
-    /// original fault when a handler ran first (where the fault happened, not the handler), else of the
-    /// crashed thread.
+    /// Extracts the summary of a report; the top frame is `topFrame(of:)`.
     public init(_ report: CrashReport) {
-        let faultFrames = report.signal.originalFault?.frames ?? []
-        let frames = faultFrames.isEmpty ? report.crashedThread?.frames ?? [] : faultFrames
-        let top = frames.first { frame in
-            FrameText.image(of: frame, in: report).map(\.inApp) ?? false
-        }
         self.init(time: report.captureTime, pid: report.process.pid, executable: report.process.executable,
                   signal: report.signal.name, code: report.signal.codeName,
-                  topFrame: top.map { FrameText.brief($0, in: report) }, id: report.id, app: report.process.app)
+                  topFrame: Self.topFrame(of: report).map { FrameText.brief($0, in: report) }, id: report.id,
+                  app: report.process.app)
+    }
+
+    /// The stack where the fault happened: the original fault's when a handler ran first (not the handler's),
+    /// else the crashed thread's; empty when the report has neither.
+    public static func faultFrames(of report: CrashReport) -> [FrameRecord] {
+        let original = report.signal.originalFault?.frames ?? []
+        return original.isEmpty ? report.crashedThread?.frames ?? [] : original
+    }
+
+    /// The frame a summary names: the first of `faultFrames(of:)` in an in-app image; nil when none is.
+    public static func topFrame(of report: CrashReport) -> FrameRecord? {
+        faultFrames(of: report).first { frame in FrameText.image(of: frame, in: report).map(\.inApp) ?? false }
     }
 
     /// The first eight hex digits of the id: enough to tell reports apart in a list and to type.

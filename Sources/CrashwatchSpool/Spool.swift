@@ -1,6 +1,7 @@
-// Spool.swift — the spool directory: opened safely, reports written atomically (temporary file, fsync,
-// rename, fsync the directory) and listed by name alone; its `.claims` and `.quarantine` subdirectories
-// opened without following links.
+// Spool.swift — the spool directory: opened safely (symbolic links on its path followed only when root or
+// this user made them, in directories no one else can change), reports written atomically (temporary file,
+// fsync, rename, fsync the directory) and listed by name alone; its `.claims` and `.quarantine`
+// subdirectories opened without following links.
 import CrashwatchSystem
 
 /// One report in the spool as a listing sees it: its parsed name and its size, without reading it.
@@ -22,9 +23,10 @@ public struct SpoolEntry: Equatable, Sendable {
 /// Layout: reports (`<time>-<pid>-<tag>-<id>.json`, mode 0640) and reports being written (`.tmp-<id>`) in
 /// the directory itself; reports readers took in `.claims/<report name>.<holder>` (see `claim(limit:holder:)`);
 /// files set aside in `.quarantine/<report name>` with `<report name>.reason` (see `quarantine(name:reason:now:)`).
-/// Opening never follows a symbolic link as the spool itself and refuses a directory owned by a user other
-/// than root or the caller, or that group or others may write without the sticky bit; the same holds for
-/// `.claims` and `.quarantine`. Every file operation is relative to an open directory and never follows a
+/// Opening follows a symbolic link on the spool's path only when no other user could have made or could
+/// change it (see `linkProblem`), and refuses a directory owned by a user other than root or the caller, or
+/// that group or others may write without the sticky bit; the same holds for `.claims` and `.quarantine`,
+/// which are never links. Every file operation is relative to an open directory and never follows a
 /// link, and every name or id a caller passes is validated first, so no operation can reach outside the
 /// spool. Safe to use from several threads;
 /// several processes may use one spool at once.
@@ -39,9 +41,10 @@ public final class Spool: Sendable {
     /// The open spool directory.
     let directory: DirectoryHandle
 
-    /// Opens the spool at `path`, creating it and its parents (0750) when missing and `create` is true.
+    /// Opens the spool at `path`, creating it and its parents (0750) when missing and `create` is true; a
+    /// symbolic link on the way is followed only when `linkProblem` finds nothing wrong with it.
     public init(path: String, create: Bool = true) throws(SpoolError) {
-        // A trailing slash makes the kernel follow a final symbolic link even with O_NOFOLLOW.
+        // One spelling per spool: `path` names it in messages and joins entry names.
         var trimmed = Substring(path)
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
         let path = String(trimmed)
@@ -81,33 +84,48 @@ public final class Spool: Sendable {
         return effectiveGroupID
     }
 
-    /// Opens (and if allowed creates) the directory, telling a symbolic link or a non-directory apart.
+    /// Opens (and if allowed creates) the directory, following only symbolic links `linkProblem` accepts.
     private static func openDirectory(_ path: String, create: Bool) throws(SpoolError) -> DirectoryHandle {
         do {
-            return try DirectoryHandle(openingPath: path)
-        } catch let error where error.isNotFound && create {
-            do {
-                try FileSystem.createDirectories(path, permissions: directoryPermissions)
-            } catch {
-                throw .createDirectory(path: path, error)
-            }
-        } catch let error where error.isNotADirectoryOrLink {
-            switch (try? FileSystem.status(ofPath: path))?.kind {
-            case .symbolicLink: throw .symbolicLink(path: path)
-            case .directory, nil: throw .openDirectory(path: path, error)
-            case .regular, .other: throw .notADirectory(path: path)
+            return try DirectoryHandle(walking: path, createMissing: create ? directoryPermissions : nil) { step in
+                linkProblem(step, spool: path) == nil
             }
         } catch {
-            throw .openDirectory(path: path, error)
+            switch error {
+            case .refusedLink(let step):
+                // Only `linkProblem` refuses, so it names the reason.
+                throw linkProblem(step, spool: path) ?? .untrustedLink(path: path, link: step.path, owner: step.link.ownerID)
+            case .notADirectory(let component) where component == path:
+                throw .notADirectory(path: path)
+            case .notADirectory(let component):
+                // A file where a directory on the way should be.
+                throw .openDirectory(path: path, .notADirectory(component))
+            case .createDirectory(_, let systemError):
+                throw .createDirectory(path: path, systemError)
+            case .system(_, let systemError):
+                throw .openDirectory(path: path, systemError)
+            }
         }
-        do {
-            return try DirectoryHandle(openingPath: path)
-        } catch let error where error.isNotADirectoryOrLink {
-            // Replaced between mkdir and open: the same checks as above, without creating again.
-            return try openDirectory(path, create: false)
-        } catch {
-            throw .openDirectory(path: path, error)
+    }
+
+    /// Why a symbolic link on the spool's path must not be followed, or nil when it may be.
+    ///
+    /// A link is followed only when no other user could have chosen or could change where it points: the link
+    /// belongs to root or to this user, and so does the directory holding it, which group and others may not
+    /// write unless it is sticky (then only the link's owner or the directory's can replace the link) — the
+    /// rule `checkTrusted` applies to the spool itself. So systemd's `DynamicUser=` state directory
+    /// (`/var/lib/NAME`, root's link to `private/NAME` in root's `/var/lib`) is accepted, and a link another
+    /// user planted, or could swap, is refused before anything is opened or created through it.
+    static func linkProblem(_ step: SymbolicLinkStep, spool: String) -> SpoolError? {
+        guard isTrustedWriter(step.link.ownerID) else {
+            return .untrustedLink(path: spool, link: step.path, owner: step.link.ownerID)
         }
+        let directory = step.directory
+        guard isTrustedWriter(directory.ownerID), !directory.isWritableByGroupOrOthers || directory.isSticky else {
+            return .unsafeLinkDirectory(path: spool, link: step.path, directory: step.directoryPath,
+                                        owner: directory.ownerID, permissions: directory.permissions)
+        }
+        return nil
     }
 
     /// The full path a report with this name has in the spool.

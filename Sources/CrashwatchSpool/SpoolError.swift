@@ -8,8 +8,13 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case createDirectory(path: String, SystemError)
     /// The spool directory exists but could not be opened or inspected.
     case openDirectory(path: String, SystemError)
-    /// The spool path is a symbolic link; crashwatch does not follow one there.
-    case symbolicLink(path: String)
+    /// A symbolic link on the spool's path (`link`) belongs to a user who is neither root nor the one running
+    /// crashwatch, so that user chose where the spool is; crashwatch does not follow it.
+    case untrustedLink(path: String, link: String, owner: UInt32)
+    /// A symbolic link on the spool's path (`link`) is in a directory another user could change — owned by
+    /// someone other than root or this user (`owner`), or writable by group or others without the sticky
+    /// bit — so the link could be swapped; crashwatch does not follow it.
+    case unsafeLinkDirectory(path: String, link: String, directory: String, owner: UInt32, permissions: UInt32)
     /// The spool path exists and is not a directory.
     case notADirectory(path: String)
     /// Group or others may write the spool and the sticky bit is not set, so they could replace reports.
@@ -78,7 +83,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The spool directory the error is about.
     public var spool: String {
         switch self {
-        case .createDirectory(let path, _), .openDirectory(let path, _), .symbolicLink(let path),
+        case .createDirectory(let path, _), .openDirectory(let path, _), .untrustedLink(let path, _, _),
+             .unsafeLinkDirectory(let path, _, _, _, _),
              .notADirectory(let path), .unsafePermissions(let path, _), .untrustedOwner(let path, _):
             path
         case .createTemporaryFile(let spool, _, _), .setPermissions(let spool, _, _), .writeReport(let spool, _),
@@ -105,7 +111,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .holderIdentity(_, _, let error), .claimReport(_, _, let error), .acknowledgeReport(_, _, let error),
              .releaseReport(_, _, let error), .quarantineFile(_, _, let error), .writeQuarantineReason(_, _, let error):
             error
-        case .symbolicLink, .notADirectory, .unsafePermissions, .untrustedOwner, .noSuchReport, .ambiguous, .invalidID, .invalidName,
+        case .untrustedLink, .unsafeLinkDirectory, .notADirectory, .unsafePermissions, .untrustedOwner, .noSuchReport, .ambiguous, .invalidID, .invalidName,
              .notARegularFile, .disagreeingReport, .tooLarge, .unsafeClaims, .unsafeQuarantine, .claimedByAnother, .notClaimed, .claimLost:
             nil
         }
@@ -118,8 +124,14 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             "cannot create spool \(path): \(error)"
         case .openDirectory(let path, let error):
             "cannot open spool \(path): \(error.reason)"
-        case .symbolicLink(let path):
-            "spool \(path) is a symbolic link; crashwatch does not follow links there (give the real directory)"
+        case .untrustedLink(let path, let link, let owner):
+            "spool \(path): symbolic link \(link) belongs to uid \(owner), neither root nor this user (uid \(effectiveUserID)); "
+                + "refusing to follow it (give the real directory, or make the link root's)"
+        case .unsafeLinkDirectory(let path, let link, let directory, let owner, let permissions):
+            "spool \(path): symbolic link \(link) is in \(directory), which "
+                + (Spool.isTrustedWriter(owner) ? "group or others may write without the sticky bit (mode \(octal(permissions)))"
+                                                : "belongs to uid \(owner), neither root nor this user (uid \(effectiveUserID))")
+                + ", so another user could replace the link; refusing to follow it (give the real directory)"
         case .notADirectory(let path):
             "spool \(path) is not a directory"
         case .unsafePermissions(let path, let permissions):

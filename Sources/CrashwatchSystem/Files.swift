@@ -76,6 +76,11 @@ extension SystemError {
     /// entry in a sticky directory.
     public var isPermissionDenied: Bool { errno == EPERM || errno == EACCES }
 
+    /// Opening `path` as a directory failed because it is another kind of file (ENOTDIR).
+    public static func notADirectory(_ path: String) -> SystemError {
+        SystemError("open \(path)", errno: ENOTDIR)
+    }
+
     /// A failure that is not a system call's: `call` met data it cannot use (reported as EINVAL).
     public static func invalidData(_ call: String, pid: Int32? = nil) -> SystemError {
         SystemError(call, pid: pid, errno: EINVAL)
@@ -152,8 +157,8 @@ public struct AtomicWriteError: Error, Equatable, Sendable {
 /// Every method takes a single path component (no `/`, not `.` or `..`) and never follows a symbolic
 /// link found under that name. The descriptor may be used from several threads at once.
 public struct DirectoryHandle: ~Copyable, Sendable {
-    /// The directory's file descriptor.
-    private let fd: Int32
+    /// The directory's file descriptor (module-internal: the path walk builds handles from descriptors).
+    let fd: Int32
 
     /// Opens `path` as a directory; a symbolic link as its last component fails (ENOTDIR or ELOOP).
     ///
@@ -275,7 +280,7 @@ public struct DirectoryHandle: ~Copyable, Sendable {
     }
 
     /// Wraps a directory descriptor opened relative to another one; it is closed exactly once.
-    private init(descriptor fd: Int32) {
+    init(descriptor fd: Int32) {
         self.fd = fd
     }
 

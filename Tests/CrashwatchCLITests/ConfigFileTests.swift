@@ -1,5 +1,7 @@
-// ConfigFileTests.swift — the settings file: syntax, errors naming file and line, command line winning.
+// ConfigFileTests.swift — the settings file: syntax, errors naming file and line, command line winning; the
+// spool's place from --spool, $CRASHWATCH_SPOOL and the file, in that order.
 @testable import CrashwatchCLI
+import Glibc
 import Testing
 
 @Suite struct ConfigFileTests {
@@ -55,5 +57,32 @@ import Testing
     func invalidUTF8() {
         let bytes = Array("max-reports = 3\n".utf8) + Array("spool = /var/".utf8) + [0xff, 0xfe] + Array("\n".utf8)
         #expect(throws: UsageError("/c.conf:2: not valid UTF-8")) { try ConfigFile(parsing: bytes, path: "/c.conf") }
+    }
+}
+
+@Suite struct SpoolPrecedenceTests {
+    /// A settings file naming `/conf/spool`, in a fresh temporary directory; returns its path.
+    private func settingsFile() throws -> String {
+        let path = "/tmp/crashwatch-settings-\(UInt64.random(in: 0...UInt64.max)).conf"
+        guard let file = fopen(path, "w") else { throw UsageError("cannot create \(path)") }
+        fputs("spool = /conf/spool\nmax-reports = 7\n", file)
+        fclose(file)
+        return path
+    }
+
+    @Test("--spool beats $CRASHWATCH_SPOOL, which beats the settings file: a unit's Environment= wins over the shared file")
+    func precedence() throws {
+        let config = try settingsFile()
+        defer { unlink(config) }
+        let environment = ["CRASHWATCH_SPOOL": "/env/spool", "HOME": "/home/ann"]
+        let withOption = try parseArguments(["--config", config, "--spool", "/opt/x"], specs: SpoolSettings.locationSpecs,
+                                            operandsEndOptions: false)
+        #expect(try SpoolSettings(withOption, environment: environment).spool == "/opt/x")
+        let plain = try parseArguments(["--config", config], specs: SpoolSettings.locationSpecs, operandsEndOptions: false)
+        #expect(try SpoolSettings(plain, environment: environment).spool == "/env/spool")
+        #expect(try SpoolSettings(plain, environment: ["CRASHWATCH_SPOOL": "", "HOME": "/home/ann"]).spool == "/conf/spool")
+        #expect(try SpoolSettings(plain, environment: ["HOME": "/home/ann"]).spool == "/conf/spool")
+        // The file's other settings are read whichever spool wins.
+        #expect(try SpoolSettings(plain, environment: environment).config.values["max-reports"] == "7")
     }
 }

@@ -1,4 +1,5 @@
-// SpoolLocationTests.swift — the spool path chosen from --spool, the environment and the user, as a table.
+// SpoolLocationTests.swift — the spool path chosen from --spool, the environment, the settings file and the
+// user, as a table.
 import CrashwatchSpool
 import Testing
 
@@ -8,6 +9,8 @@ import Testing
     struct Row: Sendable, CustomTestStringConvertible {
         /// The `--spool` option, if given.
         let explicit: String?
+        /// The settings file's `spool`, if it has one.
+        var configured: String? = nil
         /// The environment variables.
         let environment: [String: String]
         /// Whether crashwatch runs as root.
@@ -15,7 +18,7 @@ import Testing
         /// The path `resolve` must return.
         let expected: String
         /// The row in one line, for test output.
-        var testDescription: String { "\(explicit ?? "-") \(environment) root=\(isRoot) → \(expected)" }
+        var testDescription: String { "\(explicit ?? "-") \(configured ?? "-") \(environment) root=\(isRoot) → \(expected)" }
     }
 
     /// An environment that sets every variable resolution looks at.
@@ -41,8 +44,17 @@ import Testing
             expected: "/home/ann/.local/state/crashwatch/reports"),
         Row(explicit: nil, environment: ["HOME": "/"], isRoot: false, expected: "/.local/state/crashwatch/reports"),
         Row(explicit: nil, environment: [:], isRoot: false, expected: "/var/lib/crashwatch/reports"),
+        // --spool beats everything; $CRASHWATCH_SPOOL (one unit's own) beats the shared settings file, which
+        // beats the defaults.
+        Row(explicit: "/opt/x", configured: "/conf/spool", environment: everything, isRoot: true, expected: "/opt/x"),
+        Row(explicit: nil, configured: "/conf/spool", environment: everything, isRoot: true, expected: "/env/spool"),
+        Row(explicit: nil, configured: "/conf/spool", environment: ["CRASHWATCH_SPOOL": "", "HOME": "/home/ann"], isRoot: false,
+            expected: "/conf/spool"),
+        Row(explicit: nil, configured: "/conf/spool", environment: [:], isRoot: true, expected: "/conf/spool"),
+        Row(explicit: nil, configured: "", environment: [:], isRoot: true, expected: "/var/lib/crashwatch/reports"),
     ])
     func resolves(row: Row) {
-        #expect(SpoolLocation.resolve(explicit: row.explicit, environment: row.environment, isRoot: row.isRoot) == row.expected)
+        #expect(SpoolLocation.resolve(explicit: row.explicit, configured: row.configured, environment: row.environment,
+                                      isRoot: row.isRoot) == row.expected)
     }
 }

@@ -1,11 +1,12 @@
 // SpoolTests.swift — the spool on a real file system: opening safely, atomic writes with exact modes and
 // bytes, links never followed, cleanup after a failed write, listing, and pruning.
 import CrashwatchSpool
+import CrashwatchSystem
 import Foundation
 import Glibc
 import Testing
 
-/// Opening a spool: creation, and refusal of links, non-directories and unsafe permissions.
+/// Opening a spool: creation, links followed only when trusted, and refusal of non-directories and unsafe permissions.
 @Suite struct SpoolOpenTests {
     /// A missing spool and its parents are created with 0750 (less the umask); trailing slashes are dropped.
     @Test func createsMissingDirectoryAndParents() throws {
@@ -56,23 +57,109 @@ import Testing
         #expect(try spool.reports().count == 1)
     }
 
-    /// A symbolic link as the spool is refused, with or without a trailing slash, dangling or not.
+    /// A report name for the link tests.
+    static let linkName = ReportFileName(timeNanoseconds: fixedNow, pid: 1, executable: "/usr/bin/app", id: testID(3))
+
+    /// A symbolic link that root (or this user) made, in a directory no one else may write, is followed, with
+    /// or without a trailing slash: the report lands in the real directory.
     @Test(arguments: ["", "/"])
-    func refusesSymbolicLinkAsSpool(suffix: String) throws {
+    func followsTrustedSymbolicLink(suffix: String) throws {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
         let real = temporary.join("real")
         try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
         let link = temporary.join("link")
         try Probe.symlink(link, to: real)
-        let error = try #require(throws: SpoolError.self) { try Spool(path: link + suffix) }
-        #expect(error == .symbolicLink(path: link))
-        #expect(error.description == "spool \(link) is a symbolic link; crashwatch does not follow links there (give the real directory)")
-        // A dangling link is refused the same way, and nothing is created at its target.
-        let dangling = temporary.join("dangling")
-        try Probe.symlink(dangling, to: temporary.join("nowhere"))
-        #expect(throws: SpoolError.symbolicLink(path: dangling)) { try Spool(path: dangling) }
+        let spool = try Spool(path: link + suffix)
+        #expect(spool.path == link)
+        try spool.write(bytes: Array("{}".utf8), name: Self.linkName)
+        #expect(Probe.isRegularFile(real + "/" + Self.linkName.text))
+        #expect(Probe.isSymbolicLink(link), "the link itself stays")
+    }
+
+    /// systemd's `DynamicUser=yes` + `StateDirectory=NAME`: `/var/lib/NAME` is root's relative link to
+    /// `private/NAME` in root's `/var/lib`, and `private` is 0700. Both the state directory and a spool
+    /// below it (created on first use) are accepted.
+    @Test func acceptsDynamicUserStateDirectory() throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let lib = temporary.join("var-lib")
+        try FileManager.default.createDirectory(atPath: lib + "/private/demo", withIntermediateDirectories: true)
+        try Probe.chmod(lib, 0o755)
+        try Probe.chmod(lib + "/private", 0o700)
+        try Probe.chmod(lib + "/private/demo", 0o755)
+        try Probe.symlink(lib + "/demo", to: "private/demo")
+        let state = try Spool(path: lib + "/demo")
+        try state.write(bytes: Array("{}".utf8), name: Self.linkName)
+        #expect(Probe.isRegularFile(lib + "/private/demo/" + Self.linkName.text))
+        let below = try Spool(path: lib + "/demo/reports")
+        try below.write(bytes: Array("{}".utf8), name: Self.linkName)
+        #expect(Probe.isRegularFile(lib + "/private/demo/reports/" + Self.linkName.text))
+    }
+
+    /// A link another user owns is refused, as the spool or on its way, dangling or not, and nothing is
+    /// created through it.
+    @Test(.enabled(if: geteuid() == 0, "needs root to give a link to another user"), arguments: ["link", "link/reports"])
+    func refusesLinkOwnedByAnotherUser(spoolBelowLink: String) throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let link = temporary.join("link")
+        try Probe.symlink(link, to: temporary.join("nowhere"))
+        try Probe.lchown(link, 65534)
+        let path = temporary.join(spoolBelowLink)
+        let error = try #require(throws: SpoolError.self) { try Spool(path: path) }
+        #expect(error == .untrustedLink(path: path, link: link, owner: 65534))
+        #expect(error.description == "spool \(path): symbolic link \(link) belongs to uid 65534, neither root nor this user "
+            + "(uid \(geteuid())); refusing to follow it (give the real directory, or make the link root's)")
         #expect(Probe.status(temporary.join("nowhere")) == nil)
+    }
+
+    /// Root's link in a directory others may write without the sticky bit, or in another user's directory,
+    /// is refused: that user could swap it. In a sticky directory (like /tmp) only its owner could, so it is
+    /// followed.
+    @Test(.enabled(if: geteuid() == 0, "needs root to give a directory to another user"),
+          arguments: [(UInt32(0o777), UInt32(0)), (0o775, 0), (0o755, 65534), (0o1777, 0)])
+    func judgesTheDirectoryHoldingTheLink(permissions: UInt32, owner: UInt32) throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let real = temporary.join("real")
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
+        let shared = temporary.join("shared")
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+        let link = shared + "/spool"
+        try Probe.symlink(link, to: real)
+        try Probe.lchown(shared, owner)
+        try Probe.chmod(shared, permissions)
+        if permissions == 0o1777 {
+            #expect(throws: Never.self) { try Spool(path: link) }
+            return
+        }
+        let error = try #require(throws: SpoolError.self) { try Spool(path: link) }
+        #expect(error == .unsafeLinkDirectory(path: link, link: link, directory: shared, owner: owner, permissions: permissions))
+        let why = owner == 0 ? "group or others may write without the sticky bit (mode 0\(String(permissions, radix: 8)))"
+                             : "belongs to uid \(owner), neither root nor this user (uid \(geteuid()))"
+        #expect(error.description == "spool \(link): symbolic link \(link) is in \(shared), which \(why), so another user "
+            + "could replace the link; refusing to follow it (give the real directory)")
+    }
+
+    /// A link loop ends with ELOOP instead of walking forever.
+    @Test func linkLoopFails() throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        try Probe.symlink(temporary.join("a"), to: "b")
+        try Probe.symlink(temporary.join("b"), to: "a")
+        let error = try #require(throws: SpoolError.self) { try Spool(path: temporary.join("a")) }
+        guard case .openDirectory(_, let system) = error else { Issue.record("unexpected \(error)"); return }
+        #expect(system.errno == ELOOP)
+    }
+
+    /// A regular file on the way to the spool is reported as such.
+    @Test func fileOnTheWayIsNotADirectory() throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        try Probe.writeFile(temporary.join("file"), [1])
+        let error = try #require(throws: SpoolError.self) { try Spool(path: temporary.join("file/reports")) }
+        #expect(error == .openDirectory(path: temporary.join("file/reports"), SystemError("open \(temporary.join("file"))", errno: ENOTDIR)))
     }
 
     /// A regular file as the spool is refused as not a directory.

@@ -64,6 +64,11 @@ enum Probe {
         guard Glibc.symlink(target, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
+    /// Gives the path itself (a symbolic link is not followed) to `owner`, keeping its group.
+    static func lchown(_ path: String, _ owner: UInt32) throws {
+        guard Glibc.lchown(path, owner, UInt32.max) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
     /// Creates a FIFO (named pipe) at `path`.
     static func fifo(_ path: String) throws {
         guard mkfifo(path, 0o640) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }

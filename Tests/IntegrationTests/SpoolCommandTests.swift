@@ -162,8 +162,10 @@ struct ExampleSpool: Sendable {
         #expect(again.stderr.contains(".quarantine"), "\(again.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: secret.path) == ["shadow"])
 
+        // A link as the spool that another user owns is not followed (root's own links are: SpoolTrustTests).
         let link = "\(secret.path)/spool-link"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: spool.path)
+        try #require(lchown(link, 65534, 65534) == 0)
         let viaLink = try run(Paths.crashwatch, ["list", "--spool", link])
         #expect(viaLink.termination == .exited(74) && viaLink.stderr.contains("symbolic link"), "\(viaLink.stderr)")
     }
@@ -315,6 +317,29 @@ struct ExampleSpool: Sendable {
         let pruned = total - acknowledged.count - remaining.count
         #expect(pruned >= 0, "acknowledged \(acknowledged.count) + remaining \(remaining.count) > written \(total)")
         #expect(acknowledged.count + remaining.count > 0)
+    }
+}
+
+/// Where the spool commands look: the command line, then the environment, then the settings file.
+@Suite struct SpoolLocationCommandTests {
+    @Test("$CRASHWATCH_SPOOL beats the settings file's spool (a unit's Environment= wins over the shared file); --spool beats both")
+    func environmentBeatsSettingsFile() throws {
+        let fromFile = try ExampleSpool(), fromEnvironment = try ExampleSpool(), fromOption = try ExampleSpool()
+        try fromFile.add(id: "aaaaaaaa-0000-4000-8000-000000000001", time: "20261130T090000.000Z", pid: 1)
+        try fromEnvironment.add(id: "bbbbbbbb-0000-4000-8000-000000000002", time: "20261130T090000.000Z", pid: 2)
+        try fromOption.add(id: "cccccccc-0000-4000-8000-000000000003", time: "20261130T090000.000Z", pid: 3)
+        let settings = try TemporaryDirectory("cw-settings")
+        let config = "\(settings.path)/crashwatch.conf"
+        try Data("spool = \(fromFile.path)\n".utf8).write(to: URL(fileURLWithPath: config))
+
+        let environment = ["CRASHWATCH_SPOOL": fromEnvironment.path]
+        let list = try run(Paths.crashwatch, ["list", "--config", config], environment: environment)
+        #expect(list.termination == .exited(0), "\(list.stderr)")
+        #expect(list.stdout.contains("bbbbbbbb") && !list.stdout.contains("aaaaaaaa"), "\(list.stdout)")
+        let option = try run(Paths.crashwatch, ["list", "--config", config, "--spool", fromOption.path], environment: environment)
+        #expect(option.stdout.contains("cccccccc") && !option.stdout.contains("bbbbbbbb"), "\(option.stdout)")
+        let empty = try run(Paths.crashwatch, ["list", "--config", config], environment: ["CRASHWATCH_SPOOL": ""])
+        #expect(empty.stdout.contains("aaaaaaaa"), "an empty variable counts as unset: \(empty.stdout)")
     }
 }
 

@@ -1,6 +1,7 @@
 // SpoolTrustTests.swift — the spool's trust model, tried as an unprivileged local user would attack a
 // root-run crashwatch: future-dated report names planted in a shared sticky spool, a `.claims` or a spool
-// that user owns, and a set-group-ID spool whose group would expose root's reports.
+// that user owns, a link to the spool that user planted or could swap, and a set-group-ID spool whose group
+// would expose root's reports; and the links that are fine (systemd's DynamicUser= state directories).
 import Foundation
 import Testing
 
@@ -150,6 +151,92 @@ import Testing
         #expect(crash.termination == .signaled(SIGSEGV), "the app's status must not change: \(crash.stderr)")
         #expect(crash.stderr.contains("belongs to uid \(Self.attacker)"), "\(crash.stderr)")
         #expect(names(in: spool).isEmpty)
+    }
+
+    @Test("a DynamicUser= state directory (root's link /var/lib/NAME → private/NAME in root's directory) is a usable spool")
+    func dynamicUserStateDirectory() throws {
+        let (directory, _) = try sharedSpool(mode: 0o700)
+        let lib = "\(directory.path)/var-lib"
+        try FileManager.default.createDirectory(atPath: "\(lib)/private/demo", withIntermediateDirectories: true)
+        chmod(lib, 0o755)
+        chmod("\(lib)/private", 0o700)
+        try FileManager.default.createSymbolicLink(atPath: "\(lib)/demo", withDestinationPath: "private/demo")
+        let spool = "\(lib)/demo"
+        let result = try run(Paths.crashwatch, ["run", "--spool", spool, "--", Paths.fixture("null_deref")])
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        #expect(result.stderr.contains("report written to \(spool)/"), "\(result.stderr)")
+        #expect(names(in: "\(lib)/private/demo").count == 1)
+        let list = try run(Paths.crashwatch, ["list", "--spool", spool])
+        #expect(list.termination == .exited(0) && list.stdout.contains("null_deref"), "\(list.stdout)\(list.stderr)")
+    }
+
+    @Test("a link to the spool that another user owns, or in a directory others may write, is refused in one line; the app's status stays",
+          arguments: ["owned by nobody", "in a world-writable directory"])
+    func plantedSpoolLink(how: String) throws {
+        let (directory, spool) = try sharedSpool(mode: 0o755)
+        let holder = "\(directory.path)/links"
+        try #require(mkdir(holder, 0o755) == 0)
+        let link = "\(holder)/spool"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: spool)
+        if how == "owned by nobody" {
+            try #require(lchown(link, Self.attacker, Self.attacker) == 0)
+        } else {
+            try #require(chmod(holder, 0o777) == 0)
+        }
+        let expected = how == "owned by nobody"
+            ? "symbolic link \(link) belongs to uid \(Self.attacker), neither root nor this user"
+            : "symbolic link \(link) is in \(holder), which group or others may write without the sticky bit (mode 0777)"
+        let crash = try run(Paths.crashwatch, ["run", "--spool", link, "--", Paths.fixture("null_deref")])
+        #expect(crash.termination == .signaled(SIGSEGV), "the app's status must not change: \(crash.stderr)")
+        #expect(crash.stderr.contains(expected), "\(crash.stderr)")
+        #expect(names(in: spool).isEmpty, "a report went through the link")
+        let list = try run(Paths.crashwatch, ["list", "--spool", link])
+        #expect(list.termination == .exited(74), "\(list.stdout)")
+        #expect(list.stderr.contains(expected) && list.stderr.split(separator: "\n").count == 1, "\(list.stderr)")
+    }
+
+    @Test("list, show and export as a user who may not read some reports: one stderr line counts them and says the fix")
+    func unreadableReportsAreCounted() throws {
+        try #require(getuid() == 0, "needs root to act as another user; skip")
+        let spool = try ExampleSpool()
+        let ids = ["11111111-0000-4000-8000-000000000001", "22222222-0000-4000-8000-000000000002",
+                   "33333333-0000-4000-8000-000000000003"]
+        var names: [String] = []
+        for (index, id) in ids.enumerated() {
+            names.append(try spool.add(id: id, time: "20261130T09000\(index).000Z", pid: 100 + index))
+        }
+        // The two older reports are readable by everyone; the newest (0640, root's group) not by nobody.
+        for name in names.prefix(2) { try #require(chmod("\(spool.path)/\(name)", 0o644) == 0) }
+        let line = "crashwatch: 1 report in \(spool.path) is not readable by you (join the crashwatch group, or use sudo)\n"
+
+        let list = try asAttacker("exec '\(Paths.crashwatch)' list --spool '\(spool.path)'")
+        #expect(list.termination == .exited(0), "\(list.stderr)")
+        #expect(list.stdout.contains("11111111") && list.stdout.contains("22222222") && !list.stdout.contains("33333333"), "\(list.stdout)")
+        #expect(list.stderr == line)
+        let json = try asAttacker("exec '\(Paths.crashwatch)' list --json --spool '\(spool.path)'")
+        #expect(json.termination == .exited(0) && json.stderr == line, "\(json.stderr)")
+
+        // show and export of the latest: the newest readable one, and a line saying newer ones were skipped.
+        let newer = "crashwatch: 1 newer report in \(spool.path) is not readable by you (join the crashwatch group, or use sudo)\n"
+        let show = try asAttacker("exec '\(Paths.crashwatch)' show --spool '\(spool.path)'")
+        #expect(show.termination == .exited(0), "\(show.stderr)")
+        #expect(show.stdout.contains("Report: 22222222-0000-4000-8000-000000000002"), "\(show.stdout)")
+        #expect(show.stderr == newer)
+        let export = try asAttacker("exec '\(Paths.crashwatch)' export --spool '\(spool.path)' latest")
+        #expect(export.termination == .exited(0) && export.stdout.contains("22222222") && export.stderr == newer, "\(export.stderr)")
+
+        // Nothing readable: not "No crash reports", and not success.
+        for name in names { try #require(chmod("\(spool.path)/\(name)", 0o600) == 0) }
+        let none = try asAttacker("exec '\(Paths.crashwatch)' list --spool '\(spool.path)'")
+        #expect(none.termination == .exited(74))
+        #expect(none.stdout.isEmpty, "\(none.stdout)")
+        #expect(none.stderr == "crashwatch: 3 reports in \(spool.path) are not readable by you (join the crashwatch group, or use sudo)\n")
+        let showNone = try asAttacker("exec '\(Paths.crashwatch)' show --spool '\(spool.path)'")
+        #expect(showNone.termination == .exited(74) && showNone.stderr.contains("3 reports in"), "\(showNone.stderr)")
+        // Root reads them all, silently; nothing was quarantined on the way.
+        let root = try spool.crashwatch(["list"])
+        #expect(root.termination == .exited(0) && root.stderr.isEmpty && root.stdout.contains("33333333"), "\(root.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(spool.path)/.quarantine"))
     }
 
     @Test("in a set-group-ID spool whose group is not crashwatch's, root's reports keep root's group, not the spool's")

@@ -380,6 +380,26 @@ ssize_t cw_notify_receive(int fd, void *buf, size_t len, int32_t *sender_pid, in
  */
 int cw_notify_send(const char *address, const void *buf, size_t len, const int *fds, size_t fd_count);
 
+/** Opens directory `name` relative to `dirfd` as a path-only descriptor (O_PATH|O_DIRECTORY|O_NOFOLLOW|
+ * O_CLOEXEC): it needs search permission on the way only, never read permission, and a symbolic link as
+ * `name` fails with ELOOP or ENOTDIR instead of being followed. The descriptor, or -1 with errno. */
+int cw_open_path_directory(int dirfd, const char *name);
+
+/** A non-blocking, close-on-exec AF_UNIX datagram socket, unbound. The descriptor, or -1 with errno. */
+int cw_unix_datagram_socket(void);
+
+/**
+ * Sends one datagram on `socket_fd` to the AF_UNIX socket at `path` without ever blocking (MSG_DONTWAIT,
+ * MSG_NOSIGNAL): the `length` bytes of `data`, or, when `pass_fd` >= 0, those bytes with `pass_fd` attached
+ * (SCM_RIGHTS). A `path` too long for sockaddr_un fails with ENAMETOOLONG. The bytes sent, or -1 with errno.
+ */
+ssize_t cw_unix_datagram_send(int socket_fd, const char *path, const void *data, size_t length, int pass_fd);
+
+/** A memfd (`name`, close-on-exec) holding exactly the `length` bytes of `data`, fully sealed (no shrinking,
+ * growing, writing or further sealing): what journald accepts for an entry too large for a datagram.
+ * The descriptor, or -1 with errno. */
+int cw_sealed_memfd(const char *name, const void *data, size_t length);
+
 #ifdef __cplusplus
 }
 #endif

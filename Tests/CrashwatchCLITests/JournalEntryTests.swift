@@ -1,0 +1,151 @@
+// JournalEntryTests.swift — the journal record of a report: its fields for Fixtures/example-report.json exactly,
+// the priority by kind, optional fields left out, values the crashed program chose (newlines, length) kept
+// safe, and the record sent to an AF_UNIX datagram socket the test binds and parsed back as journald would.
+@testable import CrashwatchCLI
+import CrashwatchModel
+import CrashwatchSystem
+import Foundation
+import Glibc
+import Testing
+
+@Suite struct JournalEntryTests {
+    /// Fixtures/example-report.json: a SIGSEGV re-raised by a handler (SI_TKILL) after a SEGV_MAPERR at 0x0 in
+    /// `store_byte`, in unit demo.service.
+    static let report: CrashReport = {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let bytes = (try? Data(contentsOf: root.appendingPathComponent("Fixtures/example-report.json"))) ?? Data()
+        return (try? CrashReport.decode(Array(bytes)))!
+    }()
+
+    static let path = "/var/lib/crashwatch/reports/20261130T090157.123Z-4242-segv_reraise-3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13.json"
+
+    /// The fields as (name, text) pairs.
+    private func pairs(_ fields: [JournalField]) -> [(String, String)] {
+        fields.map { ($0.name, String(decoding: $0.value, as: UTF8.self)) }
+    }
+
+    @Test("the fixture's record: fixed MESSAGE_ID, priority 2, a coredump-like MESSAGE and the CRASHWATCH_ fields")
+    func fixtureFields() {
+        let fields = pairs(JournalRecord.fields(report: Self.report, path: Self.path))
+        let expected: [(String, String)] = [
+            ("MESSAGE_ID", "d7e5caf9ec8a4875a8d4176d5e7785c8"),
+            ("PRIORITY", "2"),
+            ("SYSLOG_IDENTIFIER", "crashwatch"),
+            ("MESSAGE", "Process 4242 (segv_reraise) of unit demo.service crashed: SIGSEGV (SI_TKILL) from pid 4242; "
+                + "original fault: SIGSEGV (SEGV_MAPERR) at 0x0 in store_byte (segv_reraise.c:31)"),
+            ("CRASHWATCH_REPORT", Self.path),
+            ("CRASHWATCH_REPORT_ID", "3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13"),
+            ("CRASHWATCH_KIND", "crash"),
+            ("CRASHWATCH_SIGNAL", "SIGSEGV"),
+            ("CRASHWATCH_PID", "4242"),
+            ("CRASHWATCH_EXE", "/opt/demo/bin/segv_reraise"),
+            ("CRASHWATCH_UNIT", "demo.service"),
+            ("CRASHWATCH_INVOCATION_ID", "0b6f1c6e2d8a4f0e9e3f5a7c1d2b4e6f"),
+            ("CRASHWATCH_FRAME", "store_byte"),
+        ]
+        #expect(fields.map(\.0) == expected.map(\.0))
+        #expect(fields.map(\.1) == expected.map(\.1))
+        #expect(!fields.contains { $0.0.hasPrefix("_") }, "trusted fields are journald's to add")
+    }
+
+    @Test("priority 2 (critical) for a crash, 4 (warning) for every other kind", arguments: [
+        ("crash", "2"), ("abnormalExit", "4"), ("hang", "4"),
+    ])
+    func priorityByKind(kind: String, priority: String) {
+        var report = Self.report
+        report.kind = ReportKind(rawValue: kind)
+        let fields = pairs(JournalRecord.fields(report: report, path: Self.path))
+        #expect(fields.first { $0.0 == "PRIORITY" }?.1 == priority)
+        #expect(fields.first { $0.0 == "CRASHWATCH_KIND" }?.1 == kind)
+    }
+
+    @Test("no unit, no invocation id and no frame with a function: those fields are left out, not sent empty")
+    func optionalFieldsLeftOut() {
+        var report = Self.report
+        report.process.systemdUnit = nil
+        report.process.systemdInvocationID = ""
+        report.signal.originalFault = nil
+        for index in report.threads.indices { report.threads[index].frames = [] }
+        let names = JournalRecord.fields(report: report, path: Self.path).map(\.name)
+        #expect(!names.contains("CRASHWATCH_UNIT") && !names.contains("CRASHWATCH_INVOCATION_ID") && !names.contains("CRASHWATCH_FRAME"))
+        #expect(names.count == 10)
+        #expect(pairs(JournalRecord.fields(report: report, path: Self.path)).first { $0.0 == "MESSAGE" }?.1
+            == "Process 4242 (segv_reraise) crashed: SIGSEGV (SI_TKILL) from pid 4242")
+    }
+
+    @Test("an executable path with a newline goes in the binary form, exact; an overlong one is capped at 4 KiB")
+    func hostileValues() {
+        var report = Self.report
+        report.process.executable = "/tmp/evil\nPRIORITY=0"
+        let fields = JournalRecord.fields(report: report, path: Self.path)
+        let exe = fields.first { $0.name == "CRASHWATCH_EXE" }
+        #expect(exe?.value == Array("/tmp/evil\nPRIORITY=0".utf8))
+        let parsed = parseEntry(Journal.encode(fields))
+        #expect(parsed?.filter { $0.0 == "PRIORITY" }.map(\.1) == ["2"], "the path forged a field")
+        #expect(parsed?.first { $0.0 == "CRASHWATCH_EXE" }?.1 == "/tmp/evil\nPRIORITY=0")
+        report.process.executable = "/" + String(repeating: "a", count: 10_000)
+        let capped = JournalRecord.fields(report: report, path: Self.path).first { $0.name == "CRASHWATCH_EXE" }
+        #expect((capped?.value.count ?? 0) <= JournalField.valueLimit)
+        // MESSAGE is sanitized for people: the newline is shown, not sent.
+        let message = JournalRecord.fields(report: report, path: Self.path).first { $0.name == "MESSAGE" }
+        #expect(message.map { !$0.value.contains(UInt8(ascii: "\n")) } == true)
+    }
+
+    @Test("the record sent to a bound AF_UNIX datagram socket arrives whole and parses back into the same fields")
+    func sentAndParsed() throws {
+        let socketPath = NSTemporaryDirectory() + "cw-journal-cli-\(UUID().uuidString.prefix(8)).socket"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(receiver >= 0)
+        defer {
+            close(receiver)
+            unlink(socketPath)
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(bound == 0)
+
+        #expect(JournalRecord.deliver(report: Self.report, path: Self.path, socketPath: socketPath) == .sent)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        let got = buffer.withUnsafeMutableBytes { recv(receiver, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        try #require(got > 0)
+        let parsed = try #require(parseEntry(Array(buffer[..<got])))
+        let expected = pairs(JournalRecord.fields(report: Self.report, path: Self.path))
+        #expect(parsed.map(\.0) == expected.map(\.0))
+        #expect(parsed.map(\.1) == expected.map(\.1))
+    }
+
+    @Test("without a journal socket the record is not sent, and the caller hears so (to fall back to stderr)")
+    func noJournal() {
+        #expect(JournalRecord.deliver(report: Self.report, path: Self.path, socketPath: "/nonexistent/journal/socket") == .noJournal)
+    }
+}
+
+/// Parses an entry as journald does — `NAME=value` lines, or NAME, newline, a 64-bit little-endian length, the
+/// bytes and a newline — into (name, text) pairs; nil when it is malformed.
+private func parseEntry(_ bytes: [UInt8]) -> [(String, String)]? {
+    var parsed: [(String, String)] = []
+    var index = 0
+    while index < bytes.count {
+        guard let end = bytes[index...].firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") }) else { return nil }
+        let name = String(decoding: bytes[index..<end], as: UTF8.self)
+        if bytes[end] == UInt8(ascii: "=") {
+            guard let newline = bytes[(end + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+            parsed.append((name, String(decoding: bytes[(end + 1)..<newline], as: UTF8.self)))
+            index = newline + 1
+        } else {
+            guard end + 9 <= bytes.count else { return nil }
+            let length = bytes[(end + 1)..<(end + 9)].reversed().reduce(0) { $0 << 8 | Int($1) }
+            guard end + 9 + length < bytes.count, bytes[end + 9 + length] == UInt8(ascii: "\n") else { return nil }
+            parsed.append((name, String(decoding: bytes[(end + 9)..<(end + 9 + length)], as: UTF8.self)))
+            index = end + 9 + length + 1
+        }
+    }
+    return parsed
+}
