@@ -466,13 +466,18 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         }
     }
 
-    /// Writes (or replaces: same name, same report id) the report, applying retention after the final
-    /// one (not while the crashed process is held); returns the line to print.
+    /// Writes (or replaces: same name, same report id) the report, applying retention and sending the
+    /// journal entry after the final one (not while the crashed process is held); returns the line to print.
     private func write(bytes: [UInt8], name: ReportFileName, prune: Bool = true) -> (ok: Bool, line: String) {
         do {
             let spool = try Spool(path: configuration.spool)
             let path = try spool.write(bytes: bytes, name: name)
-            if prune { _ = try? spool.prune(policy: configuration.retention, protecting: name) }
+            if prune {
+                _ = try? spool.prune(policy: configuration.retention, protecting: name)
+                // One structured journal entry per final report (none for the minimal one it replaces);
+                // without a journal the stderr lines are the record.
+                if let report = try? CrashReport.decode(bytes) { _ = JournalRecord.send(report: report, path: path) }
+            }
             return (true, "crashwatch: report written to \(path)")
         } catch {
             return (false, "crashwatch: \(error)")
