@@ -64,7 +64,7 @@ enum RunCommand {
         \(renderOptions(specs))
 
         Spool:
-          --spool, else the settings file's spool, else $CRASHWATCH_SPOOL, else
+          --spool, else $CRASHWATCH_SPOOL, else the settings file's spool, else
           /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports
           (~/.local/state/crashwatch/reports). Reports are named
           <UTC time>-<pid>-<executable tag>-<report id>.json, written atomically with mode 0640; the
