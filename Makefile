@@ -13,10 +13,14 @@ BIN := .build/release/crashwatch
 
 # Debian packages the build and the tests need (dpkg names).
 DEBS := gcc g++ binutils make python3 libunwind-dev liblzma-dev libdw-dev libelf-dev libiberty-dev elfutils gdb libc6-dbg debuginfod clang lld golang-go
+# test-systemd: debootstrap builds the Debian 12 root the real systemd boots from (cached in
+# .build/systemd-root); libsystemd-dev gives its test programs sd_notify/sd_listen_fds/sd_watchdog_enabled;
+# util-linux (unshare, nsenter) and debian-archive-keyring are on every Debian, named to be sure.
+DEBS += debootstrap debian-archive-keyring libsystemd-dev util-linux
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps build debug fixtures test demo bench install clean
+.PHONY: all deps build debug fixtures test test-systemd demo bench install clean
 
 all: build
 
@@ -41,9 +45,22 @@ debug: deps
 fixtures: deps
 	@Fixtures/build.sh $(FIXTURES)
 
+# The Swift suites, then the systemd suite (Tests/systemd) against the debug binary just built. The
+# systemd suite runs even when the Swift tests failed; either failing fails `make test`.
 test: deps fixtures
 	$(SWIFT) build
-	$(SWIFT) test 2>&1 | tee .build/test.log; exit $${PIPESTATUS[0]}
+	@$(SWIFT) test 2>&1 | tee .build/test.log; swift_status=$${PIPESTATUS[0]}; \
+	$(MAKE) --no-print-directory test-systemd; systemd_status=$$?; \
+	if [ $$swift_status -ne 0 ]; then echo "make test: swift test failed (exit status $$swift_status)" >&2; exit $$swift_status; fi; \
+	if [ $$systemd_status -ne 0 ]; then echo "make test: test-systemd failed (exit status $$systemd_status)" >&2; fi; \
+	exit $$systemd_status
+
+# crashwatch under a real systemd 252 booted as a container's PID 1 (Tests/systemd/README.md). Needs
+# root; the binary is $(SYSTEMD_TEST_BIN) (make test builds it). Bounded: 10 minutes at most.
+SYSTEMD_TEST_BIN ?= .build/debug/crashwatch
+test-systemd: deps fixtures
+	@test -x $(SYSTEMD_TEST_BIN) || { echo "test-systemd: $(SYSTEMD_TEST_BIN) is missing: build it first (swift build, or make test)" >&2; exit 1; }
+	CRASHWATCH_BIN=$(SYSTEMD_TEST_BIN) timeout --kill-after=30 600 python3 Tests/systemd/test_systemd.py
 
 demo: build fixtures
 	@spool=$$(mktemp -d /tmp/crashwatch-demo.XXXXXX); \

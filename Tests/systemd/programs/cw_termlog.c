@@ -1,5 +1,5 @@
 /* cw_termlog LOGFILE READYFILE: installs a SIGTERM handler, then writes its pid to READYFILE. After the
- * first SIGTERM it waits 150 ms more (a second, duplicated SIGTERM would arrive meanwhile), appends one
+ * first SIGTERM it waits 100 ms more (a second, duplicated SIGTERM would arrive meanwhile), appends one
  * line "term <pid>" to LOGFILE per SIGTERM received, and exits 0. */
 #include "common.h"
 
@@ -27,8 +27,8 @@ int main(int argc, char **argv)
     write_state(argv[2], "%d\n", (int)getpid());
     while (terms == 0) sigsuspend(&empty);
     sigprocmask(SIG_UNBLOCK, &blocked, NULL);
-    double until = now_seconds() + 0.15;
-    while (now_seconds() < until) sleep_ms(10);
+    double until = now_seconds() + 0.10;
+    while (now_seconds() < until) sleep_ms(5);
     sigprocmask(SIG_BLOCK, &blocked, NULL);
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
