@@ -408,9 +408,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         StandardStream.err(CrashLine.abnormalExit(exit, reason: record) + "\n")
         var process: ProcessRecord
         if record.reason == "memory" {
+            // One small read of /proc/PID/status for who it was (retention trusts reports by their uid).
             let cgroup = oom.map { CgroupInfo(parsing: "0::\($0.cgroup)") }
-            process = ProcessRecord(pid: exit.pid, ppid: 0, executable: exit.executable, commandLine: [], uid: 0, gid: 0,
-                                    comm: "", cgroup: cgroup?.path, systemdUnit: cgroup?.unit)
+            let status = try? ProcFS.threadStatus(exit.pid)
+            process = ProcessRecord(pid: exit.pid, ppid: status?.ppid ?? 0, executable: exit.executable, commandLine: [],
+                                    uid: status?.uids.first ?? 0, gid: status?.gids.first ?? 0,
+                                    comm: status?.name ?? "", cgroup: cgroup?.path, systemdUnit: cgroup?.unit)
         } else {
             process = LiveCapture.processRecord(pid: exit.pid, through: exit.pid, options: configuration.capture)
             if process.executable.isEmpty { process.executable = exit.executable }
