@@ -42,7 +42,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 BUILD = REPO / ".build"
-CACHE = BUILD / "systemd-root"
+# The cached root; CRASHWATCH_SYSTEMD_ROOT moves it (e.g. to try a cold build beside a warm cache).
+CACHE = Path(os.environ.get("CRASHWATCH_SYSTEMD_ROOT", BUILD / "systemd-root"))
 RUNS = BUILD / "systemd-run"
 PROGRAMS_SRC = HERE / "programs"
 PROGRAMS_OUT = BUILD / "systemd-programs"
@@ -214,20 +215,27 @@ def configure_root(root: Path) -> None:
                 entry.unlink()
 
 
+def remove_old_roots(cache: Path) -> None:
+    """Removes roots replaced by a rebuild, unless a container is running (it may be using one)."""
+    old = list(cache.parent.glob(f"{cache.name}.old.*"))
+    if old and not running_containers():
+        for stale in old:
+            remove_tree(stale)
+
+
 def ensure_root(cache: Path = CACHE, timeout: float = 420) -> Path:
     """The cached root for the current package list; built (debootstrap) when missing or stale."""
     stamp = root_stamp()
     stamp_path = cache / STAMP_FILE
     if stamp_path.is_file() and stamp_path.read_text().strip() == stamp:
         return cache
-    with _locked(cache.parent / "systemd-root.lock", timeout):
+    with _locked(cache.parent / f"{cache.name}.lock", timeout):
         if stamp_path.is_file() and stamp_path.read_text().strip() == stamp:
             return cache
-        for stale in cache.parent.glob("systemd-root.tmp.*"):
+        for stale in cache.parent.glob(f"{cache.name}.tmp.*"):
             remove_tree(stale)
-        for stale in cache.parent.glob("systemd-root.old.*"):
-            remove_tree(stale)
-        tmp = cache.parent / f"systemd-root.tmp.{os.getpid()}"
+        remove_old_roots(cache)
+        tmp = cache.parent / f"{cache.name}.tmp.{os.getpid()}"
         why = "missing" if not cache.exists() else "built for another package list"
         log(f"building the Debian {SUITE} root in {cache} ({why}): debootstrap from {MIRROR} "
             f"with {', '.join(PACKAGES)}")
@@ -243,10 +251,11 @@ def ensure_root(cache: Path = CACHE, timeout: float = 420) -> Path:
             configure_root(tmp)
             (tmp / STAMP_FILE).write_text(stamp + "\n")
             if cache.exists():
-                old = cache.parent / f"systemd-root.old.{os.getpid()}"
-                os.rename(cache, old)
-                remove_tree(old)
+                # A running container may still have the old root as its overlay's lower layer: it is
+                # removed now only if none runs, else by a later build.
+                os.rename(cache, cache.parent / f"{cache.name}.old.{os.getpid()}")
             os.rename(tmp, cache)
+            remove_old_roots(cache)
         except BaseException:
             try:
                 remove_tree(tmp)
@@ -308,6 +317,11 @@ class CgroupPlan:
             lines = [line.rstrip("\n").split(":", 2) for line in own if line.strip()]
         v1 = [line for line in lines if line[1]]
         self.pure_v2 = not v1
+        if os.environ.get("CRASHWATCH_CGROUP_MODE") == "unified" and not self.pure_v2:
+            # For trying the pure-cgroup2 path on a hybrid host: only the cgroup2 hierarchy (systemd
+            # then runs in unified mode, with whatever controllers that hierarchy has here).
+            lines = [line for line in lines if not line[1]]
+            self.pure_v2 = True
         for _, controllers, path in lines:
             if controllers:
                 wanted = set(controllers.split(","))
@@ -485,6 +499,7 @@ class Container:
         self.run_dir: Path | None = None
         self.file_max: str | None = None
         self.timings: dict[str, float] = {}
+        self.root = CACHE
 
     # -- boot -----------------------------------------------------------------------------------------
 
@@ -494,7 +509,7 @@ class Container:
             raise HarnessError(why)
         cleanup_stale()
         started = time.monotonic()
-        ensure_root()
+        self.root = ensure_root()
         self.timings["root"] = time.monotonic() - started
         self.binary = self.binary or crashwatch_binary()
         programs = build_programs()
@@ -512,7 +527,7 @@ class Container:
         self.cgroups.create()
         env = {
             "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-            "CW_LOWER": str(CACHE), "CW_UPPER": str(upper), "CW_WORK": str(work), "CW_MERGED": str(merged),
+            "CW_LOWER": str(self.root), "CW_UPPER": str(upper), "CW_WORK": str(work), "CW_MERGED": str(merged),
             "CW_CGROUP_DIRS": "\n".join(str(d) for d in self.cgroups.dirs),
             "CW_CGROUP_MOUNTS": "\n".join(self.cgroups.mount_lines),
             "CW_BINDS": "\n".join(_runtime_binds(self.binary)),
@@ -803,7 +818,7 @@ def main(argv: list[str]) -> int:
         if args.command == "boot":
             container = Container().boot(detach=True)
             print(f"booted: PID 1 is host pid {container.init_pid} ({container.timings['boot']:.1f} s); "
-                  f"root {CACHE} + {container.run_dir}/upper")
+                  f"root {container.root} + {container.run_dir}/upper")
             print("inside:  python3 Tests/systemd/harness.py shell   (or: shell -- systemctl status)")
             print("stop:    python3 Tests/systemd/harness.py stop")
             return 0
@@ -812,21 +827,28 @@ def main(argv: list[str]) -> int:
             if not running:
                 print("harness: no container is running (python3 Tests/systemd/harness.py boot)", file=sys.stderr)
                 return 1
-            _, container = running[-1]
+            detached = [c for _, c in running if c.detached]
+            container = (detached or [c for _, c in running])[-1]
             cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
             argv = container.nsenter_argv(cmd or ["/bin/bash", "-l"])
             argv[argv.index("TERM=dumb")] = f"TERM={os.environ.get('TERM', 'xterm')}"
             os.execvp(argv[0], argv)
         if args.command == "stop":
+            # Only what `boot` left running and what dead runs left: never the container of a test run
+            # in progress (someone else's make test).
             stopped = 0
             if RUNS.is_dir():
                 for state_file in sorted(RUNS.glob("*/state.json")):
                     container = Container.from_state(state_file)
+                    if not container.detached and container.harness_pid and \
+                            _start_time(container.harness_pid) is not None:
+                        print(f"leaving {state_file.parent} alone: test run {container.harness_pid} is using it")
+                        continue
                     container.stop()
                     print(f"stopped {state_file.parent}")
                     stopped += 1
             if not stopped:
-                print("no container was running")
+                print("no container was left running by boot")
             return 0
     except HarnessError as error:
         print(f"harness: {error}", file=sys.stderr)
