@@ -88,7 +88,7 @@ public enum Journal {
         guard socket >= 0 else { return .failed(SystemError("socket(AF_UNIX, SOCK_DGRAM)", errno: lastErrno())) }
         defer { close(socket) }
 
-        let sent = entry.withUnsafeBytes { cw_unix_datagram_send(socket, socketPath, $0.baseAddress, $0.count, -1) }
+        let sent = entry.withUnsafeBytes { cw_unix_datagram_send(socket, socketPath, $0.baseAddress, $0.count, nil, 0) }
         if sent >= 0 { return .sent }
         let saved = lastErrno()
         guard saved == EMSGSIZE || saved == ENOBUFS else { return outcome(of: saved, socketPath: socketPath) }
@@ -98,7 +98,8 @@ public enum Journal {
         let memory = entry.withUnsafeBytes { cw_sealed_memfd("crashwatch-journal-entry", $0.baseAddress, $0.count) }
         guard memory >= 0 else { return .failed(SystemError("memfd_create (journal entry)", errno: lastErrno())) }
         defer { close(memory) }
-        if cw_unix_datagram_send(socket, socketPath, nil, 0, memory) >= 0 { return .sent }
+        var passed = memory
+        if cw_unix_datagram_send(socket, socketPath, nil, 0, &passed, 1) >= 0 { return .sent }
         return outcome(of: lastErrno(), socketPath: socketPath)
     }
 

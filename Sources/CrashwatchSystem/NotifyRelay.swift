@@ -54,14 +54,17 @@ public final class NotifySocket: Sendable {
     }
 
     /// Sends `bytes` with `descriptors` to `address` (a NOTIFY_SOCKET value: `/path` or `@abstract`) without
-    /// blocking; the kernel gives the receiver crashwatch's own credentials.
+    /// blocking, from a fresh socket; the kernel gives the receiver crashwatch's own credentials.
     public static func send(_ bytes: [UInt8], descriptors: [OwnedDescriptor], to address: String) throws(SystemError) {
+        let socket = cw_unix_datagram_socket()
+        guard socket >= 0 else { throw SystemError("socket(AF_UNIX, SOCK_DGRAM)", errno: lastErrno()) }
+        defer { close(socket) }
         let fds = descriptors.map(\.fd)
-        let result = bytes.withUnsafeBytes { buffer in
+        let sent = bytes.withUnsafeBytes { buffer in
             fds.withUnsafeBufferPointer { passed in
-                cw_notify_send(address, buffer.baseAddress, buffer.count, passed.baseAddress, passed.count)
+                cw_unix_datagram_send(socket, address, buffer.baseAddress, buffer.count, passed.baseAddress, passed.count)
             }
         }
-        guard result == 0 else { throw SystemError("send to NOTIFY_SOCKET \(address)", errno: lastErrno()) }
+        guard sent == bytes.count else { throw SystemError("send to NOTIFY_SOCKET \(address)", errno: sent < 0 ? lastErrno() : EMSGSIZE) }
     }
 }

@@ -717,12 +717,14 @@ def _wait_for(predicate, seconds, what):
 
 
 NOTIFY_APP = r"""
-import os, socket, sys, time
+import os, socket, struct, sys, time
 address = os.environ["NOTIFY_SOCKET"]
 print(os.environ.get("LISTEN_PID"), os.environ.get("WATCHDOG_PID"), os.getpid(), address, flush=True)
 target = "\0" + address[1:] if address.startswith("@") else address
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.sendto(b"READY=1\nSTATUS=serving\nMAINPID=%d" % os.getpid(), target)
+stored, _ = os.pipe()
+s.sendmsg([b"FDSTORE=1\nFDNAME=stored"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", stored))], 0, target)
 for _ in range(3):
     s.sendto(b"WATCHDOG=1", target)
     time.sleep(0.1)
@@ -750,15 +752,22 @@ def case_notify_relay_and_hang():
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         messages = []
-        for _ in range(4):
-            data, ancillary, _, _ = upstream.recvmsg(4096, socket.CMSG_SPACE(12))
+        passed = []
+        for _ in range(5):
+            data, ancillary, _, _ = upstream.recvmsg(4096, socket.CMSG_SPACE(12) + socket.CMSG_SPACE(4))
             sender = None
             for level, kind, payload in ancillary:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
                     sender = struct.unpack("iII", payload[:12])[0]
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    passed.append((data, struct.unpack("i", payload[:4])[0]))
             messages.append((data, sender))
         check(messages[0][0] == b"READY=1\nSTATUS=serving", f"first relayed message: {messages[0][0]!r} (MAINPID= must be dropped)")
-        check(all(data == b"WATCHDOG=1" for data, _ in messages[1:]), f"watchdog pings relayed as {messages[1:]}")
+        check(messages[1][0] == b"FDSTORE=1\nFDNAME=stored" and len(passed) == 1 and passed[0][0] == messages[1][0]
+              and os.readlink(f"/proc/self/fd/{passed[0][1]}").startswith("pipe:"),
+              f"FDSTORE message relayed as {messages[1][0]!r} with descriptors {passed}")
+        os.close(passed[0][1])
+        check(all(data == b"WATCHDOG=1" for data, _ in messages[2:]), f"watchdog pings relayed as {messages[2:]}")
         check(all(sender == process.pid for _, sender in messages), f"senders {[s for _, s in messages]}, expected crashwatch {process.pid}")
         hang = _wait_for(lambda: [r for r in _reports(spool) if r["kind"] == "hang"], 10, "a hang report")[0]
         check(process.poll() is None, "crashwatch ended before the hang was reported")

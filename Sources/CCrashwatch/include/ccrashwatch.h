@@ -355,7 +355,7 @@ int cw_split_supervisor(void);
 /** Sends a raw wait status to the waiting parent of `cw_split_supervisor` and closes `fd`. */
 int cw_report_status(int fd, int status);
 
-/* --- the sd_notify relay (notify.c) --- */
+/* --- AF_UNIX datagrams: the sd_notify relay and journald (sockets.c) --- */
 
 /** The most descriptors one notify message may pass (the kernel's SCM_MAX_FD). */
 #define CW_NOTIFY_MAX_FDS 253
@@ -374,11 +374,6 @@ int cw_notify_open(char *name_out, size_t size);
  */
 ssize_t cw_notify_receive(int fd, void *buf, size_t len, int32_t *sender_pid, int *fds, size_t *fd_count);
 
-/**
- * Sends one datagram (with `fds` as SCM_RIGHTS) to `address` ("/path" or "@abstract") without blocking,
- * from a fresh socket; the kernel adds this process's credentials. 0, or -1 with errno.
- */
-int cw_notify_send(const char *address, const void *buf, size_t len, const int *fds, size_t fd_count);
 
 /** Opens directory `name` relative to `dirfd` as a path-only descriptor (O_PATH|O_DIRECTORY|O_NOFOLLOW|
  * O_CLOEXEC): it needs search permission on the way only, never read permission, and a symbolic link as
@@ -389,11 +384,14 @@ int cw_open_path_directory(int dirfd, const char *name);
 int cw_unix_datagram_socket(void);
 
 /**
- * Sends one datagram on `socket_fd` to the AF_UNIX socket at `path` without ever blocking (MSG_DONTWAIT,
- * MSG_NOSIGNAL): the `length` bytes of `data`, or, when `pass_fd` >= 0, those bytes with `pass_fd` attached
- * (SCM_RIGHTS). A `path` too long for sockaddr_un fails with ENAMETOOLONG. The bytes sent, or -1 with errno.
+ * Sends one datagram on `socket_fd` to the AF_UNIX socket at `address` ("/path", or "@name" for an abstract
+ * one, as NOTIFY_SOCKET gives them) without ever blocking (MSG_DONTWAIT, MSG_NOSIGNAL): the `length` bytes
+ * of `data`, with `fds` attached (SCM_RIGHTS; at most CW_NOTIFY_MAX_FDS). A path too long for sockaddr_un
+ * fails with ENAMETOOLONG, an empty address with ENOENT, another form with EINVAL. The bytes sent, or -1
+ * with errno.
  */
-ssize_t cw_unix_datagram_send(int socket_fd, const char *path, const void *data, size_t length, int pass_fd);
+ssize_t cw_unix_datagram_send(int socket_fd, const char *address, const void *data, size_t length,
+                              const int *fds, size_t fd_count);
 
 /** A memfd (`name`, close-on-exec) holding exactly the `length` bytes of `data`, fully sealed (no shrinking,
  * growing, writing or further sealing): what journald accepts for an entry too large for a datagram.

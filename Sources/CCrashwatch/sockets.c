@@ -1,6 +1,7 @@
 /*
- * notify.c — the sd_notify relay's sockets: AF_UNIX datagrams with credentials and passed descriptors,
- * in C because building and reading control messages (CMSG_*) is macros.
+ * sockets.c — AF_UNIX datagrams, for the sd_notify relay and journald's native protocol: addresses,
+ * credentials and passed descriptors, in C because sockaddr_un and control messages (CMSG_*) are built
+ * with macros. Nothing here blocks: sockets are non-blocking and every send is MSG_DONTWAIT.
  */
 #define _GNU_SOURCE
 #include "ccrashwatch.h"
@@ -9,24 +10,63 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
-/* Fills an AF_UNIX address from "/path" or "@abstract" (systemd's NOTIFY_SOCKET forms); -1 if unusable. */
+/* Fills an AF_UNIX address from "/path" or "@abstract" (systemd's NOTIFY_SOCKET forms). A path must fit
+ * with its terminating NUL: a truncated one would name another socket (ENAMETOOLONG); an empty address
+ * is ENOENT, any other form EINVAL. */
 static int unix_address(const char *text, struct sockaddr_un *address, socklen_t *length) {
     size_t n = strlen(text);
     memset(address, 0, sizeof *address);
     address->sun_family = AF_UNIX;
     if (n == 0 || n >= sizeof address->sun_path || (text[0] != '/' && text[0] != '@')) {
-        errno = EINVAL;
+        errno = n == 0 ? ENOENT : n >= sizeof address->sun_path ? ENAMETOOLONG : EINVAL;
         return -1;
     }
     memcpy(address->sun_path, text, n);
     if (text[0] == '@') address->sun_path[0] = '\0';
     *length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (text[0] == '/' ? 1 : 0));
     return 0;
+}
+
+int cw_unix_datagram_socket(void) {
+    return socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+}
+
+ssize_t cw_unix_datagram_send(int socket_fd, const char *address_text, const void *data, size_t length,
+                              const int *fds, size_t fd_count) {
+    struct sockaddr_un address;
+    socklen_t address_length;
+    if (unix_address(address_text, &address, &address_length) == -1) return -1;
+    if (fd_count > CW_NOTIFY_MAX_FDS) {
+        errno = EINVAL;
+        return -1;
+    }
+    union {
+        struct cmsghdr align;
+        char space[CMSG_SPACE(sizeof(int) * CW_NOTIFY_MAX_FDS)];
+    } control;
+    struct iovec iov = {.iov_base = (void *)data, .iov_len = length};
+    struct msghdr message = {.msg_name = &address, .msg_namelen = address_length, .msg_iov = &iov, .msg_iovlen = 1};
+    if (fd_count > 0) {
+        memset(&control, 0, sizeof control);
+        message.msg_control = control.space;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * fd_count);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&message);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * fd_count);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * fd_count);
+    }
+    ssize_t sent;
+    do {
+        sent = sendmsg(socket_fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (sent == -1 && errno == EINTR);
+    return sent;
 }
 
 int cw_notify_open(char *name_out, size_t size) {
@@ -99,40 +139,4 @@ ssize_t cw_notify_receive(int fd, void *buf, size_t len, int32_t *sender_pid, in
         return -2;
     }
     return n;
-}
-
-int cw_notify_send(const char *address_text, const void *buf, size_t len, const int *fds, size_t fd_count) {
-    struct sockaddr_un address;
-    socklen_t length;
-    if (unix_address(address_text, &address, &length) == -1) return -1;
-    if (fd_count > CW_NOTIFY_MAX_FDS) {
-        errno = EINVAL;
-        return -1;
-    }
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd == -1) return -1;
-    union {
-        struct cmsghdr align;
-        char space[CMSG_SPACE(sizeof(int) * CW_NOTIFY_MAX_FDS)];
-    } control;
-    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-    struct msghdr message = {.msg_name = &address, .msg_namelen = length, .msg_iov = &iov, .msg_iovlen = 1};
-    if (fd_count > 0) {
-        memset(&control, 0, sizeof control);
-        message.msg_control = control.space;
-        message.msg_controllen = CMSG_SPACE(sizeof(int) * fd_count);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&message);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * fd_count);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * fd_count);
-    }
-    ssize_t n;
-    do {
-        n = sendmsg(fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
-    } while (n == -1 && errno == EINTR);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return n == (ssize_t)len ? 0 : -1;
 }
