@@ -87,34 +87,12 @@ static int names_pid(const char *entry, const char *name, pid_t pid) {
     return parsed == (unsigned long)pid;
 }
 
-/* The child's side of cw_spawn_traced: async-signal-safe calls only. Never returns. */
-static void spawn_child(char *const *paths, size_t path_count, char *const *argv, char *const *envp,
-                        const sigset_t *child_mask, int error_fd) {
-    sigprocmask(SIG_SETMASK, child_mask, NULL);
-    raise(SIGSTOP); /* the parent seizes us while we are stopped here */
-
+/* Execs the first of `paths` the kernel accepts, like execvp: a file without a recognised format runs
+ * through /bin/sh; EACCES is remembered while later paths are tried. Returns (only on failure) the errno
+ * of the decisive attempt. Async-signal-safe. */
+static int exec_candidates(char *const *paths, size_t path_count, char *const *argv, char *const *env) {
     size_t argc = 0;
     while (argv[argc] != NULL) argc++;
-
-    /* systemd names the service's main process (crashwatch) in LISTEN_PID and WATCHDOG_PID, so that
-     * sd_listen_fds() and sd_watchdog_enabled() in a child answer "not for you". The socket and the
-     * watchdog are the program's: where they name crashwatch, they now name the program. */
-    char *const *source = envp != NULL ? envp : environ;
-    size_t envc = 0;
-    while (source[envc] != NULL) envc++;
-    const char *environment[envc + 1];
-    char listen_pid[32], watchdog_pid[32];
-    pid_t parent = getppid(), self = getpid();
-    format_pid_variable(listen_pid, sizeof listen_pid, "LISTEN_PID=", self);
-    format_pid_variable(watchdog_pid, sizeof watchdog_pid, "WATCHDOG_PID=", self);
-    for (size_t i = 0; i < envc; i++) {
-        if (names_pid(source[i], "LISTEN_PID=", parent)) environment[i] = listen_pid;
-        else if (names_pid(source[i], "WATCHDOG_PID=", parent)) environment[i] = watchdog_pid;
-        else environment[i] = source[i];
-    }
-    environment[envc] = NULL;
-    char *const *env = (char *const *)environment;
-
     int error = ENOENT;
     for (size_t i = 0; i < path_count; i++) {
         execve(paths[i], argv, env);
@@ -139,6 +117,35 @@ static void spawn_child(char *const *paths, size_t path_count, char *const *argv
         error = e;
         break;
     }
+    return error;
+}
+
+/* The child's side of cw_spawn_traced: async-signal-safe calls only. Never returns. */
+static void spawn_child(char *const *paths, size_t path_count, char *const *argv, char *const *envp,
+                        const sigset_t *child_mask, int error_fd) {
+    sigprocmask(SIG_SETMASK, child_mask, NULL);
+    raise(SIGSTOP); /* the parent seizes us while we are stopped here */
+
+    /* systemd names the service's main process (crashwatch) in LISTEN_PID and WATCHDOG_PID, so that
+     * sd_listen_fds() and sd_watchdog_enabled() in a child answer "not for you". The socket and the
+     * watchdog are the program's: where they name crashwatch, they now name the program. */
+    char *const *source = envp != NULL ? envp : environ;
+    size_t envc = 0;
+    while (source[envc] != NULL) envc++;
+    const char *environment[envc + 1];
+    char listen_pid[32], watchdog_pid[32];
+    pid_t parent = getppid(), self = getpid();
+    format_pid_variable(listen_pid, sizeof listen_pid, "LISTEN_PID=", self);
+    format_pid_variable(watchdog_pid, sizeof watchdog_pid, "WATCHDOG_PID=", self);
+    for (size_t i = 0; i < envc; i++) {
+        if (names_pid(source[i], "LISTEN_PID=", parent)) environment[i] = listen_pid;
+        else if (names_pid(source[i], "WATCHDOG_PID=", parent)) environment[i] = watchdog_pid;
+        else environment[i] = source[i];
+    }
+    environment[envc] = NULL;
+    char *const *env = (char *const *)environment;
+
+    int error = exec_candidates(paths, path_count, argv, env);
     ssize_t ignored = write(error_fd, &error, sizeof error);
     (void)ignored;
     _exit(127);
@@ -391,4 +398,9 @@ int cw_report_status(int fd, int status) {
     } while (n == -1 && errno == EINTR);
     close(fd);
     return n == (ssize_t)sizeof status ? 0 : -1;
+}
+
+int cw_exec_command(char *const *paths, size_t path_count, char *const *argv, const sigset_t *mask) {
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    return exec_candidates(paths, path_count, argv, environ);
 }

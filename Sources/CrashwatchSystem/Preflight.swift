@@ -27,28 +27,6 @@ public enum PtracePreflight {
     }
 }
 
-extension SelfProcess {
-    /// This process's pid.
-    public static var pid: Int32 { getpid() }
-
-    /// Replaces crashwatch with the command, unsupervised: the first candidate the kernel accepts, with
-    /// crashwatch's environment and `mask` restored. Returns only when every candidate failed (the errno).
-    public static func execUnsupervised(argv: [[UInt8]], candidates: [[UInt8]], mask: sigset_t) -> ExecFailure {
-        var restored = mask
-        sigprocmask(SIG_SETMASK, &restored, nil)
-        var failure: Int32 = ENOENT
-        withCStringArray(bytes: argv) { args in
-            for candidate in candidates {
-                _ = withCStringArray(bytes: [candidate]) { path in execve(path[0]!, args, environ) }
-                let error = lastErrno()
-                if error != ENOENT && error != ENOTDIR { failure = error }
-                if error != ENOENT && error != ENOTDIR && error != EACCES { break }
-            }
-        }
-        return ExecFailure(errno: failure)
-    }
-}
-
 extension ProcessEnvironment {
     /// Every `NAME=value` entry of crashwatch's environment as bytes, in order.
     public static func entries() -> [[UInt8]] {

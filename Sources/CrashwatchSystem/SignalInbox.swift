@@ -111,6 +111,9 @@ public func processGroup(of pid: Int32) -> Int32? {
 extension SelfProcess {
     /// Whether the supervisor runs as root (effective uid 0).
     public static var isRoot: Bool { geteuid() == 0 }
+
+    /// This process's pid.
+    public static var pid: Int32 { getpid() }
 }
 
 /// The supervisor's own environment.

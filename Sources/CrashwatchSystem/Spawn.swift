@@ -72,6 +72,19 @@ public func spawnTraced(argv: [[UInt8]], candidates: [[UInt8]], environment: [[U
     return SpawnedChild(pid: pid, errorFD: errorFD)
 }
 
+extension SelfProcess {
+    /// Replaces crashwatch with the command, unsupervised: the first candidate the kernel accepts (as
+    /// `spawnTraced`'s child would exec it), with crashwatch's environment and `mask` restored. Returns
+    /// only when every candidate failed.
+    public static func execUnsupervised(argv: [[UInt8]], candidates: [[UInt8]], mask: sigset_t) -> ExecFailure {
+        var restored = mask
+        let error = withCStringArray(bytes: candidates) { paths in
+            withCStringArray(bytes: argv) { args in cw_exec_command(paths, candidates.count, args, &restored) }
+        }
+        return ExecFailure(errno: error)
+    }
+}
+
 /// Calls `body` with a NULL-terminated C array of NUL-terminated copies of `strings` (bytes, kept as they are).
 func withCStringArray<R>(bytes strings: [[UInt8]], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
     var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { bytes in

@@ -849,6 +849,14 @@ def case_ptrace_refused():
     lines = [line for line in result.stderr.splitlines() if line.startswith("crashwatch:")]
     check(len(lines) == 1 and "seccomp filter refuses ptrace" in lines[0] and "SystemCallFilter=" in lines[0] and "unsupervised" in lines[0],
           f"stderr {result.stderr!r}")
+    # The command is found and run exactly as under supervision: a file without #! runs through /bin/sh.
+    with tempfile.TemporaryDirectory() as directory:
+        script = os.path.join(directory, "no-shebang")
+        with open(script, "w") as handle:
+            handle.write('echo script "$1"\nexit 4\n')
+        os.chmod(script, 0o755)
+        result = run([fixture("deny_ptrace"), CRASHWATCH, "run", "--", script, "ran"])
+        check(result.returncode == 4 and result.stdout == "script ran\n", f"script: status {result.returncode}, stdout {result.stdout!r}, stderr {result.stderr!r}")
 
 
 CASES = {name[len("case_"):]: function for name, function in globals().items() if name.startswith("case_")}

@@ -334,6 +334,13 @@ int cw_renameat_noreplace(int old_dirfd, const char *old_name, int new_dirfd, co
  * no final link followed): small /proc files such as a thread's comm. The bytes read, or -1 with errno. */
 ssize_t cw_read_small_at(int dirfd, const char *name, void *buffer, size_t length);
 
+/**
+ * Replaces this process with the command, unsupervised: restores `mask`, then execs the first of `paths`
+ * the kernel accepts with `argv` and this process's environment, exactly as `cw_spawn_traced`'s child does
+ * (ENOEXEC files through /bin/sh). Returns only when every path failed: the decisive errno.
+ */
+int cw_exec_command(char *const *paths, size_t path_count, char *const *argv, const sigset_t *mask);
+
 /** What `cw_probe_syscall` tries. */
 #define CW_PROBE_PTRACE 1
 #define CW_PROBE_MINCORE 2
