@@ -168,7 +168,7 @@ enum RunCommand {
             throw UsageError("--debuginfod needs an http:// or https:// URL, not '\(url)'")
         }
         capture.debuginfodURLs = urls
-        var debugCache = defaultDebugCache(environment: ProcessEnvironment.current, isRoot: SelfProcess.isRoot)
+        var debugCache = defaultDebugCache(environment: environment, isRoot: SelfProcess.isRoot)
         if let text = parsed.value("debug-cache") {
             guard text == "none" || text.hasPrefix("/") else {
                 throw UsageError("--debug-cache needs an absolute directory or 'none', not '\(text)'")

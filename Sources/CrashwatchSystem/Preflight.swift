@@ -26,16 +26,3 @@ public enum PtracePreflight {
         }
     }
 }
-
-extension ProcessEnvironment {
-    /// Every `NAME=value` entry of crashwatch's environment as bytes, in order.
-    public static func entries() -> [[UInt8]] {
-        var result: [[UInt8]] = []
-        var pointer = environ
-        while let entry = pointer.pointee {
-            result.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self), count: strlen(entry))))
-            pointer += 1
-        }
-        return result
-    }
-}

@@ -124,15 +124,22 @@ public enum ProcessEnvironment {
         setenv(name, value, 0)
     }
 
-    /// Every variable of the supervisor's environment.
+    /// Every variable of the supervisor's environment (a later entry of the same name wins).
     public static var current: [String: String] {
         var result: [String: String] = [:]
+        for entry in entries() {
+            guard let equals = entry.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            result[String(decoding: entry[..<equals], as: UTF8.self)] = String(decoding: entry[(equals + 1)...], as: UTF8.self)
+        }
+        return result
+    }
+
+    /// Every `NAME=value` entry of the supervisor's environment as bytes, in order.
+    public static func entries() -> [[UInt8]] {
+        var result: [[UInt8]] = []
         var pointer = environ
         while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
+            result.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self), count: strlen(entry))))
             pointer += 1
         }
         return result
