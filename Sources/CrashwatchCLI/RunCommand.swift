@@ -409,7 +409,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         var process: ProcessRecord
         if record.reason == "memory" {
             // One small read of /proc/PID/status for who it was (retention trusts reports by their uid).
-            let cgroup = oom.map { CgroupInfo(parsing: "0::\($0.cgroup)") }
+            let cgroup = oom?.info
             let status = try? ProcFS.threadStatus(exit.pid)
             process = ProcessRecord(pid: exit.pid, ppid: status?.ppid ?? 0, executable: exit.executable, commandLine: [],
                                     uid: status?.uids.first ?? 0, gid: status?.gids.first ?? 0,

@@ -163,7 +163,7 @@ extension LiveCapture {
             name: options.app.name ?? variable("CRASHWATCH_APP_NAME"),
             version: options.app.version ?? variable("CRASHWATCH_APP_VERSION"),
             release: options.app.release ?? variable("CRASHWATCH_APP_RELEASE"))
-        let cgroup = (try? ProcFS.readText("/proc/\(through)/cgroup")).map(CgroupInfo.init(parsing:))
+        let cgroup = CgroupInfo.of(through)
         var record = ProcessRecord(
             pid: pid, ppid: status?.ppid ?? 0, executable: executable, commandLine: Array(commandLine),
             redacted: options.redactArguments, cwd: ProcFS.readLink("/proc/\(through)/cwd").map(capped),

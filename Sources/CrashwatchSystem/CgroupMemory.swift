@@ -5,10 +5,12 @@ import Glibc
 
 /// A memory cgroup's OOM-kill count.
 public struct OOMKillCount: Equatable, Sendable {
-    /// The cgroup's path in its hierarchy (`/system.slice/app.service`).
+    /// The memory cgroup's path in its hierarchy (`/system.slice/app.service`).
     public let cgroup: String
     /// How many processes the OOM killer killed in it (and, for v2, below it).
     public let kills: UInt64
+    /// The process's cgroups, as read for the count.
+    public let info: CgroupInfo
 }
 
 public enum CgroupMemory {
@@ -16,20 +18,14 @@ public enum CgroupMemory {
     /// controller, the process gone). The v1 memory controller wins where both exist (hybrid hosts
     /// mount controllers on v1).
     public static func oomKills(of pid: Int32, root: String = "/sys/fs/cgroup") -> OOMKillCount? {
-        guard let text = try? ProcFS.readText("/proc/\(pid)/cgroup") else { return nil }
-        var v1: String?
-        var v2: String?
-        for line in text.split(separator: "\n") {
-            let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count == 3 else { continue }
-            if parts[0] == "0" && parts[1].isEmpty { v2 = String(parts[2]) }
-            if parts[1].split(separator: ",").contains("memory") { v1 = String(parts[2]) }
-        }
-        for (path, mount, file) in [(v1, "/memory", "memory.oom_control"), (v2, "", "memory.events"), (v2, "/unified", "memory.events")] {
+        guard let info = CgroupInfo.of(pid) else { return nil }
+        let places = [(info.memoryPath, "/memory", "memory.oom_control"), (info.unifiedPath, "", "memory.events"),
+                      (info.unifiedPath, "/unified", "memory.events")]
+        for (path, mount, file) in places {
             guard let path, path.hasPrefix("/"), !path.split(separator: "/").contains(".."), path.utf8.count < 4096 else { continue }
             let location = root + mount + (path == "/" ? "" : path) + "/" + file
             guard let contents = try? ProcFS.readText(location) else { continue }
-            if let kills = count(named: "oom_kill", in: contents) { return OOMKillCount(cgroup: path, kills: kills) }
+            if let kills = count(named: "oom_kill", in: contents) { return OOMKillCount(cgroup: path, kills: kills, info: info) }
         }
         return nil
     }

@@ -60,11 +60,16 @@ public struct CgroupInfo: Equatable, Sendable {
     public let path: String?
     /// The systemd unit: the last `*.service` or `*.scope` component of the path.
     public let unit: String?
+    /// The unified (v2) path alone, when the process has one.
+    public let unifiedPath: String?
+    /// The path in the v1 hierarchy that carries the memory controller, when there is one.
+    public let memoryPath: String?
 
-    /// Parses `/proc/PID/cgroup` (`0::/system.slice/app.service` lines).
+    /// Parses `/proc/PID/cgroup` (`0::/system.slice/app.service`, `4:memory:/system.slice/app.service` lines).
     public init(parsing text: String) {
         var unified: String?
         var systemd: String?
+        var memory: String?
         var first: String?
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
@@ -73,11 +78,19 @@ public struct CgroupInfo: Equatable, Sendable {
             if first == nil { first = path }
             if parts[0] == "0" && parts[1].isEmpty { unified = path }
             if parts[1] == "name=systemd" { systemd = path }
+            if parts[1].split(separator: ",").contains("memory") { memory = path }
         }
         path = unified ?? systemd ?? first
+        unifiedPath = unified
+        memoryPath = memory
         unit = path.flatMap { path in
             path.split(separator: "/").last(where: { $0.hasSuffix(".service") || $0.hasSuffix(".scope") }).map(String.init)
         }
+    }
+
+    /// The cgroup of process `pid`; nil when /proc cannot say.
+    public static func of(_ pid: Int32) -> CgroupInfo? {
+        (try? ProcFS.readText("/proc/\(pid)/cgroup")).map(CgroupInfo.init(parsing:))
     }
 }
 
