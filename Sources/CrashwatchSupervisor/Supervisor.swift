@@ -123,13 +123,12 @@ public final class Supervisor {
             throw .system(error)
         }
         let command = options.command[0]
-        let raw = options.rawCommand ?? options.command.map { Array($0.utf8) }
         watchdog.timeout = options.watchdogTimeoutNanoseconds
         let child: SpawnedChild
         do {
             child = try spawnTraced(
-                argv: raw,
-                candidates: ExecutableSearch.candidates(for: raw[0], path: environmentPath()),
+                argv: commandBytes,
+                candidates: commandCandidates,
                 environment: relayEnvironment(),
                 childMask: inbox.previousMask,
                 ptraceOptions: Ptrace.seizeOptions(followForks: options.followForks))
@@ -156,11 +155,15 @@ public final class Supervisor {
     /// Replaces crashwatch with the command, unsupervised (after `run` threw `.supervisionBlocked`):
     /// the program then is the service's main process itself. Returns only if it could not be executed.
     public func execUnsupervised() -> SupervisorError {
-        let raw = options.rawCommand ?? options.command.map { Array($0.utf8) }
-        let failure = SelfProcess.execUnsupervised(argv: raw, candidates: ExecutableSearch.candidates(for: raw[0], path: environmentPath()),
-                                                   mask: inbox.previousMask)
+        let failure = SelfProcess.execUnsupervised(argv: commandBytes, candidates: commandCandidates, mask: inbox.previousMask)
         return failure.isNotFound ? .commandNotFound(options.command[0]) : .commandNotExecutable(options.command[0], failure)
     }
+
+    /// The command's argv as crashwatch was given it (bytes, untouched).
+    private var commandBytes: [[UInt8]] { options.rawCommand ?? options.command.map { Array($0.utf8) } }
+
+    /// Where the command may be, in the order `execvp` tries them.
+    private var commandCandidates: [[UInt8]] { ExecutableSearch.candidates(for: commandBytes[0], path: environmentPath()) }
 
     // MARK: - The event loop
 
@@ -204,10 +207,17 @@ public final class Supervisor {
         if mainChildEnded {
             // A process gone without its end seen (it cannot be, as its subreaper; but never wait on one).
             followedProcesses = followedProcesses.filter { ProcFS.exists($0) }
-            if followedProcesses.isEmpty, finalStatus == nil { finalStatus = lastProcessEnd ?? .exited(code: 0) }
+            endWhenNothingIsFollowed()
         }
         if !pendingForwards.isEmpty { try settlePendingForwards() }
         if let due = watchdog.hangDue, Clock.monotonicNanoseconds() >= due { try captureHang() }
+    }
+
+    /// With `outlivesMainChild`, once the main child and every process it left have ended: the supervisor
+    /// ends as the last of them did.
+    private func endWhenNothingIsFollowed() {
+        guard mainChildEnded, followedProcesses.isEmpty, finalStatus == nil else { return }
+        finalStatus = lastProcessEnd ?? .exited(code: 0)
     }
 
     /// How long the loop may sleep (milliseconds, -1 for no limit): until the next job deadline, pending
@@ -258,7 +268,7 @@ public final class Supervisor {
                     finalStatus = event.status
                 }
             }
-            if mainChildEnded, followedProcesses.isEmpty, finalStatus == nil { finalStatus = lastProcessEnd ?? event.status }
+            endWhenNothingIsFollowed()
         case .continued:
             return
         case .stopped(let signal, let ptraceEvent):
