@@ -422,14 +422,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                               process: process, exit: record, crashwatchVersion: CLI.version)
         let name = ReportFileName(timeNanoseconds: exit.timeNanoseconds, pid: exit.pid, executable: process.executable,
                                   id: UUID(uuidString: report.id) ?? UUID())
-        writer.async {
-            do {
-                let written = self.write(bytes: try report.encodedJSON(), name: name)
-                StandardStream.err(written.line + "\n")
-            } catch {
-                StandardStream.err("crashwatch: cannot encode report for spool \(self.configuration.spool): \(error)\n")
-            }
-        }
+        writer.async { StandardStream.err(self.write(report, name: name, final: true).line + "\n") }
     }
 
     /// The most a worker's report may be: the report cap plus slack for what is appended after capping (its
@@ -461,9 +454,11 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         return (try? report.encodedJSON()) ?? []
     }
 
-    private func write(_ report: CrashReport, name: ReportFileName) -> (ok: Bool, line: String) {
+    /// Encodes and writes `report`: a minimal one (held process, no retention), or with `final` the last
+    /// version of a report (see `write(bytes:name:prune:)`).
+    private func write(_ report: CrashReport, name: ReportFileName, final: Bool = false) -> (ok: Bool, line: String) {
         do {
-            return write(bytes: try report.encodedJSON(), name: name, prune: false)
+            return write(bytes: try report.encodedJSON(), name: name, prune: final)
         } catch {
             return (false, "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }
