@@ -89,15 +89,6 @@ extension SystemError {
 
 /// Path-based file system calls: the few that cannot start from an open directory.
 public enum FileSystem {
-    /// The status of `path` itself (`lstat`): a symbolic link is reported, not followed.
-    public static func status(ofPath path: String) throws(SystemError) -> FileStatus {
-        var raw = stat()
-        guard fstatat(AT_FDCWD, path, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
-            throw SystemError("lstat \(path)", errno: lastErrno())
-        }
-        return FileStatus(raw)
-    }
-
     /// Creates `path` and any missing parents with `permissions` (narrowed by the umask), like `mkdir -p`.
     ///
     /// Existing components are accepted as they are, whatever they are; opening the result decides

@@ -86,11 +86,8 @@ extension DirectoryHandle {
                 justCreated = true
                 pending.append(name)
             case ELOOP, ENOTDIR:
-                var raw = stat()
-                guard fstatat(current.fd, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
-                    throw .system(path: here, SystemError("lstat \(here)", errno: lastErrno()))
-                }
-                let status = FileStatus(raw)
+                let status: FileStatus
+                do { status = try current.status(of: name) } catch { throw .system(path: here, error) }
                 guard status.kind == .symbolicLink else { throw .notADirectory(path: here) }
                 linksFollowed += 1
                 guard linksFollowed <= Self.maximumLinksFollowed else {
