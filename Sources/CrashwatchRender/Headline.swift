@@ -14,14 +14,21 @@ public enum Headline {
             ?? ReportSummary.faultFrames(of: report).first { !($0.function ?? "").isEmpty }
     }
 
-    /// `Process PID (COMM)[ of unit UNIT] crashed: SIGNAL (CODE)[ at ADDR][ from pid N][; original fault: …][ in FRAME]`.
+    /// `Process PID (COMM)[ of unit UNIT] crashed: SIGNAL (CODE)[ at ADDR][ from pid N][; original fault: …][ in FRAME]`;
+    /// for a hang, `… hung: no watchdog ping for N ms[ in FRAME]`.
     public static func text(_ report: CrashReport) -> String {
         let clean = TextFormatting.sanitized
         let process = report.process
         var line = "Process \(process.pid) (\(clean(process.comm)))"
         if let unit = process.systemdUnit, !unit.isEmpty { line += " of unit \(clean(unit))" }
-        line += " \(verb(report.kind)): " + fault(name: report.signal.name, code: report.signal.codeName,
-                                                 address: report.signal.faultAddress, sender: report.signal.senderPID)
+        if report.kind == .hang, let hang = report.hang {
+            // A hang has no signal: how long the process had gone without a sign of progress instead.
+            let milliseconds = Int(min(max(hang.durationMs.isNaN ? 0 : hang.durationMs, 0), 1e15))  // a hostile file's number
+            line += " \(verb(report.kind)): no \(clean(hang.source)) ping for \(milliseconds) ms"
+        } else {
+            line += " \(verb(report.kind)): " + fault(name: report.signal.name, code: report.signal.codeName,
+                                                     address: report.signal.faultAddress, sender: report.signal.senderPID)
+        }
         if let original = report.signal.originalFault {
             line += "; original fault: " + fault(name: original.name, code: original.codeName, address: original.faultAddress,
                                                  sender: original.senderPID)
@@ -35,7 +42,7 @@ public enum Headline {
         switch kind.rawValue {
         case ReportKind.crash.rawValue: "crashed"
         case ReportKind.abnormalExit.rawValue: "was killed"
-        case "hang": "hung"
+        case ReportKind.hang.rawValue: "hung"
         default: "ended (\(TextFormatting.sanitized(kind.rawValue)))"
         }
     }

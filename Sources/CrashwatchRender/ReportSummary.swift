@@ -50,10 +50,13 @@ public struct ReportSummary: Codable, Sendable, Equatable {
     }
 
     /// The stack where the fault happened: the original fault's when a handler ran first (not the handler's),
-    /// else the crashed thread's; empty when the report has neither.
+    /// else the crashed thread's; for a hang, which has no crashed thread, the main thread's (the one a
+    /// watchdog's pings come from); empty when the report has none of these.
     public static func faultFrames(of report: CrashReport) -> [FrameRecord] {
         let original = report.signal.originalFault?.frames ?? []
-        return original.isEmpty ? report.crashedThread?.frames ?? [] : original
+        guard original.isEmpty else { return original }
+        if report.kind == .hang { return report.threads.first { $0.tid == report.process.pid }?.frames ?? [] }
+        return report.crashedThread?.frames ?? []
     }
 
     /// The frame a summary names: the first of `faultFrames(of:)` in an in-app image; nil when none is.

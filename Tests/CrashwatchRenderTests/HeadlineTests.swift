@@ -39,6 +39,22 @@ import Testing
         #expect(Headline.frame(of: report) == nil)
     }
 
+    @Test("a hang: how long the pings stopped, and where the main thread was (no thread crashed)")
+    func hang() throws {
+        var report = plain
+        report.kind = .hang
+        report.signal = .none
+        report.hang = HangRecord(source: "watchdog", startTime: "2026-11-30T09:01:55.623Z", durationMs: 1500.4, watchdogTimeoutMs: 3000)
+        for index in report.threads.indices { report.threads[index].crashed = false }
+        let main = try #require(report.threads.firstIndex { $0.tid == report.process.pid })
+        #expect(Headline.text(report)
+            == "Process 4242 (checkout) of unit checkout.service hung: no watchdog ping for 1500 ms in parse_digit (parse.c:12)")
+        #expect(Headline.frame(of: report)?.function == report.threads[main].frames.first?.function)
+        #expect(ReportSummary(report).topFrame == "parse_digit (parse.c:12)")
+        report.hang?.durationMs = .infinity
+        #expect(Headline.text(report).contains("no watchdog ping for 1000000000000000 ms"), "a hostile number is clamped, not trapped on")
+    }
+
     @Test("with no in-app frame, the first frame that has a function is named; frames without one are skipped")
     func fallbackFrame() {
         var report = plain
