@@ -303,18 +303,15 @@ public final class Supervisor {
     /// A signal is about to be delivered to `tid`: pass it on, remembering or reporting crash signals.
     private func signalDeliveryStop(tid: Int32, signal: Signal) throws(SystemError) {
         guard signal.isCrash else {
-            if forwardedSignalSet.contains(signal) {
-                noteMainDelivery(WaitEvent(pid: tid, status: .stopped(signal: signal.number, event: 0)))
-            }
+            if forwardedSignalSet.contains(signal) { noteDelivery(tid: tid, signal: signal, info: try? Ptrace.signalInfo(tid)) }
             return try resume(tid, signal: signal.number)
-        }
-        if forwardedSignalSet.contains(signal) {  // SIGQUIT, SIGABRT: a service manager's signals too
-            noteMainDelivery(WaitEvent(pid: tid, status: .stopped(signal: signal.number, event: 0)))
         }
 
         guard let status = try? ProcFS.threadStatus(tid), let info = try? Ptrace.signalInfo(tid) else {
             return try resume(tid, signal: signal.number)  // the thread is already gone
         }
+        // SIGQUIT and SIGABRT are a service manager's signals too (systemd's watchdog).
+        if forwardedSignalSet.contains(signal) { noteDelivery(tid: tid, signal: signal, info: info) }
         let pid = status.tgid ?? tid
         switch verdict(for: signal, disposition: status.disposition(of: signal.number)) {
         case .passThrough:
@@ -540,7 +537,9 @@ public final class Supervisor {
         if (status.pending | status.sharedPending) & bit != 0 { return true }
         while let event = try waitForAnyTask(block: false) {
             deferredEvents.append(event)
-            noteMainDelivery(event)
+            if case .stopped(let number, 0) = event.status, forwardedSignalSet.contains(Signal(number)) {
+                noteDelivery(tid: event.pid, signal: Signal(number), info: try? Ptrace.signalInfo(event.pid))
+            }
         }
         return takeMainDelivery(of: received)
     }
@@ -555,18 +554,15 @@ public final class Supervisor {
         return true
     }
 
-    /// Remembers a forwardable signal a process sent to a traced thread, seen at its delivery-stop
+    /// Remembers a forwardable signal (with its siginfo) a process sent to a traced thread, seen at its delivery-stop
     /// (whether the thread belongs to the main child is checked only when a received copy needs it).
     /// Entries older than a second, or beyond the newest 64, are forgotten.
-    private func noteMainDelivery(_ event: WaitEvent) {
-        guard case .stopped(let number, 0) = event.status else { return }
-        let signal = Signal(number)
-        guard forwardedSignalSet.contains(signal), let info = try? Ptrace.signalInfo(event.pid),
-              let sender = info.senderPID, sender != event.pid else { return }
+    private func noteDelivery(tid: Int32, signal: Signal, info: SignalInfo?) {
+        guard let sender = info?.senderPID, sender != tid else { return }
         let now = Clock.monotonicNanoseconds()
         mainDeliveries.removeAll { now - $0.seen > 1_000_000_000 }
         if mainDeliveries.count >= 64 { mainDeliveries.removeFirst() }
-        mainDeliveries.append((event.pid, signal, sender, now))
+        mainDeliveries.append((tid, signal, sender, now))
     }
 
     // MARK: - The sd_notify relay and the watchdog
