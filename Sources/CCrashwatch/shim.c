@@ -151,20 +151,26 @@ static void spawn_child(char *const *paths, size_t path_count, char *const *argv
     _exit(127);
 }
 
+/* A close-on-exec pipe in `fds`, then fork(): the pid (0 in the child), both ends open on each side for the
+ * caller to close the one it does not use; -1 with errno (and no pipe left open) when either call fails. */
+static pid_t fork_with_pipe(int fds[2]) {
+    if (pipe2(fds, O_CLOEXEC) == -1) return -1;
+    pid_t pid = fork();
+    if (pid == -1) {
+        int e = errno;
+        close(fds[0]);
+        close(fds[1]);
+        errno = e;
+    }
+    return pid;
+}
+
 int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv, char *const *envp,
                     const sigset_t *child_mask, unsigned long ptrace_options,
                     pid_t *pid_out, int *error_fd_out) {
     int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) == -1) return -1;
-
-    pid_t pid = fork();
-    if (pid == -1) {
-        int e = errno;
-        close(pipe_fds[0]);
-        close(pipe_fds[1]);
-        errno = e;
-        return -1;
-    }
+    pid_t pid = fork_with_pipe(pipe_fds);
+    if (pid == -1) return -1;
     if (pid == 0) {
         close(pipe_fds[0]);
         spawn_child(paths, path_count, argv, envp, child_mask, pipe_fds[1]);
@@ -363,15 +369,8 @@ int cw_probe_syscall(int which) {
 
 int cw_split_supervisor(void) {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) == -1) return -1;
-    pid_t pid = fork();
-    if (pid == -1) {
-        int e = errno;
-        close(fds[0]);
-        close(fds[1]);
-        errno = e;
-        return -1;
-    }
+    pid_t pid = fork_with_pipe(fds);
+    if (pid == -1) return -1;
     if (pid == 0) {
         close(fds[0]);
         return fds[1];

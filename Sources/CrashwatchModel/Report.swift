@@ -170,8 +170,7 @@ public struct SoftError: Codable, Sendable, Equatable {
     }
 }
 
-// MARK: - Signal
-
+// MARK: - Hang and abnormal exit
 
 /// A hang: the process stopped making progress. Apsio profile §6.3 (`apsio.hang`): a live hang, captured
 /// while it lasted, so its duration is a lower bound and it is marked unfinished.
@@ -212,6 +211,8 @@ public struct ExitRecord: Codable, Sendable, Equatable {
         self.evidence = evidence
     }
 }
+
+// MARK: - Signal
 
 /// The fatal signal as recorded in the report.
 public struct SignalRecord: Codable, Sendable, Equatable {
