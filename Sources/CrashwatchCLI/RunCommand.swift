@@ -48,8 +48,9 @@ enum RunCommand {
         LISTEN_PID and WATCHDOG_PID naming crashwatch name the child. When the child's watchdog pings
         stop for half of WATCHDOG_USEC, its threads are captured as a hang report and it is left
         running; the crash that follows (the watchdog's SIGABRT) links to it. A SIGKILL death (the OOM
-        killer, kill -9) becomes an abnormal-exit report. If ptrace is refused (a seccomp filter, Yama),
-        crashwatch says so in one line and runs COMMAND unsupervised.
+        killer, kill -9) becomes an abnormal-exit report, with every thread's stack taken at its exit
+        (none after an OOM kill). If ptrace is refused (a seccomp filter, Yama), crashwatch says so in
+        one line and runs COMMAND unsupervised.
 
         A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
         delivered with its default action; a signal the program handles and recovers from is not one.
@@ -256,6 +257,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     /// Each memory cgroup's OOM-kill count when last read (tracer thread only): a SIGKILL death after
     /// which it rose was the OOM killer's.
     private var oomKillCounts: [String: UInt64] = [:]
+    /// Why each process whose threads are being captured at their SIGKILL exit was killed (tracer thread only).
+    private var abnormalExits: [Int32: ExitRecord] = [:]
 
     init(configuration: RunCommand.Configuration) {
         self.configuration = configuration
@@ -289,14 +292,16 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob? {
-        StandardStream.err((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n")
+        // A SIGKILL death seen at the exit stops had its line from `supervisorSawAbnormalExit`.
+        let exit = crash.seenAtExit ? abnormalExits.removeValue(forKey: crash.pid) : nil
+        if exit == nil { StandardStream.err((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n") }
         let deadline = stopped.deadlineNanoseconds
         let captured: CapturedCrash
         let output: OwnedDescriptor
         let checkpoint: OwnedDescriptor
         do {
             captured = try LiveCapture.capture(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
-                                               hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil)
+                                               hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit)
             if crash.hang != nil { hangReports[crash.pid] = captured.capture.reportID }
             output = try MemoryFile.create(name: "crashwatch-report")
             checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
@@ -392,9 +397,10 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         return OwnedDescriptor.privateDirectory(path)
     }
 
-    /// A SIGKILL death becomes an `abnormalExit` report. When the OOM killer did it, nothing more is read
-    /// before the process is let go: its memory cgroup is full, and crashwatch runs in it too.
-    func supervisorSawAbnormalExit(_ exit: AbnormalExit) {
+    /// A SIGKILL death becomes an `abnormalExit` report: with its threads' stacks when they are stopped at their
+    /// exit (returns true: the capture follows), else without threads. When the OOM killer did it, nothing
+    /// more is read before the process is let go: its memory cgroup is full, and crashwatch runs in it too.
+    func supervisorSawAbnormalExit(_ exit: AbnormalExit) -> Bool {
         let oom = CgroupMemory.oomKills(of: exit.pid)
         var record = ExitRecord(reason: "signal", source: "inferred", evidence: nil)
         if let oom {
@@ -406,6 +412,10 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             }
         }
         StandardStream.err(CrashLine.abnormalExit(exit, reason: record) + "\n")
+        if exit.threadsStopped && record.reason != "memory" {
+            abnormalExits[exit.pid] = record
+            return true
+        }
         var process: ProcessRecord
         if record.reason == "memory" {
             // One small read of /proc/PID/status for who it was (retention trusts reports by their uid).
@@ -423,6 +433,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let name = ReportFileName(timeNanoseconds: exit.timeNanoseconds, pid: exit.pid, executable: process.executable,
                                   id: UUID(uuidString: report.id) ?? UUID())
         writer.async { StandardStream.err(self.write(report, name: name, final: true).line + "\n") }
+        return false
     }
 
     /// The most a worker's report may be: the report cap plus slack for what is appended after capping (its

@@ -71,9 +71,11 @@ public enum LiveCapture {
 
     /// Captures `crash` (whose threads `stopped` holds). Never fails as a whole: what could not be read
     /// becomes a soft error; only a failure to create the capture file itself is thrown.
-    /// `hangReportID` links a crash to the hang report taken of the same process before (a watchdog's kill).
+    /// `hangReportID` links a crash to the hang report taken of the same process before (a watchdog's kill);
+    /// `exit` makes the capture an abnormal exit's (a SIGKILL death seen at the threads' exit stops).
     public static func capture(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
-                               deadlineNanoseconds: Int64, hangReportID: String? = nil) throws(SystemError) -> CapturedCrash {
+                               deadlineNanoseconds: Int64, hangReportID: String? = nil, exit: ExitRecord? = nil)
+        throws(SystemError) -> CapturedCrash {
         let started = Clock.monotonicNanoseconds()
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
         var writer = RawCaptureWriter(file: file)
@@ -83,7 +85,8 @@ public enum LiveCapture {
         var threads: [RawThread] = []
         var plans: [StackPlan] = []
         for tid in stopped.threads {
-            let (thread, plan) = reader.thread(tid, crashed: crash.hang == nil && tid == stopped.crashedTID)
+            // A hang and a SIGKILL have no crashed thread: every thread was stopped from outside.
+            let (thread, plan) = reader.thread(tid, crashed: crash.hang == nil && exit == nil && tid == stopped.crashedTID)
             if let plan { plans.append(StackPlan(index: threads.count, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)) }
             threads.append(thread)
         }
@@ -131,6 +134,14 @@ public enum LiveCapture {
                 watchdogTimeoutMs: hang.watchdogTimeoutNanoseconds.map { Double($0 / 1_000) / 1_000 })
         }
         capture.hangReportID = hangReportID
+        capture.seenAtExit = crash.seenAtExit
+        if let exit {
+            capture.kind = .abnormalExit
+            capture.exit = exit
+        } else if crash.seenAtExit {
+            capture.softErrors.append(SoftError(stage: "signal", tid: crash.tid, message:
+                "\(crash.signal.signal.name) reached no signal-delivery stop: the kernel forced it (a seccomp filter's kill, or a signal frame it could not set up); captured at the threads' exit, its siginfo is not known"))
+        }
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
         return CapturedCrash(capture: capture, file: file, regionBytes: writer.regionBytes, imageFiles: images.files,
                              table: reader.table)

@@ -160,6 +160,10 @@ public struct RawCapture: Codable, Sendable {
     public var hang: HangRecord?
     /// For a crash that ended a reported hang: the hang report's id.
     public var hangReportID: String?
+    /// Whether the death was seen only at the threads' exit stops: `signal` has no siginfo.
+    public var seenAtExit = false
+    /// For an abnormal exit (kind `abnormalExit`): why the process was killed.
+    public var exit: ExitRecord?
     public var pid: Int32
     public var signal: RawSignal
     /// The supervisor's view of the original fault (see `DetectedCrash.originalFault`).

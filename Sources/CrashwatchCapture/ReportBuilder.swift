@@ -127,12 +127,15 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             captureTime: RFC3339.format(nanosecondsSinceEpoch: capture.timeNanoseconds),
             captureDurationMs: Double(max((finishedNanoseconds ?? Clock.monotonicNanoseconds()) - capture.startedNanoseconds, 0) / 1_000) / 1_000,
             crashwatchVersion: "",
-            signal: capture.kind == .hang ? .none : SignalRecord(capture.signal.info, originalFault: original, activeFaults: chainRecords),
+            signal: capture.kind == .hang ? .none
+                : capture.seenAtExit ? .seenAtExit(capture.signal.info.signal, sentByKernel: capture.signal.code == 0x80)
+                : SignalRecord(capture.signal.info, originalFault: original, activeFaults: chainRecords),
             process: capture.process, host: capture.host, threads: threads, images: images,
             diagnostics: diagnostics, softErrors: errors)
         report.holdDurationMs = capture.holdDurationMs
         report.hang = capture.hang
         report.hangReportID = capture.hangReportID
+        report.exit = capture.exit
         report.diagnostics.processing = state
         return report
     }
@@ -335,8 +338,9 @@ public enum ReportSizeLimit {
     }
 }
 
-/// The report of a process killed by SIGKILL (the OOM killer, or anyone's `kill -9`): no threads or
-/// images — the kernel gave no chance to stop it — but who it was, when, and why as far as is known.
+/// The report of a process killed by SIGKILL (the OOM killer, or anyone's `kill -9`) whose threads were not
+/// captured — the kernel gave no exit stop, or the OOM killer did it and nothing more is read — with no
+/// threads or images, but who it was, when, and why as far as is known.
 public enum AbnormalExitReport {
     public static func build(pid: Int32, timeNanoseconds: Int64, signal: Signal, process: ProcessRecord, exit: ExitRecord,
                              crashwatchVersion: String) -> CrashReport {
@@ -345,7 +349,7 @@ public enum AbnormalExitReport {
             captureTime: RFC3339.format(nanosecondsSinceEpoch: timeNanoseconds),
             captureDurationMs: Double(max(Clock.realtimeNanoseconds() - timeNanoseconds, 0) / 1_000) / 1_000,
             crashwatchVersion: crashwatchVersion,
-            signal: SignalRecord(SignalInfo(signo: signal.number, code: 0, pid: 0)),
+            signal: .seenAtExit(signal, sentByKernel: exit.reason == "memory"),
             process: process, host: CaptureHost.record(), threads: [], images: [],
             diagnostics: Diagnostics(ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
                                      seccompMode: nil))

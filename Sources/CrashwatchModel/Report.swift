@@ -251,6 +251,19 @@ public struct SignalRecord: Codable, Sendable, Equatable {
         return record
     }()
 
+    /// A signal seen only in how the process ended (its exit status), without its siginfo: `sentByKernel` when
+    /// the kernel is known to have sent it (the OOM killer's SIGKILL, a crash signal forced past its delivery
+    /// stop), else who sent it is not known, and no sender is claimed.
+    public static func seenAtExit(_ signal: Signal, sentByKernel: Bool) -> SignalRecord {
+        var record = SignalRecord(SignalInfo(signo: signal.number, code: sentByKernel ? 0x80 : 0))
+        record.senderPID = nil
+        record.senderUID = nil
+        record.description = "\(signal.summary): " + (sentByKernel
+            ? "sent by the kernel; its siginfo is not known (seen at the process's exit)"
+            : "seen at the process's exit; who sent it is not known")
+        return record
+    }
+
     /// Records a decoded `siginfo_t`, with the original fault and the chain of active faults when there were any.
     public init(_ info: SignalInfo, originalFault: OriginalFault? = nil, activeFaults: [OriginalFault] = []) {
         number = info.signal.number

@@ -50,13 +50,14 @@ public struct ReportSummary: Codable, Sendable, Equatable {
     }
 
     /// The stack where the fault happened: the original fault's when a handler ran first (not the handler's),
-    /// else the crashed thread's; for a hang, which has no crashed thread, the main thread's (the one a
-    /// watchdog's pings come from); empty when the report has none of these.
+    /// else the crashed thread's; for the kinds that have no crashed thread (a hang, a SIGKILL death) the main
+    /// thread's; empty when the report has none of these (a crash whose crashed thread is missing).
     public static func faultFrames(of report: CrashReport) -> [FrameRecord] {
         let original = report.signal.originalFault?.frames ?? []
         guard original.isEmpty else { return original }
-        if report.kind == .hang { return report.threads.first { $0.tid == report.process.pid }?.frames ?? [] }
-        return report.crashedThread?.frames ?? []
+        let stoppedFromOutside = report.kind == .hang || report.kind == .abnormalExit
+        let thread = report.crashedThread ?? (stoppedFromOutside ? report.threads.first { $0.tid == report.process.pid } : nil)
+        return thread?.frames ?? []
     }
 
     /// The frame a summary names: the first of `faultFrames(of:)` in an in-app image; nil when none is.

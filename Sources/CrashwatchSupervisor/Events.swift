@@ -93,6 +93,10 @@ public struct DetectedCrash: Equatable, Sendable {
     /// Set for a hang snapshot: the process is not dying, `signal` is none, and every thread was stopped
     /// by crashwatch and is let go as it was.
     public var hang: DetectedHang? = nil
+    /// Set for a death seen only at the threads' PTRACE_EVENT_EXIT stops (SIGKILL, or a crash signal the
+    /// kernel forced past its delivery stop, as a seccomp kill does): `signal` holds just the signal, its
+    /// siginfo is not known, and the threads go on to exit when let go.
+    public var seenAtExit = false
 }
 
 /// A process whose watchdog pings stopped: it is captured as a hang and left running.
@@ -111,6 +115,9 @@ public struct AbnormalExit: Equatable, Sendable {
     public let executable: String
     public let signal: Signal
     public let timeNanoseconds: Int64
+    /// Whether its threads are stopped at their exit, so their stacks can still be captured (else the
+    /// process is already gone: the kernel gave no exit stop).
+    public let threadsStopped: Bool
 }
 
 /// Receives the supervisor's findings on the tracer thread, while the process is still stopped.
@@ -121,9 +128,10 @@ public protocol SupervisorObserver: AnyObject {
     /// until this returns, so registers and memory can be read. Returns the processing to run once the
     /// process is released, if any.
     func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob?
-    /// A traced process was killed by SIGKILL. The process (a zombie, or stopped at its exit) is let go
-    /// as soon as this returns: only quick reads of /proc belong here.
-    func supervisorSawAbnormalExit(_ exit: AbnormalExit)
+    /// A traced process was killed by SIGKILL. Only quick reads of /proc belong here. Returns true to have its
+    /// threads' stacks captured (possible when `exit.threadsStopped`): `supervisorDetected` then follows with a
+    /// `seenAtExit` capture. Otherwise the process (a zombie, or stopped at its exit) is let go at once.
+    func supervisorSawAbnormalExit(_ exit: AbnormalExit) -> Bool
     /// A line about supervision itself that an operator needs (the watchdog relay failed, …).
     func supervisorWarning(_ line: String)
     /// A job's worker ended, was killed at its deadline, or could not run.

@@ -256,7 +256,7 @@ public final class Supervisor {
             // Kernels that give no exit stop for SIGKILL leave the main child's own report as the record;
             // threads and untraced orphans reaped here are not processes the supervisor reports on.
             if tid == mainPID, case .signaled(let signal, _) = event.status, signal == Signal.kill.number {
-                recordAbnormalExit(pid: tid, signal: .kill)
+                try recordAbnormalExit(pid: tid, signal: .kill, stoppedAt: nil)
             }
             reportedProcesses.remove(tid)
             if followedProcesses.remove(tid) != nil { lastProcessEnd = event.status }
@@ -285,8 +285,15 @@ public final class Supervisor {
                 try resume(tid)
             case Event.exit:
                 let exitStatus = WaitStatus(raw: Int32(truncatingIfNeeded: (try? Ptrace.eventMessage(tid)) ?? 0))
-                if case .signaled(let deathSignal, _) = exitStatus, deathSignal == Signal.kill.number {
-                    recordAbnormalExit(pid: threadGroup(of: tid), signal: .kill)
+                if case .signaled(let number, _) = exitStatus {
+                    let deathSignal = Signal(number)
+                    if deathSignal == .kill {
+                        return try recordAbnormalExit(pid: threadGroup(of: tid), signal: .kill, stoppedAt: tid)
+                    }
+                    // A crash signal that reached no delivery stop: the kernel forced it (a seccomp kill).
+                    if deathSignal.isCrash, !reportedProcesses.contains(threadGroup(of: tid)) {
+                        return try captureAtExit(tid: tid, pid: threadGroup(of: tid), signal: deathSignal)
+                    }
                 }
                 try resume(tid)
             case Event.fork, Event.vfork:
@@ -710,11 +717,40 @@ public final class Supervisor {
 
     // MARK: - Records
 
-    private func recordAbnormalExit(pid: Int32, signal: Signal) {
-        guard reportedProcesses.insert(pid).inserted else { return }
-        observer?.supervisorSawAbnormalExit(AbnormalExit(
-            pid: pid, executable: executableName(of: pid, status: nil), signal: signal,
-            timeNanoseconds: Clock.realtimeNanoseconds()))
+    /// A SIGKILL death: the observer records it, and when the threads are stopped at their exit (`stoppedAt`)
+    /// and the observer asks for it, their stacks are captured first. Once per process.
+    private func recordAbnormalExit(pid: Int32, signal: Signal, stoppedAt tid: Int32?) throws(SystemError) {
+        guard reportedProcesses.insert(pid).inserted else {
+            if let tid { try resume(tid) }
+            return
+        }
+        let exit = AbnormalExit(pid: pid, executable: executableName(of: pid, status: nil), signal: signal,
+                                timeNanoseconds: Clock.realtimeNanoseconds(), threadsStopped: tid != nil)
+        let capture = observer?.supervisorSawAbnormalExit(exit) ?? false
+        guard let tid else { return }
+        guard capture else { return try resume(tid) }
+        try captureAtExit(tid: tid, pid: pid, signal: signal)
+    }
+
+    /// Captures a process whose death was seen only at `tid`'s PTRACE_EVENT_EXIT stop: every thread is
+    /// stopped (the others at their own exit stops, or interrupted), captured, and let go to exit.
+    private func captureAtExit(tid: Int32, pid: Int32, signal: Signal) throws(SystemError) {
+        reportedProcesses.insert(pid)
+        let now = Clock.monotonicNanoseconds()
+        var crash = DetectedCrash(
+            pid: pid, tid: tid, threadName: ProcFS.threadName(pid: pid, tid: tid), executable: executableName(of: pid, status: nil),
+            // Only the signal is known: SIGKILL as a process sends it (SI_USER), a forced crash signal as the kernel's.
+            signal: SignalInfo(signo: signal.number, code: signal == .kill ? 0 : 0x80), originalFault: nil, handledFaults: [],
+            timeNanoseconds: Clock.realtimeNanoseconds(), crashedThreadID: tid, crashedThreadName: ProcFS.threadName(pid: pid, tid: tid))
+        crash.seenAtExit = true
+        let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: tid, initial: [tid: .event], deadline: now + options.captureTimeoutNanoseconds),
+                               fatalSignal: nil)
+        let job = observer?.supervisorDetected(crash, stopped: held.stopped)
+        try held.release()
+        if let job {
+            job.holdNanoseconds = Clock.monotonicNanoseconds() - now
+            enqueue(job)
+        }
     }
 
     private func threadGroup(of tid: Int32) -> Int32 {

@@ -55,6 +55,18 @@ import Testing
         #expect(Headline.text(report).contains("no watchdog ping for 1000000000000000 ms"), "a hostile number is clamped, not trapped on")
     }
 
+    @Test("a SIGKILL death captured at the exit stops: no crashed thread, the main thread's top in-app frame")
+    func killedWithStacks() {
+        var report = plain
+        report.kind = .abnormalExit
+        report.signal = .seenAtExit(.kill, sentByKernel: false)
+        report.exit = ExitRecord(reason: "signal", source: "inferred", evidence: nil)
+        for index in report.threads.indices { report.threads[index].crashed = false }
+        #expect(Headline.text(report) == "Process 4242 (checkout) of unit checkout.service was killed: SIGKILL (SI_USER) in parse_digit (parse.c:12)")
+        #expect(ReportSummary(report).topFrame == "parse_digit (parse.c:12)")
+        #expect(report.signal.senderPID == nil && report.signal.description == "Killed: seen at the process's exit; who sent it is not known")
+    }
+
     @Test("with no in-app frame, the first frame that has a function is named; frames without one are skipped")
     func fallbackFrame() {
         var report = plain

@@ -797,7 +797,7 @@ def case_abnormal_exit_report():
         process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--", "sh", "-c", "echo $$; exec sleep 30"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         child = int(process.stdout.readline())
-        _wait_for(lambda: open(f"/proc/{child}/comm").read().strip() == "sleep", 10, "the child's exec of sleep")
+        _wait_for(lambda: "sleep" in open(f"/proc/{child}/wchan").read(), 10, "the child's exec of sleep, asleep")
         os.kill(child, signal.SIGKILL)
         _, stderr = process.communicate(timeout=30)
         check(process.returncode == -signal.SIGKILL, f"crashwatch ended with {process.returncode}: {stderr}")
@@ -807,6 +807,13 @@ def case_abnormal_exit_report():
         check(report["kind"] == "abnormalExit" and report["signal"]["name"] == "SIGKILL", f"kind {report['kind']}, signal {report['signal']['name']}")
         check(report["exit"] == {"reason": "signal", "source": "inferred", "evidence": None}, f"exit {report['exit']}")
         check(report["process"]["pid"] == child and report["process"]["executable"].endswith("sleep"), f"process {report['process']['pid']} {report['process']['executable']}")
+        check(report["signal"]["senderPID"] is None and "not known" in report["signal"]["description"],
+              f"a SIGKILL seen at the exit claims no sender: {report['signal']}")
+        # The kernel stopped the dying thread at PTRACE_EVENT_EXIT: its stack is in the report.
+        threads = report["threads"]
+        functions = [frame.get("function") or "" for thread in threads for frame in thread["frames"]]
+        check(len(threads) == 1 and threads[0]["tid"] == child and not threads[0]["crashed"] and any("sleep" in f for f in functions),
+              f"threads {[(t['tid'], t['crashed'], [f.get('function') for f in t['frames']]) for t in threads]}")
     finally:
         shutil.rmtree(spool, ignore_errors=True)
 

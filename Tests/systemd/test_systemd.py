@@ -827,6 +827,7 @@ ExecStart={CRASHWATCH} run --spool {spool} -- /opt/t/cw_oom
         self.assertIsInstance(exit_object, dict, f"top-level exit is {exit_object!r}, want an object")
         self.assertField(report, "exit.reason", "memory")
         self.assertField(report, "signal.name", "SIGKILL")
+        self.assertEqual(report.get("threads"), [], "after an OOM kill nothing more is read: no threads captured")
         self.assertIn(props["Result"], ("oom-kill", "signal"), self.describe_unit(unit))
         self.assertEqual(props["ExecMainStatus"], "9", f"crashwatch exits by SIGKILL too: {props}")
         self.assertEqual(props["ExecMainCode"], "2", f"ExecMainCode (2 = killed by a signal): {props}")
@@ -855,6 +856,10 @@ ExecStart={CRASHWATCH} run --spool {spool} -- /opt/t/cw_sleep {state}
         self.assertIsInstance(exit_object, dict, f"top-level exit is {exit_object!r}, want an object")
         self.assertField(report, "exit.reason", "signal")
         self.assertField(report, "signal.name", "SIGKILL")
+        threads = report.get("threads") or []
+        self.assertTrue(threads and all(t.get("frames") for t in threads) and not any(t.get("crashed") for t in threads),
+                        f"the killed threads' stacks, captured at their exit stops, none crashed: "
+                        f"{[(t.get('tid'), t.get('crashed'), len(t.get('frames') or [])) for t in threads]}")
         self.assertEqual(props["ExecMainStatus"], "9", f"crashwatch exits by SIGKILL as the program did: {props}")
 
 
