@@ -367,6 +367,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             }
         case .exited(let code):
             why = "the processing worker exited with status \(code)\(code == 126 ? " (its confinement could not be set up)" : "")"
+        case .killed(let signal) where signal == .sys:
+            why = "the processing worker died of SIGSYS: a seccomp filter refuses a system call it needs (systemd: allow `mincore`, which libunwind calls, in SystemCallFilter=)"
         case .killed(let signal):
             why = "the processing worker died of \(signal.name)"
         case .deadlinePassed:

@@ -116,7 +116,9 @@ public final class Supervisor {
     /// Spawns the command, supervises it until it ends, and returns how it ended.
     /// Followed processes still running then are left running (detached when the supervisor exits).
     public func run() throws(SupervisorError) -> WaitStatus {
-        if let blocked = PtracePreflight.blocker() { throw .supervisionBlocked(blocked) }
+        let preflight = PtracePreflight.check()
+        if let blocked = preflight.blocker { throw .supervisionBlocked(blocked) }
+        if let warning = preflight.warning { observer?.supervisorWarning("crashwatch: \(warning)") }
         do {
             try SelfProcess.becomeSubreaper()
         } catch {

@@ -23,7 +23,7 @@ import Testing
     @Test("crashwatch run is transparent", arguments: [
         "stdin_pipe", "forward_signals", "group_signals_once", "ctrl_c_once", "job_control", "raw_terminal",
         "inherited_attributes", "supervisor_killed", "orphans_reaped", "exit_status_signal", "pid1_exit_status", "command_errors",
-        "notify_relay_and_hang", "abnormal_exit_report", "pid_file_daemon", "ptrace_refused",
+        "notify_relay_and_hang", "abnormal_exit_report", "pid_file_daemon", "ptrace_refused", "mincore_refused",
     ])
     func transparency(_ name: String) throws {
         let result = try run(Self.python.executable, Self.python.arguments + [Self.script, Paths.crashwatch, Paths.fixtures, name],

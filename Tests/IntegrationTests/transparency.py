@@ -851,7 +851,7 @@ def case_pid_file_daemon():
 def case_ptrace_refused():
     """Under a seccomp filter that kills on ptrace, crashwatch says so in one line and runs the command
     unsupervised (it replaces itself with it): the command runs and its exit status is crashwatch's."""
-    result = run([fixture("deny_ptrace"), CRASHWATCH, "run", "--", "sh", "-c", "echo ran; exit 3"])
+    result = run([fixture("seccomp_deny"), "ptrace", CRASHWATCH, "run", "--", "sh", "-c", "echo ran; exit 3"])
     check(result.returncode == 3 and result.stdout == "ran\n", f"status {result.returncode}, stdout {result.stdout!r}, stderr {result.stderr!r}")
     lines = [line for line in result.stderr.splitlines() if line.startswith("crashwatch:")]
     check(len(lines) == 1 and "seccomp filter refuses ptrace" in lines[0] and "SystemCallFilter=" in lines[0] and "unsupervised" in lines[0],
@@ -862,8 +862,25 @@ def case_ptrace_refused():
         with open(script, "w") as handle:
             handle.write('echo script "$1"\nexit 4\n')
         os.chmod(script, 0o755)
-        result = run([fixture("deny_ptrace"), CRASHWATCH, "run", "--", script, "ran"])
+        result = run([fixture("seccomp_deny"), "ptrace", CRASHWATCH, "run", "--", script, "ran"])
         check(result.returncode == 4 and result.stdout == "script ran\n", f"script: status {result.returncode}, stdout {result.stdout!r}, stderr {result.stderr!r}")
+
+
+def case_mincore_refused():
+    """A seccomp filter that refuses only mincore (libunwind's, in the processing worker): crashwatch still
+    supervises, says at start-up what will be missing, and each report says why it was not unwound."""
+    spool = tempfile.mkdtemp(prefix="cw-mincore-")
+    try:
+        result = run([fixture("seccomp_deny"), "mincore", CRASHWATCH, "run", "--spool", spool, "--", fixture("null_deref")])
+        check(result.returncode == -signal.SIGSEGV, f"status {result.returncode}, stderr {result.stderr!r}")
+        first = result.stderr.splitlines()[0] if result.stderr else ""
+        check("refuses mincore" in first and "SystemCallFilter=" in first and "not be unwound" in first, f"first line {first!r}")
+        reports = _reports(spool)
+        check(len(reports) == 1 and reports[0]["diagnostics"]["processing"] == "minimal", f"{len(reports)} reports: {result.stderr}")
+        messages = [error["message"] for error in reports[0]["softErrors"]]
+        check(any("SIGSYS" in m and "seccomp" in m and "SystemCallFilter=" in m for m in messages), f"soft errors {messages}")
+    finally:
+        shutil.rmtree(spool, ignore_errors=True)
 
 
 CASES = {name[len("case_"):]: function for name, function in globals().items() if name.startswith("case_")}
