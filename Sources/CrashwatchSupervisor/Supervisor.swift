@@ -637,7 +637,8 @@ public final class Supervisor {
     /// half the watchdog timeout, or the service manager's watchdog signal arrived. Once per silence.
     private func captureHang() throws(SystemError) {
         guard !watchdog.hangCaptured, let lastPing = watchdog.lastPing else { return }
-        watchdog.hangCaptured = true
+        if let last = watchdog.lastCapture, Clock.monotonicNanoseconds() - last < WatchdogPings.minimumCaptureInterval { return }
+        watchdog.captured()
         let pid = mainPID
         guard mainExecuted, finalStatus == nil, !reportedProcesses.contains(pid),
               let status = try? ProcFS.threadStatus(pid), !status.isDead else { return }
@@ -822,17 +823,28 @@ struct WatchdogPings {
     var lastPing: (monotonic: Int64, realtime: Int64)?
     /// Whether the current silence was captured as a hang already.
     var hangCaptured = false
+    /// When the last hang was captured (CLOCK_MONOTONIC nanoseconds).
+    var lastCapture: Int64?
+    /// The least time between two hang captures: the program chooses its watchdog timeout and when it
+    /// pings, and must not make crashwatch stop it and write a report every few milliseconds.
+    static let minimumCaptureInterval: Int64 = 10_000_000_000
 
     mutating func ping() {
         lastPing = (Clock.monotonicNanoseconds(), Clock.realtimeNanoseconds())
         hangCaptured = false
     }
 
-    /// When the current silence becomes a hang (half the timeout after the last ping); nil when there is
-    /// no watchdog, no ping yet, or the hang was captured.
+    mutating func captured() {
+        hangCaptured = true
+        lastCapture = Clock.monotonicNanoseconds()
+    }
+
+    /// When the current silence becomes a hang (half the timeout after the last ping, and not sooner than
+    /// `minimumCaptureInterval` after the last capture); nil when there is no watchdog, no ping yet, or the
+    /// hang was captured.
     var hangDue: Int64? {
         guard let timeout, let lastPing, !hangCaptured else { return nil }
-        return lastPing.monotonic + timeout / 2
+        return max(lastPing.monotonic + timeout / 2, (lastCapture ?? Int64.min / 2) + Self.minimumCaptureInterval)
     }
 
     /// Whether pings were expected and have stopped for at least half the timeout.
