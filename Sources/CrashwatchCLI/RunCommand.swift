@@ -486,8 +486,10 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             if prune {
                 _ = try? spool.prune(policy: configuration.retention, protecting: name)
                 // One structured journal entry per final report (none for the minimal one it replaces);
-                // without a journal the stderr lines are the record.
-                if let report = try? CrashReport.decode(bytes) { _ = JournalRecord.send(report: report, path: path) }
+                // without a journal the stderr lines are the record. Queued behind this write (final reports
+                // are written on `writer`), so decoding the report for it does not delay the line saying the
+                // report is written.
+                writer.async { if let report = try? CrashReport.decode(bytes) { _ = JournalRecord.send(report: report, path: path) } }
             }
             return (true, "crashwatch: report written to \(path)")
         } catch {
