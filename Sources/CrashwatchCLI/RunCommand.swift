@@ -250,6 +250,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     /// traced process's stops. Only the minimal report is written on the tracer thread: it must be durable
     /// before the crashed process is released. (Reached only through `supervisorFinished` and `finishWriting`.)
     private let writer = DispatchQueue(label: "crashwatch.final-reports")
+    /// Journal entries queued on `writer` and not sent yet.
+    private let journalEntries = DispatchGroup()
     private let configuration: RunCommand.Configuration
     /// The hang report taken of each process, by pid, so that the crash that ends the hang links to it
     /// (tracer thread only).
@@ -346,9 +348,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         writer.async { self.finish(state, outcome: outcome, holdNanoseconds: holdNanoseconds) }
     }
 
-    /// Waits until every final report is written (before crashwatch exits).
+    /// Waits until every final report is written and its journal entry sent (before crashwatch exits).
     func finishWriting() {
+        // Every final write has run once the queue is empty up to here, and each entered `journalEntries`
+        // for the entry it queued behind itself.
         writer.sync {}
+        journalEntries.wait()
     }
 
     private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
@@ -489,7 +494,11 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 // without a journal the stderr lines are the record. Queued behind this write (final reports
                 // are written on `writer`), so decoding the report for it does not delay the line saying the
                 // report is written.
-                writer.async { if let report = try? CrashReport.decode(bytes) { _ = JournalRecord.send(report: report, path: path) } }
+                journalEntries.enter()
+                writer.async {
+                    if let report = try? CrashReport.decode(bytes) { _ = JournalRecord.send(report: report, path: path) }
+                    self.journalEntries.leave()
+                }
             }
             return (true, "crashwatch: report written to \(path)")
         } catch {
