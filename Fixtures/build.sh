@@ -55,7 +55,8 @@
 # compiler), the line printed says why and OUTDIR/<name>.skipped holds that reason, so a test
 # can report a skip instead of a failure; a build removes it.
 #
-# A file is rebuilt only when its source (or this script) is newer than its output (or a file
+# A file is rebuilt only when its source (or this script, or a fixture source it #includes by a
+# quoted name) is newer than its output (or a file
 # DEBUG: separate placed is missing), or when OUTDIR was last built with another compiler. One
 # line is printed per compiled file. Every file is attempted; the exit status is non-zero when
 # any compile failed. OUTDIR/fixtures.list names every program fixture built, one per line
@@ -159,6 +160,11 @@ debug_manifest() { echo "$out_dir/.$1.debug-files"; }
 needs_build() {
     local source=$1 output=$2 name=$3 debug_mode=$4
     [[ $force -eq 1 || ! -e "$output" || "$source" -nt "$output" || "$self" -nt "$output" ]] && return 0
+    # A fixture that #includes another fixture's source ("sigsys.c") is rebuilt when that one changes.
+    local included
+    while read -r included; do
+        [[ -e "$(dirname "$source")/$included" && "$(dirname "$source")/$included" -nt "$output" ]] && return 0
+    done < <(sed -n 's/^#include "\([^"/]*\)"$/\1/p' "$source")
     if [[ -n $debug_mode ]]; then
         local manifest placed
         manifest=$(debug_manifest "$name")

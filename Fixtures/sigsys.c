@@ -30,6 +30,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* What the filter answers for getppid; seccomp_kill.c includes this file with SECCOMP_RET_KILL_PROCESS. */
+#ifndef FIXTURE_ACTION
+#define FIXTURE_ACTION SECCOMP_RET_TRAP
+#define FIXTURE_NAME "sigsys"
+#endif
+
 #if defined(__x86_64__)
 #define FIXTURE_AUDIT_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
@@ -45,10 +51,10 @@ static int install_filter(void)
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FIXTURE_AUDIT_ARCH, 1, 0),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-        /* getppid traps, everything else runs. */
+        /* getppid gets FIXTURE_ACTION (traps), everything else runs. */
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, FIXTURE_ACTION),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = {
@@ -56,11 +62,11 @@ static int install_filter(void)
         .filter = code,
     };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-        fprintf(stderr, "sigsys: PR_SET_NO_NEW_PRIVS: %s\n", strerror(errno));
+        fprintf(stderr, FIXTURE_NAME ": PR_SET_NO_NEW_PRIVS: %s\n", strerror(errno));
         return -1;
     }
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
-        fprintf(stderr, "sigsys: seccomp(SECCOMP_SET_MODE_FILTER): %s\n", strerror(errno));
+        fprintf(stderr, FIXTURE_NAME ": seccomp(SECCOMP_SET_MODE_FILTER): %s\n", strerror(errno));
         return -1;
     }
     return 0;

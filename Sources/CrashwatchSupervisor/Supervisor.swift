@@ -353,18 +353,8 @@ public final class Supervisor {
                 // now, survives that and kills as the first would; normally the process is dead before it
                 // is dequeued.
                 queueSignal(signal, to: tid, of: pid)
-                let deadline = Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds
-                let heldSince = Clock.monotonicNanoseconds()
-                let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: tid, initial: [tid: .signalDelivery(signal.number)],
-                                                          deadline: deadline),
-                                       fatalSignal: signal)
-                let job = observer?.supervisorDetected(crash, stopped: held.stopped)
-                try held.release()
-                if let job {
-                    job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
-                    enqueue(job)
-                }
-                return
+                return try capture(crash, initial: [tid: .signalDelivery(signal.number)], fatalSignal: signal,
+                                   heldSince: Clock.monotonicNanoseconds())
             }
         }
         try resume(tid, signal: signal.number)
@@ -650,14 +640,7 @@ public final class Supervisor {
             crashedThreadID: pid, crashedThreadName: ProcFS.threadName(pid: pid, tid: pid))
         crash.hang = DetectedHang(lastPingNanoseconds: lastPing.realtime, silenceNanoseconds: now - lastPing.monotonic,
                                   watchdogTimeoutNanoseconds: watchdog.timeout)
-        let deadline = now + options.captureTimeoutNanoseconds
-        let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: pid, initial: [:], deadline: deadline), fatalSignal: nil)
-        let job = observer?.supervisorDetected(crash, stopped: held.stopped)
-        try held.release()
-        if let job {
-            job.holdNanoseconds = Clock.monotonicNanoseconds() - now
-            enqueue(job)
-        }
+        try capture(crash, initial: [:], fatalSignal: nil, heldSince: now)
     }
 
     // MARK: - Processing jobs
@@ -746,12 +729,23 @@ public final class Supervisor {
             signal: SignalInfo(signo: signal.number, code: signal == .kill ? 0 : 0x80), originalFault: nil, handledFaults: [],
             timeNanoseconds: Clock.realtimeNanoseconds(), crashedThreadID: tid, crashedThreadName: ProcFS.threadName(pid: pid, tid: tid))
         crash.seenAtExit = true
-        let held = HeldProcess(try stopAllThreads(of: pid, crashedTID: tid, initial: [tid: .event], deadline: now + options.captureTimeoutNanoseconds),
-                               fatalSignal: nil)
+        try capture(crash, initial: [tid: .event], fatalSignal: nil, heldSince: now)
+    }
+
+    /// Stops every thread of `crash.pid` (those in `initial` are stopped already), hands the process to the
+    /// observer for its capture, lets it go — the crashed thread with `fatalSignal`, or, without one, every
+    /// thread as it was stopped — and queues the processing the observer asks for. The capture's deadline
+    /// counts from `heldSince`.
+    private func capture(_ crash: DetectedCrash, initial: [Int32: ThreadStop], fatalSignal: Signal?, heldSince: Int64)
+        throws(SystemError)
+    {
+        let stopped = try stopAllThreads(of: crash.pid, crashedTID: crash.tid, initial: initial,
+                                         deadline: heldSince + options.captureTimeoutNanoseconds)
+        let held = HeldProcess(stopped, fatalSignal: fatalSignal)
         let job = observer?.supervisorDetected(crash, stopped: held.stopped)
         try held.release()
         if let job {
-            job.holdNanoseconds = Clock.monotonicNanoseconds() - now
+            job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
             enqueue(job)
         }
     }
