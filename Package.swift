@@ -20,6 +20,8 @@ let package = Package(
                 .linkedLibrary("unwind-ptrace"), .linkedLibrary("unwind-generic"), .linkedLibrary("unwind"),
                 .linkedLibrary("lzma"), .linkedLibrary("dw"), .linkedLibrary("elf"), .linkedLibrary("stdc++"),
                 .linkedLibrary("iberty"),
+                // zlib: gzip for shipped requests (already loaded by libdw). libcurl is dlopen'ed by http.c, not linked.
+                .linkedLibrary("z"), .linkedLibrary("dl"),
             ]
         ),
         // The only Swift layer that calls Glibc and the shim: typed errors, EINTR, fds, /proc.
@@ -36,9 +38,11 @@ let package = Package(
         .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem"]),
         // Rendering reports for people: list lines, show pages, text export.
         .target(name: "CrashwatchRender", dependencies: ["CrashwatchModel"]),
+        // Shipping: OTLP/HTTP export of spool reports (claim, send, settle), retries and backoff.
+        .target(name: "CrashwatchShip", dependencies: ["CrashwatchRender", "CrashwatchSpool", "CrashwatchSystem", "CrashwatchModel"]),
         // Commands: parse, validate, run; exit codes.
         .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSpool",
-                                                     "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel"]),
+                                                     "CrashwatchRender", "CrashwatchShip", "CrashwatchSystem", "CrashwatchModel"]),
         .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"]),
 
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),
@@ -48,6 +52,7 @@ let package = Package(
         .testTarget(name: "CrashwatchSymbolsTests", dependencies: ["CrashwatchSymbols", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool"]),
         .testTarget(name: "CrashwatchRenderTests", dependencies: ["CrashwatchRender"]),
+        .testTarget(name: "CrashwatchShipTests", dependencies: ["CrashwatchShip", "CrashwatchSpool", "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel"]),
         .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),
         .testTarget(name: "IntegrationTests", exclude: ["transparency.py"]),
     ],

@@ -403,3 +403,10 @@ int cw_exec_command(char *const *paths, size_t path_count, char *const *argv, co
     sigprocmask(SIG_SETMASK, mask, NULL);
     return exec_candidates(paths, path_count, argv, environ);
 }
+
+int cw_pidfd_open(pid_t pid) {
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* the same number on every architecture */
+#endif
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}

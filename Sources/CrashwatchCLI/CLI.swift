@@ -23,11 +23,12 @@ public enum CLI {
           run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and report its crashes
           list [OPTIONS]                        list the spool's reports, newest first
           show [OPTIONS] [ID|FILE|latest]       show one report for people
-          export [--format json|text] REPORT    write one report in a format
+          export [--format json|text|otlp] REPORT  write one report in a format
           prune [OPTIONS]                       apply retention to the spool
           claim [OPTIONS]                       take reports for shipping (a reader)
           ack ID / release ID                   finish or give back a claimed report
           symbolicate [OPTIONS] REPORT          add names, lines and inline frames to a report offline
+          ship [OPTIONS]                        send reports to an OpenTelemetry collector (OTLP/HTTP)
 
         Options:
         \(renderOptions(specs))
@@ -78,6 +79,7 @@ public enum CLI {
         case "claim": return ClaimCommands.claim(rest)
         case "ack": return ClaimCommands.acknowledge(rest)
         case "release": return ClaimCommands.release(rest)
+        case "ship": return ShipCommand.main(rest)
         case "help": StandardStream.out(help); return ExitCode.success
         default:
             return usageFailure(UsageError("unknown command '\(command)'"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",

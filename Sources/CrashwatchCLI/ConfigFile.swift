@@ -7,8 +7,11 @@ public struct ConfigFile: Equatable, Sendable {
     public static let defaultPath = "/etc/crashwatch.conf"
 
     /// The keys a settings file may hold: the spool and retention options shared by `run` and `prune`,
-    /// and `debuginfod` (space-separated server URLs processing may ask).
-    public static let keys: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe", "debuginfod"]
+    /// `debuginfod` (space-separated server URLs processing may ask), and `ship`'s options (`headers` in
+    /// OpenTelemetry's `k1=v1,k2=v2` form; `gzip = yes|no`).
+    public static let keys: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe", "debuginfod",
+                                           "endpoint", "headers", "ca-file", "client-cert", "client-key", "timeout",
+                                           "batch", "gzip", "max-body", "max-backoff"]
 
     /// Values by key, the last one winning.
     public private(set) var values: [String: String] = [:]

@@ -10,6 +10,10 @@ public enum ExitCode {
     public static let dataError: Int32 = 65
     /// An input file cannot be opened or read (BSD `EX_NOINPUT`).
     public static let noInput: Int32 = 66
+    /// A service crashwatch needs did not answer as it should (`ship --check`; BSD `EX_UNAVAILABLE`).
+    public static let unavailable: Int32 = 69
+    /// Some work is left for a later attempt (`ship --once` kept reports; BSD `EX_TEMPFAIL`).
+    public static let temporaryFailure: Int32 = 75
     /// An output file cannot be created (BSD `EX_CANTCREAT`).
     public static let cannotCreate: Int32 = 73
     /// crashwatch could not set up supervision: ptrace refused, fork failed (BSD `EX_OSERR`).

@@ -127,6 +127,7 @@ enum RunCommand {
         }
 
         var capture = CaptureOptions(crashwatchVersion: CLI.version)
+        capture.runID = CrashReport.newID()
         if let text = parsed.value("max-frames") {
             guard let frames = Int(text), frames >= 1, frames <= 100_000 else {
                 throw UsageError("--max-frames needs a whole number from 1 to 100000, not '\(text)'")
@@ -436,7 +437,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             if process.executable.isEmpty { process.executable = exit.executable }
         }
         let report = AbnormalExitReport.build(pid: exit.pid, timeNanoseconds: exit.timeNanoseconds, signal: exit.signal,
-                                              process: process, exit: record, crashwatchVersion: CLI.version)
+                                              process: process, exit: record, crashwatchVersion: CLI.version,
+                                              runID: configuration.capture.runID)
         let name = ReportFileName(timeNanoseconds: exit.timeNanoseconds, pid: exit.pid, executable: process.executable,
                                   id: UUID(uuidString: report.id) ?? UUID())
         writer.async { StandardStream.err(self.write(report, name: name, final: true).line + "\n") }

@@ -22,7 +22,7 @@ extension ExitCode {
 }
 
 /// Runs one spool command body, turning its errors into messages and exit statuses.
-private func spoolCommand(usage: String, help: String, specs: [OptionSpec], operands: ClosedRange<Int>,
+func spoolCommand(usage: String, help: String, specs: [OptionSpec], operands: ClosedRange<Int>,
                           _ arguments: [String], body: (ParsedArguments, SpoolSettings) throws(CommandFailure) -> Int32) -> Int32
 {
     let parsed: ParsedArguments
@@ -293,7 +293,7 @@ enum ShowCommand {
 
 enum ExportCommand {
     static let specs: [OptionSpec] = SpoolSettings.locationSpecs + [
-        OptionSpec("format", value: "FORMAT", help: "json (default: the report as stored) or text (the show page without color)"),
+        OptionSpec("format", value: "FORMAT", help: "json (default: the report as stored), text (the show page without color), or otlp (what 'ship' sends: an OTLP/JSON ExportLogsServiceRequest)"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
     static let usage = "crashwatch export [OPTIONS] REPORT"
@@ -314,14 +314,20 @@ enum ExportCommand {
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(usage: usage, help: help, specs: specs, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
             let format = parsed.value("format") ?? "json"
-            guard format == "json" || format == "text" else {
-                return CLI.usageFailure(UsageError("--format takes json or text, not '\(format)'"), usage: usage,
+            guard ["json", "text", "otlp"].contains(format) else {
+                return CLI.usageFailure(UsageError("--format takes json, text or otlp, not '\(format)'"), usage: usage,
                                         helpCommand: "crashwatch export --help")
             }
             let argument = parsed.operands[0]
             let bytes = try reportBytes(argument, settings: settings)
             let report = try decodeReport(bytes, argument)
-            StandardStream.out(format == "json" ? String(decoding: bytes, as: UTF8.self) : TextExport.render(report))
+            switch format {
+            case "json": StandardStream.out(String(decoding: bytes, as: UTF8.self))
+            case "otlp":
+                let request = OTLPLogs.request(for: report, reportText: bytes, scope: OTLPLogs.Scope(version: CLI.version))
+                StandardStream.out(String(decoding: request, as: UTF8.self) + "\n")
+            default: StandardStream.out(TextExport.render(report))
+            }
             return ExitCode.success
         }
     }

@@ -37,6 +37,8 @@ public struct CaptureOptions: Sendable {
     public var reportByteLimit: Int = 16 << 20
     /// The crashwatch version recorded in the report.
     public var crashwatchVersion: String
+    /// The supervising run's id, recorded in every report of the run (`CrashReport.runID`).
+    public var runID: String?
 
     public init(crashwatchVersion: String) { self.crashwatchVersion = crashwatchVersion }
 }
@@ -134,6 +136,7 @@ public enum LiveCapture {
                 watchdogTimeoutMs: hang.watchdogTimeoutNanoseconds.map { Double($0 / 1_000) / 1_000 })
         }
         capture.hangReportID = hangReportID
+        capture.runID = options.runID
         capture.seenAtExit = crash.seenAtExit
         if let exit {
             capture.kind = .abnormalExit

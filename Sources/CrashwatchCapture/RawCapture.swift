@@ -160,6 +160,8 @@ public struct RawCapture: Codable, Sendable {
     public var hang: HangRecord?
     /// For a crash that ended a reported hang: the hang report's id.
     public var hangReportID: String?
+    /// The supervising run's id (`CaptureOptions.runID`).
+    public var runID: String?
     /// Whether the death was seen only at the threads' exit stops: `signal` has no siginfo.
     public var seenAtExit = false
     /// For an abnormal exit (kind `abnormalExit`): why the process was killed.

@@ -135,6 +135,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         report.holdDurationMs = capture.holdDurationMs
         report.hang = capture.hang
         report.hangReportID = capture.hangReportID
+        report.runID = capture.runID
         report.exit = capture.exit
         report.diagnostics.processing = state
         return report
@@ -343,7 +344,7 @@ public enum ReportSizeLimit {
 /// threads or images, but who it was, when, and why as far as is known.
 public enum AbnormalExitReport {
     public static func build(pid: Int32, timeNanoseconds: Int64, signal: Signal, process: ProcessRecord, exit: ExitRecord,
-                             crashwatchVersion: String) -> CrashReport {
+                             crashwatchVersion: String, runID: String?) -> CrashReport {
         var report = CrashReport(
             id: CrashReport.newID(), kind: .abnormalExit,
             captureTime: RFC3339.format(nanosecondsSinceEpoch: timeNanoseconds),
@@ -354,6 +355,7 @@ public enum AbnormalExitReport {
             diagnostics: Diagnostics(ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
                                      seccompMode: nil))
         report.exit = exit
+        report.runID = runID
         report.diagnostics.processing = .minimal
         return report
     }

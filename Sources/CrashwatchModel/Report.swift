@@ -44,6 +44,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
     public var exit: ExitRecord?
     /// For a crash that ended a hang crashwatch had reported (a watchdog's kill): that hang report's id.
     public var hangReportID: String?
+    /// The id of the `crashwatch run` that supervised the process (a lower-case UUID, one per run, shared
+    /// by every report of that run); the shipped record's `session.id` when systemd gave no invocation id.
+    public var runID: String?
     /// The process that died.
     public var process: ProcessRecord
     /// The machine it died on.
@@ -73,6 +76,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.hang = nil
         self.exit = nil
         self.hangReportID = nil
+        self.runID = nil
         self.process = process
         self.host = host
         self.threads = threads

@@ -68,6 +68,7 @@ struct ReportJSONWriter {
         member("exit", indent: indent)
         if let exit = report.exit { write(exit, indent: indent) } else { null() }
         member("hangReportID", indent: indent); string(report.hangReportID)
+        member("runID", indent: indent); string(report.runID)
         member("process", indent: indent); write(report.process, indent: indent)
         member("host", indent: indent); write(report.host, indent: indent)
         member("threads", indent: indent); lines(report.threads, indent: indent) { $0.write($1, indent: indent + 2) }
@@ -475,5 +476,10 @@ public enum JSONText {
         var bytes: [UInt8] = []
         ReportJSONWriter.writeString(text, into: &bytes)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `text` as a JSON string literal to `bytes` (UTF-8), escaped as reports escape strings.
+    public static func append(_ text: String, to bytes: inout [UInt8]) {
+        ReportJSONWriter.writeString(text, into: &bytes)
     }
 }

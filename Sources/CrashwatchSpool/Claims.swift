@@ -219,7 +219,10 @@ extension Spool {
     /// or another. Entries that are not regular files are skipped; a stale claim this user may not rename
     /// (a sticky spool shared by several users) is left to its owner. When a step fails, the reports this
     /// call already took are released and the error is thrown. An empty spool gives an empty array.
-    public func claim(limit: Int = 1, holder: ClaimHolder? = nil) throws(SpoolError) -> [ClaimedReport] {
+    /// Reports for which `isEligible` says false (a shipper's: not due yet) are neither taken nor taken over.
+    public func claim(limit: Int = 1, holder: ClaimHolder? = nil,
+                      where isEligible: (ReportFileName) -> Bool = { _ in true }) throws(SpoolError) -> [ClaimedReport]
+    {
         guard limit > 0 else { return [] }
         let me = try resolve(holder)
         let claims = try openSubdirectory(.claims, create: true)
@@ -228,11 +231,11 @@ extension Spool {
             var liveness = HolderLiveness(me: me)
             for entry in try claimEntries(in: claims) {
                 if taken.count >= limit { break }
-                guard !liveness.isAlive(entry.holder) else { continue }
+                guard isEligible(entry.name), !liveness.isAlive(entry.holder) else { continue }
                 if let claim = try takeOver(entry, for: me, in: claims) { taken.append(claim) }
             }
             if taken.count < limit {
-                let unclaimed = try entryNames().compactMap { ReportFileName(parsing: $0) }.sorted()
+                let unclaimed = try entryNames().compactMap { ReportFileName(parsing: $0) }.filter(isEligible).sorted()
                 var budget = Self.foreignReadBudget
                 for name in unclaimed {
                     if taken.count >= limit { break }
@@ -282,7 +285,8 @@ extension Spool {
         throw .noSuchReport(spool: path, id: prefix)
     }
 
-    /// Removes a claimed report for good, after the receiver confirmed it, and flushes `.claims`.
+    /// Removes a claimed report for good, after the receiver confirmed it, and flushes `.claims`; its
+    /// failed-attempt record (if any) goes too.
     ///
     /// Throws `.claimLost` when the claim is no longer there (acknowledged or released already, or taken
     /// over because its holder was judged dead).
@@ -294,6 +298,7 @@ extension Spool {
             throw .acknowledgeReport(spool: path, name: claim.name.text, error)
         }
         try? claims.synchronize()
+        forgetAttempts(of: claim.name)
     }
 
     /// Puts a claimed report back into the spool under its original name, claimable again.

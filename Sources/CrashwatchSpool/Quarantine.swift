@@ -40,7 +40,7 @@ extension Spool {
     ///
     /// The move is one rename that never follows a link (a link under the name is moved as the link) and
     /// never replaces an entry already quarantined under that name. `.quarantine` is created on demand like
-    /// `.claims`; a symbolic link or non-directory there is refused (`.unsafeQuarantine`). The reason file is
+    /// `.claims`; a symbolic link or non-directory there is refused (`.unsafeSubdirectory`). The reason file is
     /// written atomically with mode 0640: one line, the RFC 3339 time, a space, and `reason` with control
     /// characters replaced by spaces. Errors: `.invalidName`, `.notARegularFile` for a directory,
     /// `.quarantineFile` (ENOENT when the file is gone, e.g. claimed meanwhile), `.writeQuarantineReason`
@@ -61,7 +61,7 @@ extension Spool {
     }
 
     /// Moves a claimed report into `.quarantine/` under its report name, with `reason`; for a shipper that
-    /// claimed a report and found it unusable. `.claimLost` when the claim is gone.
+    /// claimed a report and found it unusable (its failed-attempt record goes). `.claimLost` when the claim is gone.
     public func quarantine(_ claim: ClaimedReport, reason: String, now: Int64 = Clock.realtimeNanoseconds())
         throws(SpoolError)
     {
@@ -76,6 +76,7 @@ extension Spool {
             throw .quarantineFile(spool: path, name: claim.name.text, error)
         }
         try? claims.synchronize()
+        forgetAttempts(of: claim.name)
         try writeReason(for: claim.name.text, reason: reason, now: now, in: quarantine)
     }
 
@@ -107,9 +108,7 @@ extension Spool {
     /// The reason file's line: RFC 3339 time, a space, the reason (control characters made spaces, at most
     /// 4096 bytes), and a newline.
     static func reasonLine(reason: String, now: Int64) -> String {
-        var cleaned = String(reason.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) })
-        while cleaned.utf8.count > maxReasonBytes { cleaned.removeLast() }
-        return "\(rfc3339(nanoseconds: now)) \(cleaned)\n"
+        "\(rfc3339(nanoseconds: now)) \(oneLine(reason, maxBytes: maxReasonBytes))\n"
     }
 
     /// Splits a reason file into its time and its reason; nil parts when the line does not have them.
@@ -124,17 +123,18 @@ extension Spool {
     private func writeReason(for name: String, reason: String, now: Int64, in quarantine: borrowing DirectoryHandle)
         throws(SpoolError)
     {
-        let final = name + Self.reasonSuffix
-        let temporary = ".\(final).tmp-\(ProcessProbe.currentID)"
         let bytes = Array(Self.reasonLine(reason: reason, now: now).utf8)
-        // A leftover of a writer that died here would block O_EXCL: it is ours to replace.
-        try? quarantine.removeFile(named: temporary)
-        do {
-            try quarantine.writeAtomically(bytes, named: final, temporaryName: temporary, permissions: Self.reportPermissions)
-        } catch {
-            throw .writeQuarantineReason(spool: path, name: name, error.error)
+        do { try writeSmallFile(bytes, named: name + Self.reasonSuffix, in: quarantine) } catch {
+            throw .writeQuarantineReason(spool: path, name: name, error)
         }
     }
+}
+
+/// `text` on one line: control characters made spaces, cut to at most `maxBytes` bytes of UTF-8.
+func oneLine(_ text: String, maxBytes: Int) -> String {
+    var cleaned = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? " " : Character($0) })
+    while cleaned.utf8.count > maxBytes { cleaned.removeLast() }
+    return cleaned
 }
 
 /// A time as RFC 3339 UTC with milliseconds, e.g. `2024-02-29T23:59:59.123Z` (clamped like report names).

@@ -230,6 +230,8 @@ extension Spool {
                 result.failures.append(error)
             }
         }
+        // Attempt records of reports just removed would otherwise stay forever.
+        if !result.removed.isEmpty && names.contains(Self.attemptsDirectoryName) { removeOrphanedAttempts() }
         let failedNames = Set(result.failures.compactMap { failure -> String? in
             if case .removeFile(_, let name, _) = failure { return name }
             return nil

@@ -188,11 +188,13 @@ public final class Spool: Sendable {
         case claims = ".claims"
         /// `.quarantine`: files set aside as unreadable or corrupt.
         case quarantine = ".quarantine"
+        /// `.attempts`: failed delivery attempts of reports a shipper will retry.
+        case attempts = ".attempts"
     }
 
     /// The error for a subdirectory entry that is `kind` instead of a directory.
     private func unsafe(_ which: Subdirectory, _ kind: FileKind) -> SpoolError {
-        which == .claims ? .unsafeClaims(spool: path, kind: kind) : .unsafeQuarantine(spool: path, kind: kind)
+        .unsafeSubdirectory(spool: path, name: which.rawValue, kind: kind)
     }
 
     /// Whether the subdirectory exists; a link or non-directory under its name is refused.
@@ -212,7 +214,7 @@ public final class Spool: Sendable {
     /// It is created with the spool's own permission bits less any for others (0750 for a spool crashwatch
     /// created, less the umask; 1770 in a 1777 spool), so whoever may take reports out of the spool may also
     /// claim or quarantine them, and a user who may only add reports cannot plant or swap entries there. A
-    /// symbolic link or non-directory under its name is refused (`.unsafeClaims`, `.unsafeQuarantine`), and so
+    /// symbolic link or non-directory under its name is refused (`.unsafeSubdirectory`), and so
     /// is a directory owned by another user (`.untrustedOwner`) or that group or others may write without the
     /// sticky bit (`.unsafePermissions`).
     func openSubdirectory(_ which: Subdirectory, create: Bool) throws(SpoolError) -> DirectoryHandle {

@@ -55,11 +55,10 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(spool: String, name: String, bytes: Int64, limit: Int)
     /// A report (or claimed report, or quarantine reason) could not be read.
     case readReport(spool: String, name: String, SystemError)
-    /// `.claims` in the spool is a symbolic link or not a directory; crashwatch does not use it.
-    case unsafeClaims(spool: String, kind: FileKind)
-    /// `.quarantine` in the spool is a symbolic link or not a directory; crashwatch does not use it.
-    case unsafeQuarantine(spool: String, kind: FileKind)
-    /// `.claims` or `.quarantine` (`name`) could not be created, opened or listed.
+    /// `.claims`, `.quarantine` or `.attempts` (`name`) in the spool is a symbolic link or not a directory;
+    /// crashwatch does not use it.
+    case unsafeSubdirectory(spool: String, name: String, kind: FileKind)
+    /// `.claims`, `.quarantine` or `.attempts` (`name`) could not be created, opened or listed.
     case openSubdirectory(spool: String, name: String, SystemError)
     /// The identity (pid and start time) of the process that would hold a claim could not be read.
     case holderIdentity(spool: String, pid: Int32, SystemError)
@@ -79,6 +78,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case quarantineFile(spool: String, name: String, SystemError)
     /// The file was quarantined, but its `.reason` file could not be written.
     case writeQuarantineReason(spool: String, name: String, SystemError)
+    /// A report's record of failed delivery attempts (`.attempts/<name>`) could not be written.
+    case writeAttempts(spool: String, name: String, SystemError)
 
     /// The spool directory the error is about.
     public var spool: String {
@@ -92,11 +93,11 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .listDirectory(let spool, _), .removeFile(let spool, _, _), .noSuchReport(let spool, _),
              .ambiguous(let spool, _, _), .invalidID(let spool, _), .invalidName(let spool, _),
              .notARegularFile(let spool, _, _), .disagreeingReport(let spool, _, _), .tooLarge(let spool, _, _, _), .readReport(let spool, _, _),
-             .unsafeClaims(let spool, _), .unsafeQuarantine(let spool, _), .openSubdirectory(let spool, _, _),
+             .unsafeSubdirectory(let spool, _, _), .openSubdirectory(let spool, _, _),
              .holderIdentity(let spool, _, _), .claimReport(let spool, _, _), .claimedByAnother(let spool, _, _),
              .notClaimed(let spool, _), .claimLost(let spool, _), .acknowledgeReport(let spool, _, _),
              .releaseReport(let spool, _, _), .quarantineFile(let spool, _, _),
-             .writeQuarantineReason(let spool, _, _):
+             .writeQuarantineReason(let spool, _, _), .writeAttempts(let spool, _, _):
             spool
         }
     }
@@ -109,10 +110,11 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .publishReport(_, _, let error), .syncDirectory(_, let error), .listDirectory(_, let error),
              .removeFile(_, _, let error), .readReport(_, _, let error), .openSubdirectory(_, _, let error),
              .holderIdentity(_, _, let error), .claimReport(_, _, let error), .acknowledgeReport(_, _, let error),
-             .releaseReport(_, _, let error), .quarantineFile(_, _, let error), .writeQuarantineReason(_, _, let error):
+             .releaseReport(_, _, let error), .quarantineFile(_, _, let error), .writeQuarantineReason(_, _, let error),
+             .writeAttempts(_, _, let error):
             error
         case .untrustedLink, .unsafeLinkDirectory, .notADirectory, .unsafePermissions, .untrustedOwner, .noSuchReport, .ambiguous, .invalidID, .invalidName,
-             .notARegularFile, .disagreeingReport, .tooLarge, .unsafeClaims, .unsafeQuarantine, .claimedByAnother, .notClaimed, .claimLost:
+             .notARegularFile, .disagreeingReport, .tooLarge, .unsafeSubdirectory, .claimedByAnother, .notClaimed, .claimLost:
             nil
         }
     }
@@ -175,10 +177,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(name) in spool \(spool) has \(bytes) bytes, more than the limit of \(limit)"
         case .readReport(let spool, let name, let error):
             "cannot read \(name) in spool \(spool): \(error.reason)"
-        case .unsafeClaims(let spool, let kind):
-            "\(spool)/.claims is \(kindWords(kind)), not a directory; refusing to claim through it (remove it)"
-        case .unsafeQuarantine(let spool, let kind):
-            "\(spool)/.quarantine is \(kindWords(kind)), not a directory; refusing to quarantine through it (remove it)"
+        case .unsafeSubdirectory(let spool, let name, let kind):
+            "\(spool)/\(name) is \(kindWords(kind)), not a directory; refusing to use it (remove it)"
         case .openSubdirectory(let spool, let name, let error):
             "cannot open \(name) in spool \(spool): \(error.reason)"
         case .holderIdentity(let spool, let pid, let error):
@@ -199,6 +199,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             "cannot move \(name) to the quarantine of spool \(spool): \(error.reason)"
         case .writeQuarantineReason(let spool, let name, let error):
             "\(name) was quarantined in spool \(spool), but its reason could not be written: \(error.reason)"
+        case .writeAttempts(let spool, let name, let error):
+            "cannot record the delivery attempts of \(name) in spool \(spool): \(error.reason)"
         }
     }
 }

@@ -193,7 +193,7 @@ public final class Supervisor {
                 try handle(event)
                 continue
             }
-            try inbox.waitUntilPending(timeoutMilliseconds: sleepLimit(), alsoReadable: relay?.fd)
+            try inbox.waitUntilPending(timeoutMilliseconds: sleepLimit(), alsoReadable: relay.map { [$0.fd] } ?? [])
             _ = enforceJobDeadlines()
             idlePolls = 0
         }

@@ -50,12 +50,12 @@ public struct SignalInbox: ~Copyable {
         }
     }
 
-    /// Blocks until a signal is pending, or at most `timeoutMilliseconds` (-1: no limit).
-    /// Also returns when `alsoReadable` (another descriptor the caller serves, such as the sd_notify relay) is.
-    public func waitUntilPending(timeoutMilliseconds: Int32 = -1, alsoReadable other: Int32? = nil) throws(SystemError) {
-        var pollfds = [Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                       Glibc.pollfd(fd: other ?? -1, events: Int16(POLLIN), revents: 0)]
-        let result = retryingOnEINTR { poll(&pollfds, other == nil ? 1 : 2, timeoutMilliseconds) }
+    /// Blocks until a signal is pending, or at most `timeoutMilliseconds` (-1: no limit). Also returns when
+    /// one of `alsoReadable` (other descriptors the caller serves, such as the sd_notify relay) is readable.
+    public func waitUntilPending(timeoutMilliseconds: Int32 = -1, alsoReadable others: [Int32] = []) throws(SystemError) {
+        var pollfds = [Glibc.pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+        pollfds += others.map { Glibc.pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let result = retryingOnEINTR { poll(&pollfds, nfds_t(pollfds.count), timeoutMilliseconds) }
         guard result >= 0 else { throw SystemError("poll signalfd", errno: lastErrno()) }
     }
 }

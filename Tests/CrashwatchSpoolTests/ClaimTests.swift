@@ -265,7 +265,7 @@ import Testing
         case "dangling": try Probe.symlink(spoolPath + "/.claims", to: elsewhere)
         default: try Probe.writeFile(spoolPath + "/.claims", [1])
         }
-        let expected = SpoolError.unsafeClaims(spool: spoolPath, kind: kind == "file" ? .regular : .symbolicLink)
+        let expected = SpoolError.unsafeSubdirectory(spool: spoolPath, name: ".claims", kind: kind == "file" ? .regular : .symbolicLink)
         #expect(throws: expected) { try spool.claim() }
         #expect(throws: expected) { try spool.claim(id: name.idText) }
         #expect(throws: expected) { try spool.claims() }

@@ -66,7 +66,7 @@ import Testing
         if asLink { try Probe.symlink(spoolPath + "/.quarantine", to: elsewhere) } else {
             try Probe.writeFile(spoolPath + "/.quarantine", [])
         }
-        let expected = SpoolError.unsafeQuarantine(spool: spoolPath, kind: asLink ? .symbolicLink : .regular)
+        let expected = SpoolError.unsafeSubdirectory(spool: spoolPath, name: ".quarantine", kind: asLink ? .symbolicLink : .regular)
         #expect(throws: expected) { try spool.quarantine(name: name.text, reason: "x") }
         #expect(throws: expected) { try spool.quarantined() }
         #expect(try spool.reports().map(\.name) == [name])
@@ -262,7 +262,7 @@ import Testing
         try Probe.symlink(temporary.join(".claims"), to: "/")
         let result = try spool.prune(policy: RetentionPolicy(maxReports: 1), now: fixedNow)
         #expect(result.removed.map(\.name) == names[0..<2].map(\.text))
-        #expect(result.failures == [.unsafeClaims(spool: temporary.path, kind: .symbolicLink)])
+        #expect(result.failures == [.unsafeSubdirectory(spool: temporary.path, name: ".claims", kind: .symbolicLink)])
     }
 
     /// On disk too, a crash loop loses its own oldest reports and the others stay.

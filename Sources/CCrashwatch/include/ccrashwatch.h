@@ -90,6 +90,9 @@ int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv, ch
 /** tgkill(2): sends `signo` to thread `tid` of process `pid`. */
 int cw_tgkill(pid_t pid, pid_t tid, int signo);
 
+/** pidfd_open(2): a close-on-exec descriptor that becomes readable when process `pid` ends; -1 with errno. */
+int cw_pidfd_open(pid_t pid);
+
 /** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
 int cw_set_child_subreaper(void);
 
@@ -404,6 +407,51 @@ ssize_t cw_unix_datagram_send(int socket_fd, const char *address, const void *da
  * growing, writing or further sealing): what journald accepts for an entry too large for a datagram.
  * The descriptor, or -1 with errno. */
 int cw_sealed_memfd(const char *name, const void *data, size_t length);
+
+/* ---- HTTP (http.c): libcurl, loaded on first use; gzip through zlib ---- */
+
+/** A reusable HTTP client (one libcurl easy handle: its connection is kept for the next request). */
+typedef struct cw_http_client cw_http_client;
+
+/** A POST request. Pointers are borrowed for the call only. */
+typedef struct {
+    const char *url;                  /* http:// or https:// only; redirects are not followed */
+    const char *const *headers;       /* "Name: value" lines */
+    size_t header_count;
+    const void *body;
+    size_t body_length;
+    long timeout_ms;                  /* the whole request, connection included */
+    const char *user_agent;
+    const char *ca_file;              /* PEM CA bundle; NULL: the system's */
+    const char *client_certificate;   /* PEM client certificate for mutual TLS; NULL: none */
+    const char *client_key;           /* its PEM key; NULL: in the certificate file */
+    size_t max_response_bytes;        /* the response body kept (the rest is read and dropped) */
+} cw_http_request;
+
+/** What came back: a status, or a libcurl error code and message. */
+typedef struct {
+    long status;                      /* the HTTP status; 0 when no response arrived */
+    int curl_code;                    /* CURLcode: 0 when the exchange completed */
+    char error[256];                  /* libcurl's message when curl_code != 0 */
+    int64_t retry_after_seconds;      /* Retry-After (seconds or HTTP date, as libcurl parses it); -1: none */
+    unsigned char *body;              /* malloc'd; free with cw_http_response_free */
+    size_t body_length;
+} cw_http_response;
+
+/** Loads libcurl (first call) and makes a client; NULL with a message in `error` when it cannot. */
+cw_http_client *cw_http_client_new(char *error, size_t error_size);
+
+/** Frees a client and closes its connection. */
+void cw_http_client_free(cw_http_client *client);
+
+/** POSTs `request`; 0 when a response arrived (any status), -1 when the exchange failed (`curl_code`, `error`). */
+int cw_http_post(cw_http_client *client, const cw_http_request *request, cw_http_response *response);
+
+/** Frees a response's body. */
+void cw_http_response_free(cw_http_response *response);
+
+/** Compresses `length` bytes into a malloc'd gzip member (`*out`, `*out_length`); 0, or -1 with errno. */
+int cw_gzip(const void *data, size_t length, unsigned char **out, size_t *out_length);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,334 @@
+// ShipCommand.swift — `crashwatch ship`: sends the spool's reports to an OpenTelemetry collector as OTLP/HTTP
+// log records; `--once` (default) drains what is due and exits, `--follow` waits for more, `--check` tests
+// the endpoint with an export that carries nothing. Settings: the command line, then OpenTelemetry's
+// OTEL_EXPORTER_OTLP_* variables, then the settings file.
+import CrashwatchModel
+import CrashwatchRender
+import CrashwatchShip
+import CrashwatchSpool
+import CrashwatchSystem
+
+enum ShipCommand {
+    static let specs: [OptionSpec] = SpoolSettings.locationSpecs + [
+        OptionSpec("endpoint", value: "URL", help: "the OTLP/HTTP endpoint, http:// or https:// (without a path, /v1/logs is added)"),
+        OptionSpec("header", value: "NAME=VALUE", repeatable: true, help: "an HTTP header for every request (authentication); repeatable"),
+        OptionSpec("once", help: "send the reports that are due, then exit (the default)"),
+        OptionSpec("follow", help: "keep running: send reports as they arrive, retry failed ones when due"),
+        OptionSpec("batch", value: "N", help: "reports per request at most, 1 to 1000 (default 10)"),
+        OptionSpec("timeout", value: "SECONDS", help: "each request's time limit, connection included (default 10; 500ms also works)"),
+        OptionSpec("gzip", help: "compress request bodies (Content-Encoding: gzip)"),
+        OptionSpec("ca-file", value: "FILE", help: "trust the CA certificates in FILE (PEM) instead of the system's"),
+        OptionSpec("client-cert", value: "FILE", help: "present this client certificate (PEM) for mutual TLS"),
+        OptionSpec("client-key", value: "FILE", help: "the client certificate's key (PEM), when not in --client-cert's file"),
+        OptionSpec("max-body", value: "SIZE", help: "attach the whole report as the record body up to SIZE (default 1M; 0: never)"),
+        OptionSpec("max-backoff", value: "DURATION", help: "the longest wait between retries (default 5m)"),
+        OptionSpec("check", help: "send one export that carries nothing and say whether the endpoint works"),
+        OptionSpec("help", short: "h", help: "show this help"),
+    ]
+    static let usage = "crashwatch ship [OPTIONS]"
+    static let help = """
+        Usage: \(usage)
+
+        Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
+        record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
+        Each report is claimed, sent, and removed only after the endpoint accepted it. A report the endpoint
+        refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
+        after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS) the report stays, its
+        attempt is recorded ('crashwatch list' shows the count), and it is retried after a backoff from 1s
+        doubling up to --max-backoff, never before the server's Retry-After. Several shippers may share a
+        spool: none sends a report another one holds, and the claims of one that died are taken over.
+
+        One line per report on standard output: 'shipped ID FILE', 'quarantined ID FILE: REASON', or
+        'kept ID FILE (attempt N, next attempt in Ss): ERROR'.
+
+        Options:
+        \(renderOptions(specs))
+
+        Settings: the command line first, then OpenTelemetry's variables (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as
+        it is, else OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/logs; OTEL_EXPORTER_OTLP_[LOGS_]HEADERS,
+        _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY, _TIMEOUT in milliseconds, _COMPRESSION=gzip), then
+        the settings file's endpoint, headers (k1=v1,k2=v2), ca-file, client-cert, client-key, timeout,
+        batch, gzip (yes/no), max-body and max-backoff. Prefer the environment or the settings file to
+        --header for secrets: the command line is visible to every local user.
+
+        Exit status: 0 every report that was due was shipped or quarantined (or none was due), 64 usage
+        error, 66 no spool, 69 --check: the endpoint does not work, 71 libcurl cannot be loaded, 74 the spool
+        cannot be used, 75 --once: some reports were kept for a later attempt.
+
+        """
+
+    static func main(_ arguments: [String]) -> Int32 {
+        spoolCommand(usage: usage, help: help, specs: specs, operands: 0...0, arguments) { parsed, settings throws(CommandFailure) in
+            let configuration: ShipConfiguration
+            do throws(UsageError) {
+                configuration = try ShipConfiguration(parsed, file: settings.config, environment: ProcessEnvironment.current)
+            } catch {
+                return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch ship --help")
+            }
+            let exporter: HTTPExporter
+            do throws(TransportError) {
+                exporter = try HTTPExporter(target: configuration.target, userAgent: "crashwatch/\(CLI.version)")
+            } catch {
+                throw CommandFailure("ship: \(error.message)", status: ExitCode.systemError)
+            }
+            if configuration.check { return check(exporter) }
+            let spool: Spool
+            do throws(SpoolError) { spool = try settings.open() } catch { throw CommandFailure(error) }
+            let shipper = Shipper(spool: spool, transport: exporter, options: configuration.options, observe: printEvent)
+            return configuration.follow ? try follow(shipper) : try once(shipper)
+        }
+    }
+
+    // MARK: Modes
+
+    /// Drains what is due once; 75 when some reports were kept (or left because the endpoint is failing).
+    static func once(_ shipper: Shipper) throws(CommandFailure) -> Int32 {
+        let totals: ShipTotals
+        do throws(SpoolError) { totals = try shipper.drain() } catch { throw CommandFailure(error) }
+        guard totals.paused else { return ExitCode.success }
+        let left = (try? shipper.spool.reportNames().count) ?? 0
+        StandardStream.err("crashwatch: shipped \(totals.shipped), quarantined \(totals.quarantined), kept \(totals.kept); "
+                           + "\(left) report\(left == 1 ? "" : "s") left in the spool for a later attempt\n")
+        return ExitCode.temporaryFailure
+    }
+
+    /// Ships until SIGTERM, SIGINT or SIGHUP: after each pass it sleeps until a report arrives (inotify on the
+    /// spool), a retry falls due, or another shipper holding claims ends (pidfd); never a polling loop.
+    static func follow(_ shipper: Shipper) throws(CommandFailure) -> Int32 {
+        let watch: DirectoryWatch
+        do throws(SystemError) { watch = try DirectoryWatch(path: shipper.spool.path) } catch {
+            throw CommandFailure("ship --follow: watch the spool: \(error)", status: ExitCode.systemError)
+        }
+        let inbox: SignalInbox
+        do { inbox = try SignalInbox(signals: [.term, .int, .hup]) } catch {
+            throw CommandFailure("ship --follow: \(error)", status: ExitCode.systemError)
+        }
+        var stopping = false
+        func shouldStop() -> Bool {
+            if !stopping, (try? inbox.drain())?.isEmpty == false { stopping = true }
+            return stopping
+        }
+        var holders: [Int32: ProcessWatch] = [:]
+        let me = ProcessProbe.currentID
+        while !shouldStop() {
+            watch.drain()
+            do throws(SpoolError) { _ = try shipper.drain(shouldStop: shouldStop) } catch {
+                StandardStream.err("crashwatch: \(error)\n")
+            }
+            if shouldStop() { break }
+            // Other shippers' live claims: their end makes those reports claimable again.
+            var live = Set<Int32>()
+            var unwatched = false
+            for claim in (try? shipper.spool.claims()) ?? [] where !claim.isStale && claim.holder.pid != me {
+                live.insert(claim.holder.pid)
+                if holders[claim.holder.pid] == nil {
+                    if let watch = try? ProcessWatch(pid: claim.holder.pid) { holders[claim.holder.pid] = watch } else { unwatched = true }
+                }
+            }
+            holders = holders.filter { live.contains($0.key) }
+            var timeout: Int64 = -1
+            if let wake = shipper.nextWake() { timeout = max(0, (wake - Clock.realtimeNanoseconds()) / 1_000_000 + 1) }
+            // A holder no pidfd could watch (another pid namespace, an old kernel): look again now and then.
+            if unwatched { timeout = timeout < 0 ? 30_000 : min(timeout, 30_000) }
+            do throws(SystemError) {
+                try inbox.waitUntilPending(timeoutMilliseconds: Int32(min(timeout, Int64(Int32.max))),
+                                           alsoReadable: [watch.fd] + holders.values.map(\.fd))
+            } catch {
+                throw CommandFailure("ship --follow: \(error)", status: ExitCode.systemError)
+            }
+        }
+        return ExitCode.success
+    }
+
+    /// Sends an export that carries nothing and says, in one line, whether the endpoint works.
+    static func check(_ exporter: HTTPExporter) -> Int32 {
+        let url = exporter.endpoint
+        let secure = url.lowercased().hasPrefix("https://")
+        do throws(TransportError) {
+            let response = try exporter.send(OTLPLogs.request([]))
+            switch ExportOutcome.of(response) {
+            case .accepted:
+                StandardStream.err("crashwatch: \(url): OK: reachable, \(secure ? "TLS verified, " : "")export accepted (HTTP \(response.status))\n")
+                return ExitCode.success
+            case .refused(let reason), .retry(let reason, _):
+                StandardStream.err("crashwatch: \(url): reachable\(secure ? ", TLS verified" : ""), but the export failed: \(reason)\(hint(status: response.status))\n")
+            }
+        } catch {
+            StandardStream.err("crashwatch: \(url): \(error.message)\(hint(error.kind, secure: secure))\n")
+        }
+        return ExitCode.unavailable
+    }
+
+    static func hint(status: Int) -> String {
+        switch status {
+        case 401, 403: "\n  hint: the endpoint refused the credentials: check --header (or OTEL_EXPORTER_OTLP_HEADERS)"
+        case 404, 405: "\n  hint: no OTLP logs receiver at this path: a collector's otlp receiver takes POST /v1/logs on port 4318"
+        case 415: "\n  hint: the endpoint does not take OTLP/JSON; crashwatch sends application/json"
+        case 500..<600: "\n  hint: the collector is up but failing; see its own logs"
+        default: ""
+        }
+    }
+
+    static func hint(_ kind: TransportError.Kind, secure: Bool) -> String {
+        switch kind {
+        case .resolve: "\n  hint: the host name does not resolve"
+        case .connect: "\n  hint: nothing listens there: is the collector running, and is its otlp http receiver on this port (4318 by default)?"
+        case .timeout: "\n  hint: no answer in time: a firewall, or the wrong port (4317 is OTLP/gRPC, not HTTP); --timeout sets the limit"
+        case .tls: "\n  hint: the server's certificate is not trusted or the handshake failed: --ca-file for a private CA; for mutual TLS, --client-cert and --client-key"
+        case .localCertificate: "\n  hint: check the files given to --ca-file, --client-cert and --client-key"
+        case .connection: secure ? "\n  hint: the connection broke: is the server speaking HTTPS on this port?" : "\n  hint: the connection broke: is the server speaking plain HTTP on this port?"
+        case .other: ""
+        }
+    }
+
+    /// Prints one event: outcomes on standard output, warnings on standard error.
+    static func printEvent(_ event: ShipEvent) {
+        switch event {
+        case .shipped(let name):
+            StandardStream.out("shipped \(name.idText) \(name.text)\n")
+        case .quarantined(let name, let reason):
+            StandardStream.out("quarantined \(name.idText) \(name.text): \(reason)\n")
+        case .kept(let name, let attempts, let retryInMs, let error):
+            let seconds = Double(retryInMs / 100) / 10
+            StandardStream.out("kept \(name.idText) \(name.text) (attempt \(attempts), next attempt in \(seconds)s): \(error)\n")
+        case .warning(let message):
+            StandardStream.err("crashwatch: warning: \(message)\n")
+        }
+    }
+}
+
+/// `ship`'s settings, resolved: the command line, then OTEL_EXPORTER_OTLP_* variables, then the settings file.
+struct ShipConfiguration {
+    var target: ExportTarget
+    var options: ShipOptions
+    var follow: Bool
+    var check: Bool
+
+    init(_ parsed: ParsedArguments, file: ConfigFile, environment: [String: String]) throws(UsageError) {
+        func otel(_ suffix: String) -> String? {
+            let value = environment["OTEL_EXPORTER_OTLP_LOGS_\(suffix)"] ?? environment["OTEL_EXPORTER_OTLP_\(suffix)"]
+            return value?.isEmpty == false ? value : nil
+        }
+        if parsed.has("once") && parsed.has("follow") { throw UsageError("--once and --follow exclude each other") }
+        follow = parsed.has("follow")
+        check = parsed.has("check")
+
+        let url: String
+        do throws(ExportSetupError) {
+            if let given = parsed.value("endpoint") {
+                url = try ExportTarget.normalizedURL(given)
+            } else if let logs = environment["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"], !logs.isEmpty {
+                _ = try ExportTarget.normalizedURL(logs)
+                url = logs  // the signal's own endpoint is used as it is (OpenTelemetry's rule)
+            } else if let base = environment["OTEL_EXPORTER_OTLP_ENDPOINT"], !base.isEmpty {
+                _ = try ExportTarget.normalizedURL(base)
+                url = (base.hasSuffix("/") ? base : base + "/") + "v1/logs"
+            } else if let configured = file.values["endpoint"] {
+                url = try ExportTarget.normalizedURL(configured)
+            } else {
+                throw ExportSetupError("no endpoint: give --endpoint URL, set OTEL_EXPORTER_OTLP_ENDPOINT, or 'endpoint' in the settings file")
+            }
+        } catch {
+            throw UsageError(error.message)
+        }
+
+        // Headers: the file's, then the environment's, then the command line's; a later one replaces an
+        // earlier one of the same name.
+        var headers: [(String, String)] = []
+        do throws(ExportSetupError) {
+            var layers: [[(String, String)]] = []
+            if let text = file.values["headers"] { layers.append(try ExportTarget.parseHeaderList(text)) }
+            if let text = environment["OTEL_EXPORTER_OTLP_HEADERS"] { layers.append(try ExportTarget.parseHeaderList(text)) }
+            if let text = environment["OTEL_EXPORTER_OTLP_LOGS_HEADERS"] { layers.append(try ExportTarget.parseHeaderList(text)) }
+            var given: [(String, String)] = []
+            for text in parsed.all("header") { given.append(try ExportTarget.parseHeader(text)) }
+            layers.append(given)
+            for layer in layers {
+                for header in layer {
+                    headers.removeAll { $0.0.lowercased() == header.0.lowercased() }
+                    headers.append(header)
+                }
+            }
+        } catch {
+            throw UsageError(error.message)
+        }
+
+        var timeoutMilliseconds = 10_000
+        if let text = parsed.value("timeout") ?? file.values["timeout"] {
+            timeoutMilliseconds = try Self.milliseconds(text, option: "--timeout")
+        } else if let text = otel("TIMEOUT") {
+            guard let value = Int(text), value > 0 else { throw UsageError("OTEL_EXPORTER_OTLP_TIMEOUT needs milliseconds, not '\(text)'") }
+            timeoutMilliseconds = value
+        }
+        guard (1...3_600_000).contains(timeoutMilliseconds) else { throw UsageError("--timeout must be between 1ms and 1h") }
+
+        var gzip = parsed.has("gzip")
+        if !gzip, let compression = otel("COMPRESSION") {
+            guard compression == "gzip" || compression == "none" else {
+                throw UsageError("OTEL_EXPORTER_OTLP_COMPRESSION takes gzip or none, not '\(compression)'")
+            }
+            gzip = compression == "gzip"
+        } else if !gzip, let text = file.values["gzip"] {
+            guard let value = ["yes": true, "true": true, "1": true, "no": false, "false": false, "0": false][text.lowercased()] else {
+                throw UsageError("\(file.path): gzip takes yes or no, not '\(text)'")
+            }
+            gzip = value
+        }
+
+        let tls = TLSSettings(caFile: try Self.readableFile(parsed.value("ca-file") ?? otel("CERTIFICATE") ?? file.values["ca-file"], "--ca-file"),
+                              clientCertificate: try Self.readableFile(parsed.value("client-cert") ?? otel("CLIENT_CERTIFICATE") ?? file.values["client-cert"], "--client-cert"),
+                              clientKey: try Self.readableFile(parsed.value("client-key") ?? otel("CLIENT_KEY") ?? file.values["client-key"], "--client-key"))
+        if tls.clientKey != nil && tls.clientCertificate == nil { throw UsageError("--client-key needs --client-cert") }
+        target = ExportTarget(url: url, headers: headers, gzip: gzip, timeoutMilliseconds: timeoutMilliseconds, tls: tls)
+
+        options = ShipOptions(scope: OTLPLogs.Scope(version: CLI.version))
+        if let text = file.value("batch", overriddenBy: parsed) {
+            guard let batch = Int(text), (1...1000).contains(batch) else { throw UsageError("--batch needs a number from 1 to 1000, not '\(text)'") }
+            options.batch = batch
+        }
+        if let text = file.value("max-body", overriddenBy: parsed) {
+            do { options.maxBodyBytes = Int(clamping: try ByteSize.parse(text)) } catch { throw UsageError("--max-body: \(error)") }
+        }
+        if let text = file.value("max-backoff", overriddenBy: parsed) {
+            let duration: Duration
+            do { duration = try DurationText.parse(text) } catch { throw UsageError("--max-backoff: \(error)") }
+            guard duration >= .seconds(1), duration <= .seconds(86_400) else { throw UsageError("--max-backoff must be between 1s and 1d, not '\(text)'") }
+            options.backoff = Backoff(maximumMilliseconds: duration.components.seconds * 1_000)
+        }
+    }
+
+    /// A time limit: seconds (`10`, `2.5`, `10s`) or milliseconds (`500ms`).
+    static func milliseconds(_ text: String, option: String) throws(UsageError) -> Int {
+        var number = text.trimmingCharacters(in: " ")
+        var scale = 1000.0
+        if number.hasSuffix("ms") {
+            number.removeLast(2)
+            scale = 1
+        } else if number.hasSuffix("s") {
+            number.removeLast()
+        }
+        guard let value = Double(number), value.isFinite, value > 0, value * scale <= 3_600_000 else {
+            throw UsageError("\(option) needs a number of seconds (or 500ms), not '\(text)'")
+        }
+        return max(1, Int(value * scale))
+    }
+
+    /// `path` when it names a file this process can read; a usage error naming `option` otherwise.
+    static func readableFile(_ path: String?, _ option: String) throws(UsageError) -> String? {
+        guard let path else { return nil }
+        do { _ = try UntrustedFile.readWhole(path, limit: 1 << 20) } catch {
+            throw UsageError("cannot read \(option) file \(path): \(error)")
+        }
+        return path
+    }
+}
+
+extension String {
+    /// The text without leading and trailing characters from `set`.
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var result = Substring(self)
+        while let first = result.first, set.contains(first) { result.removeFirst() }
+        while let last = result.last, set.contains(last) { result.removeLast() }
+        return String(result)
+    }
+}

@@ -1,0 +1,295 @@
+// OTLPLogs.swift — a report as an OpenTelemetry log record, in OTLP/JSON (`ExportLogsServiceRequest`, what
+// `POST /v1/logs` takes), following the Apsio profile §6: a crash is `app.crash` (§6.1), a hang `apsio.hang`
+// (§6.3), a SIGKILL death `app.abnormal_exit` (§6.4). One report is one ResourceLogs (its process is the
+// resource) holding one LogRecord. The encoding is a pure function of the report and its file's bytes, so
+// every attempt to ship a report sends the same record (the same `app.crash.id` and `log.record.uid`).
+//
+// OTLP/JSON: lowerCamelCase keys, 64-bit integers as decimal strings, enums as numbers; no whitespace.
+import CrashwatchModel
+
+/// Encodes reports as OTLP/JSON logs.
+public enum OTLPLogs {
+    /// The instrumentation scope of every record: `crashwatch` and its version.
+    public struct Scope: Equatable, Sendable {
+        public var name: String
+        public var version: String
+
+        public init(name: String = "crashwatch", version: String) {
+            self.name = name
+            self.version = version
+        }
+    }
+
+    /// The default largest report attached whole as the record's body (`ship --max-body`).
+    public static let defaultMaxBodyBytes = 1 << 20
+
+    /// A request holding one ResourceLogs per entry, in order: `{"resourceLogs":[…]}`.
+    public static func request(_ resourceLogs: [[UInt8]]) -> [UInt8] {
+        var bytes = Array(#"{"resourceLogs":["#.utf8)
+        for (index, entry) in resourceLogs.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: entry)
+        }
+        bytes.append(contentsOf: "]}".utf8)
+        return bytes
+    }
+
+    /// One report's ResourceLogs: the process as the resource and the report as one LogRecord. `reportText`
+    /// (the report file's bytes) becomes the record's body when it is UTF-8 of at most `maxBodyBytes` bytes.
+    public static func resourceLogs(for report: CrashReport, reportText: [UInt8]?, maxBodyBytes: Int, scope: Scope)
+        -> [UInt8]
+    {
+        var json = OTLPJSONWriter()
+        json.raw(#"{"resource":{"attributes":["#)
+        resourceAttributes(of: report, into: &json)
+        json.raw(#"]},"scopeLogs":[{"scope":{"name":"#)
+        json.string(scope.name)
+        json.raw(#","version":"#)
+        json.string(scope.version)
+        json.raw(#"},"logRecords":["#)
+        logRecord(for: report, reportText: reportText, maxBodyBytes: maxBodyBytes, into: &json)
+        json.raw("]}]}")
+        return json.bytes
+    }
+
+    /// The request `ship` sends for one report (what `export --format otlp` prints).
+    public static func request(for report: CrashReport, reportText: [UInt8]?, maxBodyBytes: Int = defaultMaxBodyBytes,
+                               scope: Scope) -> [UInt8] {
+        request([resourceLogs(for: report, reportText: reportText, maxBodyBytes: maxBodyBytes, scope: scope)])
+    }
+
+    // MARK: The record
+
+    /// The event name, severity number and severity text of a report's kind.
+    static func event(of kind: ReportKind) -> (name: String, severity: Int, severityText: String) {
+        switch kind {
+        case .hang: ("apsio.hang", 13, "WARN")
+        case .abnormalExit: ("app.abnormal_exit", 17, "ERROR")
+        default: ("app.crash", 21, "FATAL")
+        }
+    }
+
+    static func logRecord(for report: CrashReport, reportText: [UInt8]?, maxBodyBytes: Int, into json: inout OTLPJSONWriter) {
+        let captured = RFC3339.parse(report.captureTime) ?? 0
+        let began = report.hang.flatMap { RFC3339.parse($0.startTime) } ?? captured
+        let event = event(of: report.kind)
+        json.raw(#"{"timeUnixNano":"#)
+        json.string(String(began))
+        json.raw(#","observedTimeUnixNano":"#)
+        json.string(String(captured))
+        json.raw(#","severityNumber":\#(event.severity),"severityText":"#)
+        json.string(event.severityText)
+        if let text = reportText, text.count <= maxBodyBytes, let body = String(validating: text, as: UTF8.self) {
+            json.raw(#","body":{"stringValue":"#)
+            json.string(body)
+            json.raw("}")
+        }
+        json.raw(#","attributes":["#)
+        recordAttributes(of: report, into: &json)
+        json.raw(#"],"eventName":"#)
+        json.string(event.name)
+        json.raw("}")
+    }
+
+    static func recordAttributes(of report: CrashReport, into json: inout OTLPJSONWriter) {
+        let frames = ReportSummary.faultFrames(of: report)
+        if report.kind == .crash {
+            json.attribute("app.crash.id", report.id)
+            json.attribute("exception.type", "\(report.signal.name) (\(report.signal.codeName))")
+            json.attribute("exception.message", report.signal.description)
+            if let hang = report.hangReportID { json.attribute("crashwatch.hang_report.id", hang) }
+        }
+        if let hang = report.hang, report.kind == .hang {
+            json.attribute("apsio.hang.source", "live")
+            json.attribute("apsio.hang.duration", integer: Int64(hang.durationMs.rounded(.down)))
+            json.attribute("apsio.hang.unfinished", bool: hang.unfinished)
+        }
+        if let exit = report.exit, report.kind == .abnormalExit {
+            json.attribute("apsio.exit.reason", exit.reason)
+            json.attribute("apsio.exit.source", exit.source)
+            // A systemd service has no foreground; elsewhere crashwatch cannot tell.
+            if report.process.systemdUnit != nil { json.attribute("apsio.exit.foreground", bool: false) }
+        }
+        json.attribute("exception.stacktrace", stacktrace(frames, in: report))
+        json.attribute("apsio.crash.images", imagesJSON(for: frames, in: report))
+        if let buildID = report.mainExecutable?.buildID { json.attribute("app.build_id", buildID) }
+        if let version = serviceVersion(of: report) { json.attribute("service.version", version) }
+        json.attribute("os.name", report.host.osName)
+        if let version = report.host.osVersion { json.attribute("os.version", version) }
+        if let session = report.process.systemdInvocationID ?? report.runID { json.attribute("session.id", session) }
+        json.attribute("crashwatch.report.id", report.id)
+        json.attribute("log.record.uid", logRecordUID(of: report))
+    }
+
+    static func resourceAttributes(of report: CrashReport, into json: inout OTLPJSONWriter) {
+        json.attribute("service.name", serviceName(of: report))
+        if let version = serviceVersion(of: report) { json.attribute("service.version", version) }
+        json.attribute("host.name", report.host.hostname)
+        json.attribute("host.arch", hostArch(report.host.architecture))
+        json.attribute("os.type", "linux")
+        json.attribute("os.name", report.host.osName)
+        if let version = report.host.osVersion { json.attribute("os.version", version) }
+        json.attribute("process.pid", integer: Int64(report.process.pid))
+        json.attribute("process.executable.path", report.process.executable)
+        json.attribute("process.command_args", strings: report.process.commandLine)
+    }
+
+    // MARK: Attribute values
+
+    /// `service.name`: the app's name, else the systemd unit's (without `.service`), else the executable's file name.
+    static func serviceName(of report: CrashReport) -> String {
+        if let name = report.process.app?.name, !name.isEmpty { return name }
+        if var unit = report.process.systemdUnit, !unit.isEmpty {
+            if unit.hasSuffix(".service") { unit.removeLast(".service".count) }
+            return unit
+        }
+        var path = report.process.executable
+        if path.hasSuffix(" (deleted)") { path.removeLast(" (deleted)".count) }
+        let name = TextFormatting.basename(path)
+        return name.isEmpty ? report.process.comm : name
+    }
+
+    /// `service.version`: the app's version, else the main executable's package version, else nil.
+    static func serviceVersion(of report: CrashReport) -> String? {
+        if let version = report.process.app?.version, !version.isEmpty { return version }
+        return report.mainExecutable?.package?.version
+    }
+
+    /// OpenTelemetry's `host.arch` value for a kernel machine name.
+    static func hostArch(_ machine: String) -> String {
+        switch machine {
+        case "x86_64": "amd64"
+        case "aarch64", "arm64": "arm64"
+        case "i386", "i486", "i586", "i686": "x86"
+        case "ppc64le": "ppc64"
+        case "s390x": "s390x"
+        default: machine
+        }
+    }
+
+    /// One line per frame: `#0 app 0x000055d0c0a01139 crash_here + 0x9 (main.c:21) [inlined]`.
+    static func stacktrace(_ frames: [FrameRecord], in report: CrashReport) -> String {
+        var lines: [String] = []
+        lines.reserveCapacity(frames.count)
+        for (number, frame) in frames.enumerated() {
+            var line = "#\(number) \(FrameText.image(of: frame, in: report)?.name ?? "???") \(paddedHex(frame.address.value))"
+            if let function = frame.function ?? frame.symbol, !function.isEmpty {
+                line += " " + function
+                if let offset = frame.symbolOffset, offset.value != 0 { line += " + " + offset.description }
+            }
+            if let source = FrameText.source(of: frame) { line += " " + source }
+            if frame.inlined { line += " [inlined]" }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `apsio.crash.images`: a JSON array of the images `frames` refer to, then the main executable, each
+    /// `{"name","build_id","load_address","architecture","in_app"}` (build_id null when the image has none).
+    static func imagesJSON(for frames: [FrameRecord], in report: CrashReport) -> String {
+        var indices: [Int] = []
+        var seen = Set<Int>()
+        for frame in frames {
+            if let index = frame.imageIndex, report.images.indices.contains(index), seen.insert(index).inserted {
+                indices.append(index)
+            }
+        }
+        if let main = report.images.firstIndex(where: \.isMainExecutable), seen.insert(main).inserted { indices.append(main) }
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (position, index) in indices.enumerated() {
+            let image = report.images[index]
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: #"{"name":"#.utf8)
+            JSONText.append(image.name, to: &bytes)
+            bytes.append(contentsOf: #","build_id":"#.utf8)
+            if let buildID = image.buildID { JSONText.append(buildID, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+            bytes.append(contentsOf: #","load_address":"#.utf8)
+            JSONText.append(image.loadAddress.description, to: &bytes)
+            bytes.append(contentsOf: #","architecture":"#.utf8)
+            JSONText.append(image.architecture ?? report.host.architecture, to: &bytes)
+            bytes.append(contentsOf: #","in_app":\#(image.inApp)}"#.utf8)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `log.record.uid`: a ULID (26 characters of Crockford base32) made from the report, not at random, so
+    /// it is the same on every attempt: the capture time's milliseconds (48 bits), then the first 80 bits
+    /// of the report id.
+    public static func logRecordUID(of report: CrashReport) -> String {
+        let milliseconds = UInt64(max(RFC3339.parse(report.captureTime) ?? 0, 0) / 1_000_000) & 0xffff_ffff_ffff
+        let idBits = Array(report.id.filter(\.isHexDigit).prefix(20))
+        let random = UInt128(String(idBits), radix: 16) ?? 0
+        let value = UInt128(milliseconds) << 80 | random << (80 - UInt128(idBits.count * 4))
+        return ulidText(value)
+    }
+
+    /// A 128-bit value as 26 Crockford base32 digits, most significant first.
+    static func ulidText(_ value: UInt128) -> String {
+        let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+        var characters: [Character] = []
+        characters.reserveCapacity(26)
+        for position in stride(from: 125, through: 0, by: -5) {
+            characters.append(alphabet[Int((value >> UInt128(position)) & 0x1f)])
+        }
+        return String(characters)
+    }
+
+    /// `0x` and 16 lower-case hex digits.
+    static func paddedHex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+}
+
+/// Appends OTLP/JSON text: raw punctuation, escaped strings, and `{"key":…,"value":{…}}` attributes with the
+/// commas between them.
+struct OTLPJSONWriter {
+    private(set) var bytes: [UInt8] = []
+    /// Whether the next attribute is the first of its list (no comma before it).
+    private var firstInList = true
+
+    mutating func raw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+        if text.hasSuffix("[") { firstInList = true }
+    }
+
+    mutating func string(_ text: String) { JSONText.append(text, to: &bytes) }
+
+    private mutating func key(_ key: String) {
+        if !firstInList { bytes.append(UInt8(ascii: ",")) }
+        firstInList = false
+        bytes.append(contentsOf: #"{"key":"#.utf8)
+        string(key)
+        bytes.append(contentsOf: #","value":"#.utf8)
+    }
+
+    mutating func attribute(_ name: String, _ value: String) {
+        key(name)
+        bytes.append(contentsOf: #"{"stringValue":"#.utf8)
+        string(value)
+        bytes.append(contentsOf: "}}".utf8)
+    }
+
+    mutating func attribute(_ name: String, integer value: Int64) {
+        key(name)
+        bytes.append(contentsOf: #"{"intValue":"\#(value)"}}"#.utf8)
+    }
+
+    mutating func attribute(_ name: String, bool value: Bool) {
+        key(name)
+        bytes.append(contentsOf: #"{"boolValue":\#(value)}}"#.utf8)
+    }
+
+    mutating func attribute(_ name: String, strings values: [String]) {
+        key(name)
+        bytes.append(contentsOf: #"{"arrayValue":{"values":["#.utf8)
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: #"{"stringValue":"#.utf8)
+            string(value)
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes.append(contentsOf: "]}}}".utf8)
+    }
+}
