@@ -11,7 +11,7 @@ import CrashwatchSystem
 enum ShipCommand {
     static let specs: [OptionSpec] = SpoolSettings.locationSpecs + [
         OptionSpec("endpoint", value: "URL", help: "the OTLP/HTTP endpoint, http:// or https:// (without a path, /v1/logs is added)"),
-        OptionSpec("header", value: "NAME=VALUE", repeatable: true, help: "an HTTP header for every request (authentication); repeatable"),
+        OptionSpec("header", value: "NAME=VALUE", repeatable: true, help: "an HTTP header for every request (authentication)"),
         OptionSpec("once", help: "send the reports that are due, then exit (the default)"),
         OptionSpec("follow", help: "keep running: send reports as they arrive, retry failed ones when due"),
         OptionSpec("batch", value: "N", help: "reports per request at most, 1 to 1000 (default 10)"),
