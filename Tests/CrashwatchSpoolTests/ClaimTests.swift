@@ -272,7 +272,7 @@ import Testing
         #expect(try spool.reports().map(\.name) == [name])
         #expect(Probe.names(elsewhere) == [])
         if kind != "file" {
-            #expect(expected.description == "\(spoolPath)/.claims is a symbolic link, not a directory; refusing to claim through it (remove it)")
+            #expect(expected.description == "\(spoolPath)/.claims is a symbolic link, not a directory; refusing to use it (remove it)")
         }
     }
 
