@@ -193,7 +193,8 @@ enum ListCommand {
         Usage: \(usage)
 
         Lists the spool's crash reports, newest first, one line each: time (UTC), pid, signal, executable,
-        top in-app frame and short report id. Only the reports printed are read; a file that is not a
+        top in-app frame and short report id; when some report failed to ship, how many attempts failed
+        (the JSON form also has the last error). Only the reports printed are read; a file that is not a
         valid report is moved to the spool's .quarantine/ folder with its reason, and the listing goes on.
         Reports you may not read (another user's, outside your groups) are counted in one line on stderr.
 
@@ -232,10 +233,16 @@ enum ListCommand {
             do throws(SpoolError) { names = try spool.reportNames() } catch { throw CommandFailure(error) }
             var summaries: [ReportSummary] = []
             var unreadable = 0
+            let attempts = spool.allAttempts()
             for name in names.reversed() {
                 if summaries.count == limit { break }
                 if let since, name.timeNanoseconds < since { break }
-                if let report = load(name, from: spool, unreadable: &unreadable) { summaries.append(ReportSummary(report)) }
+                if let report = load(name, from: spool, unreadable: &unreadable) {
+                    var summary = ReportSummary(report)
+                    summary.shipAttempts = attempts[name]?.count
+                    summary.shipError = attempts[name]?.lastError
+                    summaries.append(summary)
+                }
             }
             guard unreadable > 0 else { return emit(summaries, parsed: parsed, spool: settings.spool) }
             // Reports there but none readable: "No crash reports" would be wrong, and so would success.

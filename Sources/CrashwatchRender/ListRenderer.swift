@@ -1,6 +1,7 @@
 // ListRenderer.swift — `crashwatch list`: one aligned line per report under a header, in the order given (the
 // caller sorts, newest first). Times are UTC to the second; ids are shortened to eight hex digits. Given a
 // terminal width, the executable (its start elided) and the top frame (its end elided) shrink so lines fit.
+// When some report failed to ship, a SHIP column says how often (`3 failed`).
 
 /// Renders report summaries as an aligned table for a terminal or a pipe.
 public enum ListRenderer {
@@ -13,6 +14,8 @@ public enum ListRenderer {
         Column(title: "TOP FRAME", elision: .tail, minimumWidth: 16),
         Column(title: "ID"),
     ]
+    /// The column added when some report has failed attempts to ship it.
+    static let shipColumn = Column(title: "SHIP")
 
     /// The list text, each line ending in a newline; `No crash reports in SPOOL.` when there are none.
     ///
@@ -20,8 +23,9 @@ public enum ListRenderer {
     /// frame shows `-` there. Every string from a report is sanitized, so a crafted name cannot move the cursor.
     public static func render(_ summaries: [ReportSummary], spool: String, style: Style) -> String {
         if summaries.isEmpty { return "No crash reports in \(TextFormatting.sanitized(spool)).\n" }
+        let showShipping = summaries.contains { ($0.shipAttempts ?? 0) > 0 }
         let rows = summaries.map { summary in
-            [
+            let row = [
                 Cell(TextFormatting.utcTime(summary.time, milliseconds: false)),
                 Cell(String(summary.pid)),
                 Cell(TextFormatting.sanitized(summary.signal), .alarm),
@@ -29,7 +33,9 @@ public enum ListRenderer {
                 summary.topFrame.map { Cell(TextFormatting.sanitized($0), .inApp) } ?? Cell("-"),
                 Cell(TextFormatting.sanitized(summary.shortID)),
             ]
+            guard showShipping else { return row }
+            return row + [Cell(summary.shipAttempts.map { "\($0) failed" } ?? "", .alarm)]
         }
-        return Table(columns: columns, rows: rows).render(style: style)
+        return Table(columns: showShipping ? columns + [shipColumn] : columns, rows: rows).render(style: style)
     }
 }

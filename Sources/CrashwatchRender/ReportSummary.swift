@@ -1,6 +1,7 @@
 // ReportSummary.swift — the handful of fields one `crashwatch list` line shows, taken from a report, and their
 // JSON form for `list --json`: an array of objects whose keys always appear in the order time, pid, executable,
-// signal, code, topFrame, id, app, written by hand (not by JSONEncoder, whose key order is unspecified).
+// signal, code, topFrame, id, app, shipAttempts, shipError, written by hand (not by JSONEncoder, whose key order
+// is unspecified).
 import CrashwatchModel
 
 /// What a list line shows about one report: when, which process, which signal, where, and which report.
@@ -21,11 +22,15 @@ public struct ReportSummary: Codable, Sendable, Equatable {
     public var id: String
     /// The application's name, version and release, when the report has them.
     public var app: AppRecord?
+    /// Failed attempts to ship the report (the spool's `.attempts` record), when there were any.
+    public var shipAttempts: Int?
+    /// Why the last attempt to ship it failed.
+    public var shipError: String?
 
     /// The JSON keys, in the order they are written.
     enum CodingKeys: String, CodingKey {
         /// The summary's fields, in JSON order.
-        case time, pid, executable, signal, code, topFrame, id, app
+        case time, pid, executable, signal, code, topFrame, id, app, shipAttempts, shipError
     }
 
     /// Creates a summary from its fields.
@@ -92,6 +97,8 @@ public struct ReportSummary: Codable, Sendable, Equatable {
         } else {
             text += "null"
         }
+        text += ", \"shipAttempts\": " + (shipAttempts.map(String.init) ?? "null")
+        text += ", \"shipError\": " + JSONText.string(shipError)
         return text + "}"
     }
 }

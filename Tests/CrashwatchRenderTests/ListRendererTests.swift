@@ -39,6 +39,20 @@ import Testing
         #expect(ListRenderer.render(summaries, spool: "/var/lib/crashwatch", style: Style(color: true)) == expected)
     }
 
+    /// A report that failed to ship adds a SHIP column with its failed attempts; the others leave it empty.
+    @Test func failedShippingAttempts() {
+        var kept = summaries
+        kept[1].shipAttempts = 3
+        kept[1].shipError = "HTTP 503"
+        let expected = """
+        TIME (UTC)            PID  SIGNAL   EXECUTABLE                       TOP FRAME                 ID        SHIP
+        2026-11-30 09:01:57  4242  SIGABRT  /opt/shop/bin/checkout           parse_digit (parse.c:12)  3f2b8c1e
+        2026-11-29 23:59:59   987  SIGSEGV  /usr/local/libexec/shop/reindex  -                         00aa11bb  3 failed
+
+        """
+        #expect(ListRenderer.render(kept, spool: "/var/lib/crashwatch", style: .plain) == expected)
+    }
+
     /// No reports: one sentence naming the spool.
     @Test func empty() {
         #expect(ListRenderer.render([], spool: "/var/lib/crashwatch", style: .plain) == "No crash reports in /var/lib/crashwatch.\n")

@@ -83,11 +83,13 @@ import Testing
         older.topFrame = nil
         older.app = nil
         older.id = "00aa11bb-0000-4000-8000-000000000001"
+        older.shipAttempts = 3
+        older.shipError = "HTTP 503"
         // The literal's last line is empty so the text ends in a newline.
         let expected = #"""
         [
-          {"time": "2026-11-30T09:01:57.123Z", "pid": 4242, "executable": "/opt/shop/bin/checkout", "signal": "SIGABRT", "code": "SI_TKILL", "topFrame": "parse_digit (parse.c:12)", "id": "3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13", "app": {"name": "checkout", "version": "3.1.0", "release": "3.1.0+g1a2b3c"}},
-          {"time": "2026-11-29T23:59:59.999Z", "pid": 987, "executable": "/opt/shop/bin/checkout", "signal": "SIGABRT", "code": "SI_TKILL", "topFrame": null, "id": "00aa11bb-0000-4000-8000-000000000001", "app": null}
+          {"time": "2026-11-30T09:01:57.123Z", "pid": 4242, "executable": "/opt/shop/bin/checkout", "signal": "SIGABRT", "code": "SI_TKILL", "topFrame": "parse_digit (parse.c:12)", "id": "3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13", "app": {"name": "checkout", "version": "3.1.0", "release": "3.1.0+g1a2b3c"}, "shipAttempts": null, "shipError": null},
+          {"time": "2026-11-29T23:59:59.999Z", "pid": 987, "executable": "/opt/shop/bin/checkout", "signal": "SIGABRT", "code": "SI_TKILL", "topFrame": null, "id": "00aa11bb-0000-4000-8000-000000000001", "app": null, "shipAttempts": 3, "shipError": "HTTP 503"}
         ]
 
         """#
@@ -99,7 +101,7 @@ import Testing
     @Test func jsonEscaping() throws {
         let summary = ReportSummary(time: "t", pid: -1, executable: "/opt/a \"b\"\\c\u{1B}\n/é", signal: "SIGSEGV",
                                     code: "SEGV_MAPERR", topFrame: "f\t", id: "x", app: AppRecord(name: "n"))
-        let expected = #"{"time": "t", "pid": -1, "executable": "/opt/a \"b\"\\c\u001b\n/é", "signal": "SIGSEGV", "code": "SEGV_MAPERR", "topFrame": "f\t", "id": "x", "app": {"name": "n", "version": null, "release": null}}"#
+        let expected = #"{"time": "t", "pid": -1, "executable": "/opt/a \"b\"\\c\u001b\n/é", "signal": "SIGSEGV", "code": "SEGV_MAPERR", "topFrame": "f\t", "id": "x", "app": {"name": "n", "version": null, "release": null}, "shipAttempts": null, "shipError": null}"#
         #expect(summary.json() == expected)
         let decoded = try JSONDecoder().decode([ReportSummary].self, from: Data(ReportSummary.json([summary]).utf8))
         #expect(decoded == [summary])
