@@ -174,9 +174,11 @@ enum ShipCommand {
         case .resolve: "\n  hint: the host name does not resolve"
         case .connect: "\n  hint: nothing listens there: is the collector running, and is its otlp http receiver on this port (4318 by default)?"
         case .timeout: "\n  hint: no answer in time: a firewall, or the wrong port (4317 is OTLP/gRPC, not HTTP); --timeout sets the limit"
-        case .tls: "\n  hint: the server's certificate is not trusted or the handshake failed: --ca-file for a private CA; for mutual TLS, --client-cert and --client-key"
+        case .tls: "\n  hint: the server's certificate is not trusted, or it wants a client certificate: --ca-file for a private CA; for mutual TLS, --client-cert and --client-key"
         case .localCertificate: "\n  hint: check the files given to --ca-file, --client-cert and --client-key"
-        case .connection: secure ? "\n  hint: the connection broke: is the server speaking HTTPS on this port?" : "\n  hint: the connection broke: is the server speaking plain HTTP on this port?"
+        case .connection:
+            secure ? "\n  hint: the connection broke: is the server speaking HTTPS on this port, and does it want a client certificate (--client-cert, --client-key)?"
+                   : "\n  hint: the connection broke: is the server speaking plain HTTP on this port?"
         case .other: ""
         }
     }

@@ -68,9 +68,12 @@ public struct TransportError: Error, Equatable, Sendable, CustomStringConvertibl
         self.message = message
     }
 
-    /// Sorts a CURLcode (values from curl.h) into a kind.
-    static func kind(of code: Int32) -> Kind {
-        switch code {
+    /// Sorts a CURLcode (values from curl.h) and its message into a kind. A TLS alert during the exchange
+    /// (a server that wants a client certificate refuses after the handshake, in TLS 1.3) arrives as a
+    /// send or receive error whose message names TLS.
+    static func kind(of code: Int32, message: String) -> Kind {
+        if code == 55 || code == 56, message.contains("SSL") || message.contains("alert") { return .tls }
+        return switch code {
         case 5, 6: .resolve                        // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
         case 7: .connect                           // COULDNT_CONNECT
         case 28: .timeout                          // OPERATION_TIMEDOUT
@@ -151,8 +154,8 @@ public final class HTTPClient {
             let message = withUnsafeBytes(of: response.error) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            throw TransportError(kind: TransportError.kind(of: response.curl_code), code: response.curl_code,
-                                 message: message)
+            throw TransportError(kind: TransportError.kind(of: response.curl_code, message: message),
+                                 code: response.curl_code, message: message)
         }
         let bodyBytes = response.body.map { Array(UnsafeBufferPointer(start: $0, count: response.body_length)) } ?? []
         return HTTPResponse(status: response.status, body: bodyBytes,
