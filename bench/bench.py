@@ -15,7 +15,10 @@ Measured in one run, on this machine, against references measured in the same ru
             supervised;
   memory    the supervisor's own peak RSS (VmHWM at its exit, bench/peak_rss.c; its worker's memory is
             the worker's) for 10x more signals and threads, and across crashes: it must stay flat;
-  spool     `list` and `prune` over 10,000 reports.
+  spool     `list` and `prune` over 10,000 reports;
+  ship      `crashwatch ship --once` of 1,000 reports to the real OTLP receiver of the tests
+            (Tests/shipping/otlp_receiver.py, strict opentelemetry-proto decoding) on loopback: reports per
+            second; and `ship --follow` idle on an empty spool: its RSS and the CPU it uses in 10 s.
 Prints one table; copy the figures into BENCHMARKS.md with the machine they came from.
 The C helpers in bench/ are compiled here with gcc into .build/bench/.
 """
@@ -247,17 +250,7 @@ def peak_rss_kib(argv):
 
 def spool_benchmarks(count=10000):
     """`list --limit 20` and `prune` over a spool of `count` reports (copies of the example report)."""
-    example = open(os.path.join(ROOT, "Fixtures/example-report.json")).read()
-    spool = tempfile.mkdtemp(prefix="cw-bench-spool-")
-    os.chmod(spool, 0o750)
-    for index in range(count):
-        report_id = "%08x-0000-4000-8000-%012d" % (index, index)
-        seconds = index % 86400
-        name = "20261129T%02d%02d%02d.%03dZ-%d-svc%d-%s.json" % (seconds // 3600, seconds // 60 % 60, seconds % 60,
-                                                                 index % 1000, 1000 + index, index % 7, report_id)
-        with open(os.path.join(spool, name), "w") as file:
-            file.write(example.replace("3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13", report_id))
-        os.chmod(os.path.join(spool, name), 0o640)
+    spool = make_spool(count, "cw-bench-spool-")
     try:
         listing = timed([CRASHWATCH, "list", "--spool", spool, "--limit", "20"], 7)
         pruning = timed([CRASHWATCH, "prune", "--spool", spool, "--max-reports", str(count)], 7)
@@ -269,6 +262,89 @@ def spool_benchmarks(count=10000):
         ("spool of %d reports: prune (nothing to remove)" % count, "%.1f ms" % pruning, "target <= 100 ms"),
         ("spool of %d reports: prune --max-per-exe 1000 --dry-run" % count, "%.1f ms" % flood, "target <= 100 ms"),
     ]
+
+
+def make_spool(count, prefix):
+    """A spool (0750) of `count` copies of the example report with distinct ids and names."""
+    example = open(os.path.join(ROOT, "Fixtures/example-report.json")).read()
+    spool = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(spool, 0o750)
+    for index in range(count):
+        report_id = "%08x-0000-4000-8000-%012d" % (index, index)
+        seconds = index % 86400
+        name = "20261129T%02d%02d%02d.%03dZ-%d-svc%d-%s.json" % (seconds // 3600, seconds // 60 % 60, seconds % 60,
+                                                                 index % 1000, 1000 + index, index % 7, report_id)
+        with open(os.path.join(spool, name), "w") as file:
+            file.write(example.replace("3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13", report_id))
+        os.chmod(os.path.join(spool, name), 0o640)
+    return spool
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15)."""
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_kib(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def ship_benchmarks(count=1000):
+    """Reports per second shipped to the real receiver on loopback, and the idle follower's RSS and CPU."""
+    work = tempfile.mkdtemp(prefix="cw-bench-ship-")
+    port_file = os.path.join(work, "port")
+    receiver = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests/shipping/otlp_receiver.py"), "--port", "0",
+                                 "--port-file", port_file, "--log", os.path.join(work, "received.jsonl")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rows = []
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(port_file) or not open(port_file).read().strip():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the OTLP receiver did not start")
+            time.sleep(0.05)
+        endpoint = "http://127.0.0.1:%s" % open(port_file).read().strip()
+        for batch in (10, 100):
+            spool = make_spool(count, "cw-bench-ship-spool-")
+            try:
+                start = time.monotonic()
+                result = subprocess.run([CRASHWATCH, "ship", "--once", "--spool", spool, "--endpoint", endpoint,
+                                         "--batch", str(batch)], capture_output=True, text=True)
+                elapsed = time.monotonic() - start
+                shipped = result.stdout.count("shipped ")
+                left = [name for name in os.listdir(spool) if not name.startswith(".")]
+                if result.returncode != 0 or shipped != count or left:
+                    problems.append("ship --batch %d: exit %d, %d shipped, left %s: %s"
+                                    % (batch, result.returncode, shipped, left[:3], result.stderr[-300:]))
+                rows.append(("ship --once of %d reports (%d KB each, with body), --batch %d, to the real receiver"
+                             % (count, len(open(os.path.join(ROOT, "Fixtures/example-report.json"), "rb").read()) // 1024, batch),
+                             "%.0f reports/s" % (shipped / elapsed), "%.2f s in all (the receiver decodes each request strictly)" % elapsed))
+            finally:
+                shutil.rmtree(spool)
+        spool = tempfile.mkdtemp(prefix="cw-bench-ship-idle-")
+        follower = subprocess.Popen([CRASHWATCH, "ship", "--follow", "--spool", spool, "--endpoint", endpoint],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1)
+            before = cpu_seconds(follower.pid)
+            time.sleep(10)
+            used = cpu_seconds(follower.pid) - before
+            rss = rss_kib(follower.pid)
+        finally:
+            follower.terminate()
+            follower.wait(timeout=10)
+            shutil.rmtree(spool)
+        rows.append(("ship --follow, idle on an empty spool: CPU in 10 s / RSS", "%.2f s / %d KiB" % (used, rss),
+                     "target: no CPU while idle %s" % verdict(used <= 0.01)))
+    finally:
+        receiver.terminate()
+        receiver.wait(timeout=10)
+        shutil.rmtree(work)
+    return rows
 
 
 def verdict(ok):
@@ -378,6 +454,7 @@ def main():
                  "ru_maxrss, not the supervisor's"))
 
     rows.extend(spool_rows)
+    rows.extend(ship_benchmarks())
     width = max(len(r[0]) for r in rows)
     print("crashwatch benchmarks: %s, %d cores, %s" % (os.uname().machine, os.cpu_count(), os.uname().release))
     for name, value, note in rows:
