@@ -101,7 +101,9 @@ public enum OTLPLogs {
         }
         if let hang = report.hang, report.kind == .hang {
             json.attribute("apsio.hang.source", "live")
-            json.attribute("apsio.hang.duration", integer: Int64(hang.durationMs.rounded(.down)))
+            // A report is input like any file: a duration out of range must not trap the shipper.
+            let duration = hang.durationMs.isFinite ? min(max(hang.durationMs, 0), 9e15).rounded(.down) : 0
+            json.attribute("apsio.hang.duration", integer: Int64(duration))
             json.attribute("apsio.hang.unfinished", bool: hang.unfinished)
         }
         if let exit = report.exit, report.kind == .abnormalExit {

@@ -1,6 +1,6 @@
 // ReaderFuzzTests.swift — what the readers do with damaged reports: 3,000 deterministic mutations of a
 // real report (bytes flipped, cut, duplicated, values swapped for hostile ones) go through the JSON
-// well-formedness check, the decoder and every renderer. None may trap or hang; whatever decodes renders.
+// well-formedness check, the decoder and every renderer (and the OTLP record `ship` sends). None may trap or hang; whatever decodes renders.
 import CrashwatchModel
 import CrashwatchRender
 import Foundation
@@ -71,6 +71,8 @@ struct SplitMix: RandomNumberGenerator {
             #expect(JSONSyntax.isWellFormed(Array(ReportSummary.json([summary]).utf8)))
             _ = ShowRenderer.render(report, style: .plain)
             _ = TextExport.render(report)
+            // What ship would send is well-formed JSON too, whatever the report says.
+            #expect(JSONSyntax.isWellFormed(OTLPLogs.request(for: report, reportText: bytes, scope: OTLPLogs.Scope(version: "1"))))
             // What decodes also encodes again, and that is well-formed.
             if let again = try? report.encodedJSON() { #expect(JSONSyntax.isWellFormed(again)) }
         }

@@ -299,6 +299,11 @@ final class TestClock {
         #expect(hangAttributes["apsio.hang.source"]?["stringValue"] as? String == "live")
         #expect(hangAttributes["apsio.hang.unfinished"]?["boolValue"] as? Bool == true)
         #expect(hangAttributes["app.crash.id"] == nil && hangAttributes["exception.type"] == nil)
+        // A hostile report's duration cannot trap the shipper.
+        for bad in [Double.greatestFiniteMagnitude, -5, 1e300] {
+            hang.hang?.durationMs = bad
+            _ = try record(hang)
+        }
 
         var exit = report
         exit.kind = .abnormalExit
