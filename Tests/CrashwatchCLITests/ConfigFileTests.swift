@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func errorsNameFileAndLine() {
-        #expect(throws: UsageError("/c.conf:2: unknown setting 'colour' (known: debuginfod, max-age, max-bytes, max-per-exe, max-reports, spool)")) {
+        #expect(throws: UsageError("/c.conf:2: unknown setting 'colour' (known: batch, ca-file, client-cert, client-key, debuginfod, endpoint, gzip, headers, max-age, max-backoff, max-body, max-bytes, max-per-exe, max-reports, spool, timeout)")) {
             try ConfigFile(parsing: "spool = /x\ncolour = red\n", path: "/c.conf")
         }
         #expect(throws: UsageError("/c.conf:1: expected 'key = value', got 'spool /x'")) {
