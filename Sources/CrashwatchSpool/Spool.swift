@@ -219,11 +219,13 @@ public final class Spool: Sendable {
     /// sticky bit (`.unsafePermissions`).
     func openSubdirectory(_ which: Subdirectory, create: Bool) throws(SpoolError) -> DirectoryHandle {
         let name = which.rawValue
+        var created: UInt32?
         if create {
             let permissions = ((try? directory.status())?.permissions ?? Self.directoryPermissions) & 0o1770
-            do { try directory.createDirectory(named: name, permissions: permissions) } catch let error
-                where error.isAlreadyExisting
-            {
+            do {
+                try directory.createDirectory(named: name, permissions: permissions)
+                created = permissions
+            } catch let error where error.isAlreadyExisting {
                 // Made by an earlier call or another process; opening decides whether it is usable.
             } catch {
                 throw .openSubdirectory(spool: path, name: name, error)
@@ -238,6 +240,9 @@ public final class Spool: Sendable {
         let status: FileStatus
         do { status = try handle.status() } catch { throw .openSubdirectory(spool: path, name: name, error) }
         try Self.checkTrusted(status, path: join(name))
+        // The umask of whoever made it (a service with UMask=0027) must not take the group's write bit away:
+        // the spool's other readers would then be unable to claim, quarantine or record attempts.
+        if let created, status.permissions != created { try? handle.setPermissions(created) }
         return handle
     }
 

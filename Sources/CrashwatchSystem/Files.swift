@@ -283,6 +283,13 @@ public struct DirectoryHandle: ~Copyable, Sendable {
         return DirectoryHandle(descriptor: child)
     }
 
+    /// Sets this directory's permission bits exactly (`fchmod`), whatever the umask did when it was made.
+    public func setPermissions(_ permissions: UInt32) throws(SystemError) {
+        guard retryingOnEINTR({ fchmod(fd, mode_t(permissions)) }) == 0 else {
+            throw SystemError("fchmod directory", errno: lastErrno())
+        }
+    }
+
     /// Creates the subdirectory `name` with `permissions` (narrowed by the umask); EEXIST when any entry has that name.
     public func createDirectory(named name: String, permissions: UInt32) throws(SystemError) {
         try Self.check(name, "mkdirat")

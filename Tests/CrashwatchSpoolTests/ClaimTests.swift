@@ -54,6 +54,21 @@ import Testing
     }
 
     /// Acknowledging removes a claim for good; a second acknowledgement finds it gone.
+    /// A shared spool's subdirectories get its bits exactly, whatever the creator's umask (022 here) takes away:
+    /// otherwise the group that may claim could not claim, quarantine or record attempts after the first one.
+    @Test func subdirectoriesKeepTheGroupsWriteBit() throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let (spool, _) = try Self.spool(with: 2, in: temporary)
+        #expect(chmod(temporary.path, 0o1770) == 0)
+        let claim = try spool.claim(limit: 1)[0]
+        try spool.recordFailedAttempt(claim, error: "HTTP 503", nextAttempt: 0)
+        try spool.quarantine(claim, reason: "test")
+        for name in [".claims", ".attempts", ".quarantine"] {
+            #expect(Probe.permissions(temporary.join(name)) == 0o1770, "\(name)")
+        }
+    }
+
     @Test func acknowledgeRemovesForGood() throws {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
