@@ -47,6 +47,9 @@ CACHE = Path(os.environ.get("CRASHWATCH_SYSTEMD_ROOT", BUILD / "systemd-root"))
 RUNS = BUILD / "systemd-run"
 PROGRAMS_SRC = HERE / "programs"
 PROGRAMS_OUT = BUILD / "systemd-programs"
+# The crash fixtures (Fixtures/build.sh output); CRASHWATCH_FIXTURES points elsewhere (e.g. another
+# checkout's, from a worktree that has not built its own).
+FIXTURES = Path(os.environ.get("CRASHWATCH_FIXTURES", BUILD / "fixtures"))
 INIT_SCRIPT = HERE / "container-init.sh"
 
 SUITE = "bookworm"
@@ -54,11 +57,12 @@ MIRROR = os.environ.get("CRASHWATCH_DEBIAN_MIRROR", "http://deb.debian.org/debia
 
 # What debootstrap --variant=minbase installs besides the required packages: systemd itself, what the
 # crashwatch binary links to (besides the Swift runtime, bind-mounted from the host), libsystemd0 for
-# the test programs, passwd (useradd) and procps (ps, for people debugging).
+# the test programs, passwd (useradd), procps (ps, for people debugging) and libcurl4 (`crashwatch ship`
+# dlopens libcurl.so.4; the ship tests send over plain http to 127.0.0.1, so no ca-certificates).
 PACKAGES = sorted([
     "systemd", "libsystemd0",
     "libunwind8", "libdw1", "libelf1", "liblzma5", "libstdc++6",
-    "passwd", "procps",
+    "passwd", "procps", "libcurl4",
 ])
 
 # Units that would touch kernel-global state or do nothing useful in a test container.
@@ -78,7 +82,7 @@ MASKED_UNITS = sorted([
 ])
 
 # Bump when configure_root() changes: the stamp (and so the cache) depends on it.
-RECIPE_VERSION = "3"
+RECIPE_VERSION = "4"
 
 STAMP_FILE = ".crashwatch-root-stamp"
 CGROUP_PREFIX = "crashwatch-systemd-test."
@@ -488,7 +492,7 @@ class Container:
     """One booted systemd. Use boot(), then run()/systemctl()/journal()/host_path(), then stop()."""
 
     def __init__(self, fixtures: Path | None = None, binary: Path | None = None, fixture_names=None):
-        self.fixtures = fixtures or (BUILD / "fixtures")
+        self.fixtures = fixtures or FIXTURES
         self.binary = binary
         self.fixture_names = fixture_names
         self.init_pid: int | None = None

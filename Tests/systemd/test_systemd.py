@@ -20,7 +20,9 @@ import shutil
 import signal
 import socket
 import stat
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 from pathlib import Path
@@ -29,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 
 REPO = harness.REPO
-FIXTURES = harness.BUILD / "fixtures"
+FIXTURES = harness.FIXTURES
 # The crash fixtures the tests copy to /opt/t (with the test programs).
 FIXTURE_NAMES = ["null_deref"]
 CRASHWATCH = "/usr/bin/crashwatch"
@@ -1058,6 +1060,366 @@ ExecStart={CRASHWATCH} run --spool {spool} -- /opt/t/cw_sleep {state}
         self.assertEqual(left, [], f"processes left in {props['ControlGroup']}")
         self.assertEqual(self.show(unit, "ActiveState")["ActiveState"], "inactive", self.describe_unit(unit))
         self.assertEqual(self.reports(spool), [], "a stop is not a crash: no report")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Contract 14: shipping (systemd/crashwatch-ship.service and .path) to a real OTLP/HTTP receiver
+
+# The receiver of the ship suite (Tests/shipping/README.md): decodes every request strictly with the
+# official OTLP protobuf schema (PyPI opentelemetry-proto: `make pydeps` puts it in .build/pydeps).
+OTLP_RECEIVER = REPO / "Tests/shipping/otlp_receiver.py"
+PYDEPS = harness.BUILD / "pydeps"
+RECEIVER_IMPORT = "import opentelemetry.proto.collector.logs.v1.logs_service_pb2"
+
+
+def receiver_environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PYDEPS), os.environ.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def otlp_attributes(pairs) -> dict:
+    """OTLP KeyValue list → {key: plain value} (stringValue, intValue as int, arrays as lists…)."""
+    def plain(value):
+        if not value:
+            return None
+        kind, inner = next(iter(value.items()))
+        if kind == "intValue":
+            return int(inner)
+        if kind == "arrayValue":
+            return [plain(v) for v in inner.get("values", [])]
+        if kind == "kvlistValue":
+            return otlp_attributes(inner.get("values", []))
+        return inner
+    return {pair["key"]: plain(pair.get("value")) for pair in pairs or []}
+
+
+class Receiver:
+    """Tests/shipping/otlp_receiver.py on the host's 127.0.0.1 (the container shares the network
+    namespace): any free port, one JSON line per request in its log, the answers from a fault file."""
+
+    def __init__(self, directory: Path, fault: str = "ok"):
+        self.directory = directory
+        self.port_file, self.log_file = directory / "port", directory / "requests.jsonl"
+        self.fault_file, self.output = directory / "fault", directory / "receiver.out"
+        self.set_fault(fault)
+        with open(self.output, "wb") as output:
+            self.process = subprocess.Popen(
+                [sys.executable, str(OTLP_RECEIVER), "--bind", "127.0.0.1", "--port", "0",
+                 "--port-file", str(self.port_file), "--log", str(self.log_file),
+                 "--fault-file", str(self.fault_file)],
+                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, env=receiver_environment())
+        deadline = time.monotonic() + 15
+        while not self.port_file.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"{OTLP_RECEIVER.relative_to(REPO)} did not start listening "
+                                     f"(status {self.process.returncode}): {self.output.read_text()[-2000:]}")
+            time.sleep(0.05)
+        self.port = int(self.port_file.read_text().strip())
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def set_fault(self, script: str) -> None:
+        """The answers from now on (the receiver rereads the file before every POST)."""
+        tmp = self.fault_file.with_name(".fault.tmp")
+        tmp.write_text(script + "\n")
+        os.replace(tmp, self.fault_file)
+
+    def requests(self) -> list[dict]:
+        entries = []
+        if self.log_file.exists():
+            for line in self.log_file.read_text().splitlines():
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue  # a line being written
+                if entry.get("event") == "request":
+                    entries.append(entry)
+        return entries
+
+    def records(self, status: int | None = None) -> list[dict]:
+        """Every log record of the requests (answered STATUS, when given): {status, seq, resource,
+        attributes, record}."""
+        found = []
+        for entry in self.requests():
+            if status is not None and entry.get("status") != status:
+                continue
+            for resource_logs in (entry.get("decoded") or {}).get("resourceLogs", []):
+                resource = otlp_attributes((resource_logs.get("resource") or {}).get("attributes"))
+                for scope_logs in resource_logs.get("scopeLogs", []):
+                    for record in scope_logs.get("logRecords", []):
+                        found.append({"status": entry.get("status"), "seq": entry.get("seq"),
+                                      "resource": resource, "attributes": otlp_attributes(record.get("attributes")),
+                                      "record": record})
+        return found
+
+    def describe(self) -> str:
+        lines = [f"receiver {self.endpoint} (fault {self.fault_file.read_text().strip()!r}):"]
+        for entry in self.requests():
+            ids = [r["attributes"].get("app.crash.id") for r in self.records() if r["seq"] == entry.get("seq")]
+            lines.append(f"  #{entry.get('seq')} {entry.get('method')} {entry.get('path')} -> {entry.get('status')} "
+                         f"{entry.get('outcome')} app.crash.id={ids} error={entry.get('error')} "
+                         f"warnings={entry.get('warnings')}")
+        return "\n".join(lines) if len(lines) > 1 else lines[0] + " no request"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class ShipTests(SystemdTestCase):
+    """Contract 14: systemd/crashwatch-ship.path starts systemd/crashwatch-ship.service (`crashwatch ship
+    --follow`, hardened), both as shipped, which sends a wrapped service's crash report to a real OTLP/HTTP
+    receiver on the host, keeps it through 503s and delivers it once the receiver recovers."""
+
+    SERVICE, PATH_UNIT = "crashwatch-ship.service", "crashwatch-ship.path"
+    USER = "cwship"
+
+    @classmethod
+    def setUpClass(cls):
+        if not OTLP_RECEIVER.is_file():
+            raise AssertionError(f"{OTLP_RECEIVER.relative_to(REPO)} is missing (the ship suite's receiver)")
+        probe = subprocess.run([sys.executable, "-c", RECEIVER_IMPORT], capture_output=True, text=True,
+                               env=receiver_environment())
+        if probe.returncode != 0:
+            raise unittest.SkipTest("the OTLP receiver needs opentelemetry-proto (make pydeps installs it "
+                                    f"into {PYDEPS.relative_to(REPO)}): {(probe.stderr.strip().splitlines() or ['?'])[-1]}")
+
+    # -- set-up -----------------------------------------------------------------------------------------
+
+    def start_receiver(self, fault: str = "ok") -> Receiver:
+        directory = Path(tempfile.mkdtemp(prefix="cw-ship-receiver."))
+        self.addCleanup(shutil.rmtree, directory, True)
+        receiver = Receiver(directory, fault)
+        self.addCleanup(receiver.stop)
+        return receiver
+
+    def empty_spool(self, spool: str) -> None:
+        """Moves what earlier tests left in the packaged spool (test_11c, test_12) to /var/spool/cwt/
+        ship-stash, so that the shipper has only this test's report to send."""
+        stash = self.inside("/var/spool/cwt/ship-stash")
+        stash.mkdir(parents=True, exist_ok=True)
+        host = self.inside(spool)
+        for directory in (host, host / ".claims", host / ".attempts"):
+            if directory.is_dir():
+                for entry in directory.iterdir():
+                    if entry.is_file():
+                        entry.rename(stash / f"{directory.name}.{entry.name}")
+
+    def ship_setup(self, receiver: Receiver) -> str:
+        """The packaged group and spool, /etc/crashwatch.conf as shipped with `endpoint =` the receiver,
+        the two ship units as shipped, the path unit enabled and started; returns the spool."""
+        spool = self._apply_packaged_users_and_spool()
+        self.empty_spool(spool)
+        shipped_conf = (REPO / "systemd/crashwatch.conf").read_text()
+        endpoint_line = f"endpoint = {receiver.endpoint}"
+        conf, replaced = re.subn(r"^#?\s*endpoint\s*=.*$", endpoint_line, shipped_conf, count=1, flags=re.M)
+        self.set_config(conf if replaced else shipped_conf.rstrip("\n") + "\n" + endpoint_line + "\n")
+        for unit in (self.SERVICE, self.PATH_UNIT):
+            self.assertTrue((REPO / "systemd" / unit).is_file(), f"systemd/{unit} is missing (the unit to test)")
+        # Cleanups run last-in first-out: the path unit is disabled and stopped before the service stops
+        # (else a report left in the spool would start the service again).
+        self.install(self.SERVICE, (REPO / "systemd" / self.SERVICE).read_text(), reload=False)
+        self.install(self.PATH_UNIT, (REPO / "systemd" / self.PATH_UNIT).read_text())
+        result = self.c.systemctl("enable", "--now", self.PATH_UNIT, check=False)
+        self.addCleanup(lambda: self.c.alive() and self.c.systemctl("disable", self.PATH_UNIT, check=False))
+        self.assertEqual(result.returncode, 0, f"systemctl enable --now {self.PATH_UNIT}: {result.stderr}")
+        path = self.show(self.PATH_UNIT, "ActiveState", "SubState")
+        self.assertEqual(path["ActiveState"], "active", f"{self.PATH_UNIT}: {path}\n{self.unit_log(self.PATH_UNIT)}")
+        # An empty spool triggers nothing: whatever starts the service later is the crash's report.
+        time.sleep(0.3)
+        state = self.show(self.SERVICE, "ActiveState")["ActiveState"]
+        self.assertEqual(state, "inactive", f"{self.SERVICE} before any report (the spool is empty): "
+                                            f"{self.describe_unit(self.SERVICE)}")
+        self.ensure_user(self.USER)
+        return spool
+
+    def crash(self, unit: str) -> tuple[dict, dict]:
+        """Runs /opt/t/null_deref under `crashwatch run` (the spool from /etc/crashwatch.conf) in UNIT as a
+        member of the crashwatch group; returns the unit's properties and the crash's journal entry, which
+        names the report (its id and file: the shipper may have sent and removed it already)."""
+        self.install(unit, f"""\
+[Unit]
+Description=crashwatch test: a crash whose report crashwatch-ship.service sends (contract 14)
+
+[Service]
+User={self.USER}
+SupplementaryGroups=crashwatch
+ExecStart={CRASHWATCH} run -- /opt/t/null_deref
+""")
+        self.start(unit)
+        props = self.wait_inactive(unit)
+        self.assertEqual(props["Result"], "signal", self.describe_unit(unit))
+        entry = self.journal_entry(
+            15, f"the journal entry (MESSAGE_ID={JOURNAL_MESSAGE_ID}) of the crash of {unit}",
+            f"MESSAGE_ID={JOURNAL_MESSAGE_ID}", f"CRASHWATCH_UNIT={unit}",
+            where=lambda e: e.get("CRASHWATCH_INVOCATION_ID", props["InvocationID"]) == props["InvocationID"])
+        for field in ("CRASHWATCH_REPORT_ID", "CRASHWATCH_REPORT"):
+            self.assertTrue(entry.get(field), f"the crash's journal entry has no {field}: {entry}")
+        return props, entry
+
+    # -- checks ------------------------------------------------------------------------------------------
+
+    def ship_log(self) -> str:
+        return self.describe_unit(self.SERVICE)
+
+    def wait_delivered(self, receiver: Receiver, report_id: str, timeout: float) -> dict:
+        def delivered():
+            return [r for r in receiver.records(200) if r["attributes"].get("app.crash.id") == report_id]
+        return self.wait_until(delivered, timeout, lambda: f"a record with app.crash.id={report_id} answered "
+                               f"200:\n{receiver.describe()}\n{self.ship_log()}", interval=0.1)[0]
+
+    def assert_record(self, record: dict, unit: str, props: dict, entry: dict) -> None:
+        attributes, resource = record["attributes"], record["resource"]
+        what = f"the record of report {entry['CRASHWATCH_REPORT_ID']}"
+        self.assertEqual(record["record"].get("eventName"), "app.crash", f"{what}: eventName")
+        self.assertEqual(attributes.get("app.crash.id"), entry["CRASHWATCH_REPORT_ID"], f"{what}: app.crash.id")
+        self.assertEqual(attributes.get("session.id"), props["InvocationID"],
+                         f"{what}: session.id is the crashed unit's InvocationID")
+        self.assertEqual(resource.get("service.name"), unit.removesuffix(".service"),
+                         f"{what}: service.name is the unit's name without .service")
+        expected_type = (f"{fixture_header('null_deref', 'CRASH-SIGNAL')} "
+                         f"({fixture_header('null_deref', 'CRASH-CODE')})")
+        self.assertEqual(attributes.get("exception.type"), expected_type, f"{what}: exception.type")
+        body = record["record"].get("body", {}).get("stringValue")
+        if body is not None:
+            self.assertEqual(json.loads(body).get("id"), entry["CRASHWATCH_REPORT_ID"], f"{what}: the body's id")
+
+    def spool_entries(self, spool: str) -> dict[str, list[str]]:
+        """The file names in the spool, its .claims and its .attempts."""
+        host = self.inside(spool)
+        return {name: sorted(e.name for e in (host / name).iterdir() if e.is_file())
+                if (host / name).is_dir() else []
+                for name in (".", ".claims", ".attempts")}
+
+    def assert_spool_empty(self, spool: str) -> None:
+        self.wait_until(lambda: not any(self.spool_entries(spool).values()), 5,
+                        lambda: f"the spool {spool} (its reports, .claims and .attempts) to be empty: "
+                                f"{self.spool_entries(spool)}")
+
+    def assert_still_running(self, main_pid: str, invocation: str) -> None:
+        time.sleep(1.0)
+        props = self.show(self.SERVICE, "ActiveState", "SubState", "MainPID", "NRestarts", "InvocationID")
+        self.assertEqual((props["ActiveState"], props["SubState"]), ("active", "running"),
+                         f"{self.SERVICE} keeps running (--follow): {self.ship_log()}")
+        self.assertEqual((props["MainPID"], props["NRestarts"], props["InvocationID"]), (main_pid, "0", invocation),
+                         f"{self.SERVICE} was not restarted (MainPID, NRestarts, InvocationID): {props}")
+
+    def assert_quick_clean_stop(self) -> float:
+        started = time.monotonic()
+        self.c.systemctl("stop", self.SERVICE, timeout=60)
+        elapsed = time.monotonic() - started
+        self.assertLess(elapsed, 5.0, f"systemctl stop {self.SERVICE} took {elapsed:.2f} s\n{self.ship_log()}")
+        props = self.show(self.SERVICE, "ActiveState", "Result", "ExecMainCode", "ExecMainStatus")
+        self.assertEqual((props["ActiveState"], props["Result"]), ("inactive", "success"),
+                         f"{self.SERVICE} after systemctl stop: {props}\n{self.ship_log()}")
+        return elapsed
+
+    def ship_lines(self, main_pid: str) -> list[str]:
+        return [str(e.get("MESSAGE")) for e in self.c.journal("-u", self.SERVICE, f"_PID={main_pid}")]
+
+    # -- the cases ---------------------------------------------------------------------------------------
+
+    def test_14a_ship_path_unit_delivers_a_crash(self):
+        started = time.monotonic()
+        unit = "cw-ship-crash.service"
+        receiver = self.start_receiver("ok")
+        spool = self.ship_setup(receiver)
+        props, entry = self.crash(unit)
+        report_id = entry["CRASHWATCH_REPORT_ID"]
+        # The path unit (PathExistsGlob= on the spool) starts the service: nothing else here does.
+        self.wait_until(lambda: self.show(self.SERVICE, "ActiveState")["ActiveState"] == "active", 15,
+                        lambda: f"{self.PATH_UNIT} to start {self.SERVICE}: {self.describe_unit(self.PATH_UNIT)}"
+                                f"\n{self.ship_log()}")
+        record = self.wait_delivered(receiver, report_id, 20)
+        service = self.show(self.SERVICE, "MainPID", "InvocationID", "TriggeredBy")
+        self.assertEqual(service["TriggeredBy"], self.PATH_UNIT, f"{self.SERVICE}: TriggeredBy")
+        self.assert_record(record, unit, props, entry)
+        self.assert_spool_empty(spool)
+        self.assert_still_running(service["MainPID"], service["InvocationID"])
+        lines = self.ship_lines(service["MainPID"])
+        self.assertIn(f"shipped {report_id} {os.path.basename(entry['CRASHWATCH_REPORT'])}", lines,
+                      f"the shipper's line on standard output (the journal): {self.ship_log()}")
+        stop = self.assert_quick_clean_stop()
+        # Exactly this report's record, once, and nothing refused on the way.
+        records = receiver.records()
+        self.assertEqual([(r["status"], r["attributes"].get("app.crash.id")) for r in records], [(200, report_id)],
+                         f"the receiver got exactly one record, this report's:\n{receiver.describe()}")
+        self.assertEqual([(e.get("error"), e.get("warnings")) for e in receiver.requests()], [(None, [])],
+                         f"the request decodes strictly, without warnings:\n{receiver.describe()}")
+        NOTES.append(f"test_14a: {time.monotonic() - started:.1f} s (systemctl stop of {self.SERVICE}: {stop:.2f} s)")
+
+    def test_14b_ship_keeps_a_report_through_503_then_delivers(self):
+        started = time.monotonic()
+        unit = "cw-ship-retry.service"
+        receiver = self.start_receiver("503")
+        spool = self.ship_setup(receiver)
+        props, entry = self.crash(unit)
+        report_id, name = entry["CRASHWATCH_REPORT_ID"], os.path.basename(entry["CRASHWATCH_REPORT"])
+        self.wait_until(lambda: self.show(self.SERVICE, "ActiveState")["ActiveState"] == "active", 15,
+                        lambda: f"{self.PATH_UNIT} to start {self.SERVICE}: {self.describe_unit(self.PATH_UNIT)}"
+                                f"\n{self.ship_log()}")
+        service = self.show(self.SERVICE, "MainPID", "InvocationID")
+
+        def attempts():
+            try:
+                return self.inside(f"{spool}/.attempts/{name}").read_text()
+            except FileNotFoundError:
+                return None
+        line = self.wait_until(attempts, 20, lambda: f"{spool}/.attempts/{name} (a failed attempt recorded):\n"
+                               f"{receiver.describe()}\n{self.ship_log()}", interval=0.1)
+        count, _, _, error = line.rstrip("\n").split(" ", 3)
+        self.assertGreaterEqual(int(count), 1, f".attempts/{name}: {line!r}")
+        self.assertIn("503", error, f".attempts/{name} names the last error: {line!r}")
+        refused = [r for r in receiver.records(503) if r["attributes"].get("app.crash.id") == report_id]
+        self.assertTrue(refused, f"the receiver answered 503 to this report's record:\n{receiver.describe()}")
+        self.assert_record(refused[0], unit, props, entry)
+        # Kept: back in the spool between attempts (a moment in .claims during each).
+        self.wait_until(lambda: name in self.spool_entries(spool)["."], 5,
+                        lambda: f"{name} back in the spool: {self.spool_entries(spool)}")
+        # (Listed again when the shipper's next attempt held the report in .claims at that moment.)
+        listings = []
+
+        def listed():
+            listings.append(self.c.run([CRASHWATCH, "list"]).stdout)
+            return [r for r in listings[-1].splitlines() if report_id[:8] in r]
+        row = self.wait_until(listed, 5, lambda: f"crashwatch list to show the report {report_id[:8]}:\n"
+                                                 f"{listings[-1] if listings else ''}", interval=0.2)
+        listing = listings[-1]
+        self.assertIn("SHIP", listing.splitlines()[0].split(), f"crashwatch list has a SHIP column:\n{listing}")
+        self.assertEqual(len(row), 1, f"crashwatch list shows the report {report_id[:8]} once:\n{listing}")
+        self.assertRegex(row[0], r"\b\d+ failed\s*$", f"its SHIP column counts the failed attempts:\n{listing}")
+        self.assertEqual(self.show(self.SERVICE, "ActiveState", "MainPID", "NRestarts"),
+                         {"ActiveState": "active", "MainPID": service["MainPID"], "NRestarts": "0"},
+                         f"{self.SERVICE} keeps running through the 503s: {self.ship_log()}")
+        self.assertEqual(receiver.records(200), [], f"nothing was accepted yet:\n{receiver.describe()}")
+        # The receiver recovers: the next retry (backoff from 1 s, doubling) delivers, no restart needed.
+        recovered = time.monotonic()
+        receiver.set_fault("ok")
+        record = self.wait_delivered(receiver, report_id, 30)
+        delivered_after = time.monotonic() - recovered
+        self.assert_record(record, unit, props, entry)
+        self.assert_spool_empty(spool)
+        self.assert_still_running(service["MainPID"], service["InvocationID"])
+        lines = self.ship_lines(service["MainPID"])
+        self.assertTrue(any(l.startswith(f"kept {report_id} {name} (attempt 1,") for l in lines),
+                        f"the shipper said it kept the report: {self.ship_log()}")
+        self.assertIn(f"shipped {report_id} {name}", lines, f"then that it shipped it: {self.ship_log()}")
+        stop = self.assert_quick_clean_stop()
+        accepted = [r["attributes"].get("app.crash.id") for r in receiver.records(200)]
+        self.assertEqual(accepted, [report_id], f"delivered exactly once:\n{receiver.describe()}")
+        self.assertTrue(all(e.get("error") is None and not e.get("warnings") for e in receiver.requests()),
+                        f"every request decodes strictly, without warnings:\n{receiver.describe()}")
+        NOTES.append(f"test_14b: {time.monotonic() - started:.1f} s ({len(refused)}+ attempts answered 503; "
+                     f"delivered {delivered_after:.1f} s after the receiver recovered; stop {stop:.2f} s)")
 
 
 def load_tests(loader, standard_tests, pattern):
