@@ -193,7 +193,7 @@ def decode_request(body_text):
         json_format.Parse(json.dumps(checked), message, ignore_unknown_fields=False)
     except json_format.ParseError as error:
         raise DecodeError(f"json_format.Parse: {error}")
-    decoded = json_format.MessageToDict(message, preserving_proto_field_name=False)
+    decoded = json_format.MessageToDict(message, preserving_proto_field_name=False, use_integers_for_enums=True)
     # Give the ids back in OTLP's hex form (MessageToDict writes base64 like any bytes field).
     for resource_logs in decoded.get("resourceLogs", []):
         for scope_logs in resource_logs.get("scopeLogs", []):
