@@ -39,6 +39,8 @@ Options:
                       or list},"bodyBytes","gzip","chunked","fault","status","outcome","decoded" (the
                       request as MessageToDict, camelCase keys) | "error","warnings","body" (with
                       --log-body: the decoded JSON text), "clientCert" (subject, with TLS), "tls"}
+                      {"event":"started","seq","epoch","fault"} when a request's headers are read
+                      (before its body), so a test can act while a request is in flight;
                       {"event":"tls-error","time","peer","error"}
   --log-body          also log each request's JSON text (after gunzip) as "body"
   --tls-cert F --tls-key F   serve HTTPS (the handshake runs in the connection's thread)
@@ -403,6 +405,7 @@ class Handler(BaseHTTPRequestHandler):
                  "clientCert": getattr(self, "client_subject", None)}
         step = server.faults.next()
         entry["fault"] = step
+        server.log.write({"event": "started", "seq": entry["seq"], "epoch": started, "fault": step})
         try:
             self._handle(entry, step)
         except Abort:
