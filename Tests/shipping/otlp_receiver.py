@@ -70,6 +70,7 @@ library plus opentelemetry-proto (and its protobuf) only.
 import argparse
 import base64
 import email.utils
+import faulthandler
 import gzip
 import json
 import os
@@ -566,6 +567,7 @@ def main(argv):
     server = Server((options.bind, options.port), Log(options.log), faults, tls, options.log_body)
 
     def stop(signo, frame):
+        print(f"otlp_receiver: signal {signo} from outside: stopping", file=sys.stderr, flush=True)
         threading.Thread(target=server.shutdown, daemon=True).start()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -574,7 +576,13 @@ def main(argv):
         with open(temporary, "w") as handle:
             handle.write(f"{server.server_address[1]}\n")
         os.rename(temporary, options.port_file)
-    server.serve_forever(poll_interval=0.2)
+    faulthandler.enable()  # a fatal signal still says where it struck (stderr)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except BaseException as error:
+        print(f"otlp_receiver: serve_forever ended by {error!r}", file=sys.stderr, flush=True)
+        raise
+    print("otlp_receiver: stopped by a signal", file=sys.stderr, flush=True)
     server.server_close()
     return 0
 

@@ -382,6 +382,12 @@ class Receiver:
             check(content_type.split(";")[0].strip() == "application/json",
                   f"request {entry['seq']}: Content-Type {content_type!r}, expected application/json")
 
+    def describe(self):
+        with open(self.stderr_path, errors="replace") as handle:
+            err = handle.read().strip()
+        state = "running" if self.process.poll() is None else f"exited with status {self.process.returncode}"
+        return f"the receiver (pid {self.process.pid}, port {self.port}) is {state}; its stderr: {err[-2000:]!r}"
+
     def stop(self):
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -1352,7 +1358,7 @@ def case_scale_two_shippers():
     def done():
         return not spool_reports(spool) and not claims_of(spool)
     wait_until(done, lambda: f"the spool is empty ({len(spool_reports(spool))} reports, {len(claims_of(spool))} claims "
-               f"left): {second.describe()}", 90, interval=0.1)
+               f"left): {receiver.describe()}\n{second.describe()}", 60, interval=0.1)
     elapsed = time.monotonic() - started
     wait_until(lambda: len(set(s[0] for s in parse_outcomes(first.stdout + "\n" + second.stdout)["shipped"])) >= 1000 or None,
                "every shipped line printed", 5)
