@@ -39,6 +39,9 @@ Options:
                       or list},"bodyBytes","gzip","chunked","fault","status","outcome","decoded" (the
                       request as MessageToDict, camelCase keys) | "error","warnings","body" (with
                       --log-body: the decoded JSON text), "clientCert" (subject, with TLS), "tls"}
+                      A request's entry is written just before its response is sent (so it is in the
+                      log before the client sees the answer); if sending fails, an entry
+                      {"event":"send-failed","seq","outcome"} follows.
                       {"event":"started","seq","epoch","fault"} when a request's headers are read
                       (before its body), so a test can act while a request is in flight;
                       {"event":"tls-error","time","peer","error"}
@@ -354,7 +357,17 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- responses --------------------------------------------------------------------------------
     def _send(self, status, payload, extra_headers=()):
+        """Sends a JSON response. For a POST, its log entry is written first (with outcome "answered"),
+        so the entry is in the log before the client can see the answer; when sending then fails, a
+        {"event":"send-failed","seq"} entry follows (readers apply it to the request's entry)."""
         body = json.dumps(payload).encode()
+        entry = getattr(self, "entry", None)
+        if entry is not None:
+            entry["status"] = status
+            entry["outcome"] = "answered"
+            entry["finished"] = time.time()
+            self.server.log.write(entry)
+            self.entry_written = True
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -406,17 +419,23 @@ class Handler(BaseHTTPRequestHandler):
                  "clientCert": getattr(self, "client_subject", None)}
         step = server.faults.next()
         entry["fault"] = step
+        self.entry, self.entry_written = entry, False
         server.log.write({"event": "started", "seq": entry["seq"], "epoch": started, "fault": step})
         try:
             self._handle(entry, step)
         except Abort:
             entry.setdefault("outcome", "dropped")
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, socket.timeout, OSError) as error:
-            entry["outcome"] = f"client gone before the response: {error}"
+            outcome = f"client gone before the response: {error}"
             self.close_connection = True
+            if self.entry_written:
+                server.log.write({"event": "send-failed", "seq": entry["seq"], "outcome": outcome})
+            entry["outcome"] = outcome
         finally:
-            entry["finished"] = time.time()
-            server.log.write(entry)
+            if not self.entry_written:
+                entry["finished"] = time.time()
+                server.log.write(entry)
+            self.entry = None
 
     def _handle(self, entry, step):
         if step["kind"] == "reset":
