@@ -320,6 +320,7 @@ class Abort(Exception):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as OTLP clients expect; every response has a length
+    timeout = 60  # an idle keep-alive connection is closed after a minute (its thread ends)
     server_version = "otlp-test-receiver/1"
 
     def log_message(self, format, *args):  # the JSON log says everything; keep stderr quiet

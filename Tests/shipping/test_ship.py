@@ -819,9 +819,12 @@ def check_mapping(report, found, max_body=1024 * 1024, crashwatch_version=None):
 # Accounting: nothing lost, nothing acknowledged twice
 # ----------------------------------------------------------------------------------------------
 
-def account(ids, spool, receiver, outputs):
-    """Each of `ids` is acknowledged (shipped once, received and accepted, file gone), still in the spool, or
-    quarantined; no `shipped <id>` line appears twice across `outputs` (stdout texts). Returns the state."""
+def account(ids, spool, receiver, outputs, allow_silent=False):
+    """Nothing lost, nothing acknowledged twice. Each of `ids` is received and accepted by the receiver (a 200
+    without rejection), or still in the spool (or claimed), or quarantined; no `shipped <id>` line appears twice
+    across `outputs` (stdout texts); a report printed as shipped was accepted and its file is gone; a report
+    whose file is gone without being quarantined has its `shipped` line (unless `allow_silent`: the caller
+    judges those). Returns the state, with "silent": the ids gone without a line."""
     shipped = {}
     for text in outputs:
         for report_id, name in parse_outcomes(text)["shipped"]:
@@ -830,22 +833,20 @@ def account(ids, spool, receiver, outputs):
     check(not twice, lambda: f"acknowledged more than once ('shipped' lines): {twice}")
     on_disk = {id_of_name(n) for n in spool_reports(spool)} | {id_of_name(n.split(".json")[0] + ".json") for n in claims_of(spool)}
     quarantined = {id_of_name(n) for n in quarantine_of(spool)}
-    accepted = receiver.acked_ids() if receiver else set()
-    lost, unconfirmed, kept_and_shipped = [], [], []
-    for report_id in ids:
-        if report_id in shipped:
-            if report_id not in accepted:
-                unconfirmed.append(report_id)
-            if report_id in on_disk or report_id in quarantined:
-                kept_and_shipped.append(report_id)
-        elif report_id not in on_disk and report_id not in quarantined:
-            lost.append(report_id)
-    check(not lost, lambda: f"{len(lost)} reports lost (not shipped, not in the spool, not quarantined): {lost[:5]}")
+    accepted = receiver.acked_ids() if receiver else set(shipped)
+    lost = [i for i in ids if i not in accepted and i not in on_disk and i not in quarantined]
+    check(not lost, lambda: f"{len(lost)} reports lost (never accepted by the receiver, not in the spool, not "
+                            f"quarantined): {lost[:5]}")
+    unconfirmed = [i for i in ids if i in shipped and i not in accepted]
     check(not unconfirmed, lambda: f"{len(unconfirmed)} reports printed as shipped but never accepted by the "
                                    f"receiver: {unconfirmed[:5]}")
+    kept_and_shipped = [i for i in ids if i in shipped and (i in on_disk or i in quarantined)]
     check(not kept_and_shipped, lambda: f"reports printed as shipped but still in the spool or quarantine: "
                                         f"{kept_and_shipped[:5]}")
-    return {"shipped": set(shipped), "on_disk": on_disk & set(ids), "quarantined": quarantined & set(ids)}
+    silent = [i for i in ids if i not in shipped and i not in on_disk and i not in quarantined]
+    check(allow_silent or not silent, lambda: f"{len(silent)} reports left the spool without a 'shipped' line: {silent[:5]}")
+    return {"shipped": set(shipped), "on_disk": on_disk & set(ids), "quarantined": quarantined & set(ids),
+            "silent": silent}
 
 
 def records_by_id(receiver):
@@ -1402,8 +1403,8 @@ def case_scale_two_shippers():
     wrong = [i for i in ids if by_id[i][0]["attrs"].get("app.crash.id") != i]
     check(not wrong, f"app.crash.id is not the report id for {wrong[:5]}")
     a, b = parse_outcomes(first.stdout)["shipped"], parse_outcomes(second.stdout)["shipped"]
-    state = account(ids, spool, receiver, [first.stdout, second.stdout])
-    unshipped = [i for i in ids if i not in state["shipped"]]
+    state = account(ids, spool, receiver, [first.stdout, second.stdout], allow_silent=True)
+    unshipped = state["silent"]
 
     def unshipped_story():
         seen = [(r["entry"]["seq"], r["entry"]["status"], r["entry"]["outcome"], round(r["entry"]["finished"] - kill_epoch, 3))
@@ -1412,7 +1413,19 @@ def case_scale_two_shippers():
                 f"(ids {unshipped[:3]}…); they were received in (request seq, status, outcome, answered at s after the "
                 f"SIGKILL of the first shipper): {sorted(set(seen))}. The killed shipper acknowledged (removed) them "
                 f"without printing 'shipped', or printed nothing before dying")
-    check(not unshipped, unshipped_story)
+    # A SIGKILL can land after the killed shipper removed its last batch's files and before it printed their
+    # 'shipped' lines: no order of "remove, print" closes that window. Tolerated for that one batch only
+    # (received in one accepted request answered before the kill, at most --batch reports), with a note.
+    requests_of = {r["entry"]["seq"] for i in unshipped for r in by_id.get(i, [])
+                   if r["entry"]["status"] == 200 and r["entry"]["outcome"] == "answered"
+                   and r["entry"]["finished"] <= kill_epoch}
+    window = unshipped and len(unshipped) <= 10 and len(requests_of) == 1 and \
+        all(any(r["entry"]["seq"] in requests_of for r in by_id.get(i, [])) for i in unshipped)
+    if window:
+        NOTES.append(f"scale_two_shippers: the SIGKILL struck between the removal of a batch and its 'shipped' lines: "
+                     f"{len(unshipped)} reports have no line ({unshipped_story()})")
+    else:
+        check(not unshipped, unshipped_story)
     duplicates = sum(len(v) - 1 for v in by_id.values())
     NOTES.append(f"scale_two_shippers: {elapsed:.1f} s; killed shipper printed {len(a)} shipped lines, the survivor "
                  f"{len(b)}; {killed_at} records received at the kill; {duplicates} duplicate deliveries; "
