@@ -1578,6 +1578,38 @@ def case_faults_4xx_auth():
         account([report.id], spool, receiver, [result.stdout])
 
 
+def case_claims_live_and_dead():
+    """A report claimed by a live reader (`crashwatch claim --holder PID`) is never sent; one whose holder
+    died is taken over and sent by `ship --once`."""
+    dead_report, live_report = REPORTS["null_deref"], REPORTS["abort"]  # `claim` takes the oldest first
+    check(dead_report.name < live_report.name, "null_deref's report is the older")
+    spool = make_spool([live_report, dead_report])
+    mortal = _track(subprocess.Popen(["sleep", "60"]))
+    holder = _track(subprocess.Popen(["sleep", "60"]))
+    for report, pid in ((dead_report, mortal.pid), (live_report, holder.pid)):
+        claimed = crashwatch("claim", "--spool", spool, "--holder", str(pid), "--json")
+        check(claimed.returncode == 0 and [c["id"] for c in json.loads(claimed.stdout)] == [report.id],
+              lambda: f"claim for pid {pid}: {claimed.describe()}")
+    mortal.kill()
+    mortal.wait()
+    check_equal(spool_reports(spool), [], "the spool with both reports claimed")
+    receiver = Receiver()
+    result = ship(spool, receiver)
+    check(result.returncode == 0, lambda: result.describe())
+    outcomes = parse_outcomes(result.stdout)
+    check_equal([x[0] for x in outcomes["shipped"]], [dead_report.id], "shipped (only the dead holder's claim)")
+    check_equal(set(records_by_id(receiver)), {dead_report.id}, "reports received")
+    check_equal([id_of_name(n.rsplit(".", 1)[0]) for n in claims_of(spool)], [live_report.id],
+                "claims left (the live holder's)")
+    receiver.check_clean()
+    holder.kill()
+    holder.wait()
+    result = ship(spool, receiver)
+    check(result.returncode == 0 and [x[0] for x in parse_outcomes(result.stdout)["shipped"]] == [live_report.id],
+          lambda: f"after its holder died, the last claim: {result.describe()}")
+    check_equal(spool_reports(spool) + claims_of(spool), [], "the spool and its claims at the end")
+
+
 def case_usage_errors():
     """Malformed options: exit 64, one 'crashwatch: ' message, the spool untouched."""
     report = REPORTS["abort"]
