@@ -2,6 +2,7 @@
 #
 #   make demo    install what is missing, build, crash a bundled fixture under crashwatch
 #   make test    install what is missing, build, run the whole test suite
+#   make test-ship  the `crashwatch ship` suite (Tests/shipping) against the debug binary
 #   make build   release binary at .build/release/crashwatch
 #   make bench   benchmarks (see BENCHMARKS.md)
 #   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr/local by default)
@@ -17,10 +18,20 @@ DEBS := gcc g++ binutils make python3 libunwind-dev liblzma-dev libdw-dev libelf
 # .build/systemd-root); libsystemd-dev gives its test programs sd_notify/sd_listen_fds/sd_watchdog_enabled;
 # util-linux (unshare, nsenter) and debian-archive-keyring are on every Debian, named to be sure.
 DEBS += debootstrap debian-archive-keyring libsystemd-dev util-linux
+# ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl and installs the
+# receiver's Python dependency with pip (see pydeps).
+DEBS += libcurl4-openssl-dev openssl python3-pip
+
+# Python packages of the test receiver (Tests/shipping/otlp_receiver.py), pinned. When python3 cannot
+# import them, pip installs them into $(PYDEPS) (--target: no root, no system site-packages, and no
+# clash with Debian's externally-managed Python); the test targets put $(PYDEPS) on PYTHONPATH.
+PYDEPS := .build/pydeps
+OTLP_PROTO_VERSION := 1.45.2
+PYTHON_ENV := PYTHONPATH=$(CURDIR)/$(PYDEPS)$${PYTHONPATH:+:$$PYTHONPATH}
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps build debug fixtures test test-systemd demo bench install clean
+.PHONY: all deps pydeps build debug fixtures test test-systemd test-ship demo bench install clean
 
 all: build
 
@@ -45,15 +56,25 @@ debug: deps
 fixtures: deps
 	@Fixtures/build.sh $(FIXTURES)
 
-# The Swift suites, then the systemd suite (Tests/systemd) against the debug binary just built. The
-# systemd suite runs even when the Swift tests failed; either failing fails `make test`.
-test: deps fixtures
+pydeps: deps
+	@$(PYTHON_ENV) python3 -c 'import opentelemetry.proto.collector.logs.v1.logs_service_pb2' 2>/dev/null || { \
+	  echo "installing opentelemetry-proto==$(OTLP_PROTO_VERSION) into $(PYDEPS)"; \
+	  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(PYDEPS) opentelemetry-proto==$(OTLP_PROTO_VERSION) && \
+	  $(PYTHON_ENV) python3 -c 'import opentelemetry.proto.collector.logs.v1.logs_service_pb2'; }
+
+# The Swift suites, then the systemd suite (Tests/systemd) and the ship suite (Tests/shipping) against
+# the debug binary just built. Each suite runs even when an earlier one failed; any failing fails `make test`.
+test: deps fixtures pydeps
 	$(SWIFT) build
 	@$(SWIFT) test 2>&1 | tee .build/test.log; swift_status=$${PIPESTATUS[0]}; \
 	$(MAKE) --no-print-directory test-systemd; systemd_status=$$?; \
-	if [ $$swift_status -ne 0 ]; then echo "make test: swift test failed (exit status $$swift_status)" >&2; exit $$swift_status; fi; \
+	$(MAKE) --no-print-directory test-ship; ship_status=$$?; \
+	if [ $$swift_status -ne 0 ]; then echo "make test: swift test failed (exit status $$swift_status)" >&2; fi; \
 	if [ $$systemd_status -ne 0 ]; then echo "make test: test-systemd failed (exit status $$systemd_status)" >&2; fi; \
-	exit $$systemd_status
+	if [ $$ship_status -ne 0 ]; then echo "make test: test-ship failed (exit status $$ship_status)" >&2; fi; \
+	if [ $$swift_status -ne 0 ]; then exit $$swift_status; fi; \
+	if [ $$systemd_status -ne 0 ]; then exit $$systemd_status; fi; \
+	exit $$ship_status
 
 # crashwatch under a real systemd 252 booted as a container's PID 1 (Tests/systemd/README.md). Needs
 # root; the binary is $(SYSTEMD_TEST_BIN) (make test builds it). Bounded: 10 minutes at most.
@@ -61,6 +82,14 @@ SYSTEMD_TEST_BIN ?= .build/debug/crashwatch
 test-systemd: deps fixtures
 	@test -x $(SYSTEMD_TEST_BIN) || { echo "test-systemd: $(SYSTEMD_TEST_BIN) is missing: build it first (swift build, or make test)" >&2; exit 1; }
 	CRASHWATCH_BIN=$(SYSTEMD_TEST_BIN) timeout --kill-after=30 600 python3 Tests/systemd/test_systemd.py
+
+# `crashwatch ship` against a real OTLP/HTTP receiver (Tests/shipping/README.md): HTTP, HTTPS, mutual TLS,
+# gzip, faults, 1,000 reports with two shippers. The binary is $(SHIP_TEST_BIN) (make test builds it).
+# Bounded: 5 minutes at most (the suite itself takes about 2).
+SHIP_TEST_BIN ?= .build/debug/crashwatch
+test-ship: deps fixtures pydeps
+	@test -x $(SHIP_TEST_BIN) || { echo "test-ship: $(SHIP_TEST_BIN) is missing: build it first (swift build, or make test)" >&2; exit 1; }
+	CRASHWATCH_BIN=$(SHIP_TEST_BIN) CRASHWATCH_FIXTURES=$(FIXTURES) $(PYTHON_ENV) timeout --kill-after=30 300 python3 Tests/shipping/test_ship.py
 
 demo: build fixtures
 	@spool=$$(mktemp -d /tmp/crashwatch-demo.XXXXXX); \
