@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,15 @@ static size_t collect_body(char *data, size_t size, size_t count, void *context)
     return total;
 }
 
+/* libcurl's progress callback, at least once a second while a request waits: a readable cancel
+ * descriptor (the shipper's signalfd, once SIGTERM is pending) abandons the request. */
+static int check_cancel(void *context, curl_off_t download_total, curl_off_t downloaded, curl_off_t upload_total,
+                        curl_off_t uploaded) {
+    (void)download_total, (void)downloaded, (void)upload_total, (void)uploaded;
+    struct pollfd descriptor = {.fd = *(int *)context, .events = POLLIN};
+    return poll(&descriptor, 1, 0) > 0 ? 1 : 0;
+}
+
 #define SET(option, value)                                                               \
     do {                                                                                 \
         CURLcode set_code = curl.easy_setopt(handle, option, value);                     \
@@ -183,6 +193,12 @@ int cw_http_post(cw_http_client *client, const cw_http_request *request, cw_http
     SET(CURLOPT_WRITEFUNCTION, collect_body);
     SET(CURLOPT_WRITEDATA, &body);
     SET(CURLOPT_ERRORBUFFER, error);
+    int cancel_fd = request->cancel_fd;
+    SET(CURLOPT_NOPROGRESS, cancel_fd >= 0 ? 0L : 1L);
+    if (cancel_fd >= 0) {
+        SET(CURLOPT_XFERINFOFUNCTION, check_cancel);
+        SET(CURLOPT_XFERINFODATA, &cancel_fd);
+    }
 
     CURLcode code = curl.easy_perform(handle);
     response->curl_code = code;
@@ -205,6 +221,8 @@ done:
     curl.easy_setopt(handle, CURLOPT_POSTFIELDS, (char *)NULL);
     curl.easy_setopt(handle, CURLOPT_ERRORBUFFER, (char *)NULL);
     curl.easy_setopt(handle, CURLOPT_WRITEDATA, (void *)NULL);
+    curl.easy_setopt(handle, CURLOPT_XFERINFODATA, (void *)NULL);
+    curl.easy_setopt(handle, CURLOPT_NOPROGRESS, 1L);
     curl.slist_free_all(headers);
     free(body.bytes);
     return response->curl_code == CURLE_OK ? 0 : -1;

@@ -110,6 +110,8 @@ enum ShipCommand {
         }
         var holders: [Int32: ProcessWatch] = [:]
         let me = ProcessProbe.currentID
+        // A stop signal abandons a request in flight (its reports go back untouched) instead of waiting it out.
+        (shipper.transport as? HTTPExporter)?.cancelDescriptor = inbox.fd
         while !shouldStop() {
             watch.drain()
             do throws(SpoolError) { _ = try shipper.drain(shouldStop: shouldStop) } catch {
@@ -179,7 +181,7 @@ enum ShipCommand {
         case .connection:
             secure ? "\n  hint: the connection broke: is the server speaking HTTPS on this port, and does it want a client certificate (--client-cert, --client-key)?"
                    : "\n  hint: the connection broke: is the server speaking plain HTTP on this port?"
-        case .other: ""
+        case .other, .cancelled: ""
         }
     }
 

@@ -22,6 +22,8 @@ public final class HTTPExporter: ExportTransport {
     private let headers: [(String, String)]
 
     public var endpoint: String { target.url }
+    /// A descriptor whose readability abandons the request in flight (`ship --follow`'s signalfd).
+    public var cancelDescriptor: Int32?
 
     public init(target: ExportTarget, userAgent: String) throws(TransportError) {
         self.target = target
@@ -36,7 +38,8 @@ public final class HTTPExporter: ExportTransport {
                 throw TransportError(kind: .other, code: -1, message: "gzip the request: \(error)")
             }
         }
-        return try client.post(target.url, headers: headers, body: payload, timeoutMs: target.timeoutMilliseconds)
+        return try client.post(target.url, headers: headers, body: payload, timeoutMs: target.timeoutMilliseconds,
+                               cancelDescriptor: cancelDescriptor)
     }
 }
 
@@ -48,6 +51,10 @@ public struct ShipOptions: Sendable {
     public var maxBodyBytes: Int = OTLPLogs.defaultMaxBodyBytes
     /// Retry delays (`--max-backoff`).
     public var backoff = Backoff()
+    /// How long after its capture a report that is not complete yet (its minimal form, while `crashwatch run`'s
+    /// worker adds frames and symbols) waits for the full one that replaces it under the same name, so the
+    /// crash is sent once, whole. Past it the report is sent as it is (its worker died or ran out of time).
+    public var processingGraceNanoseconds: Int64 = 30_000_000_000
     /// The records' instrumentation scope.
     public var scope: OTLPLogs.Scope
 
@@ -73,6 +80,8 @@ public struct ShipTotals: Equatable, Sendable {
     public var kept = 0
     /// Whether the pass stopped because the endpoint is failing (due reports were left for later).
     public var paused = false
+    /// Whether a request in flight was abandoned for a stop (its reports went back untouched).
+    public var cancelled = false
 
     public init() {}
 }
@@ -126,7 +135,9 @@ public final class Shipper {
                 break
             }
             let attempts = spool.allAttempts()
-            let claims = try spool.claim(limit: max(options.batch, 1), where: { self.isDue(attempts[$0], at: time) })
+            let claims = try spool.claim(limit: max(options.batch, 1), where: { name in
+                self.isDue(attempts[name], at: time) && !self.isBeingProcessed(name, at: time)
+            })
             if claims.isEmpty { break }
             var entries: [(claim: ClaimedReport, record: [UInt8])] = []
             for claim in claims {
@@ -135,8 +146,21 @@ public final class Shipper {
                 }
             }
             if !entries.isEmpty { send(entries, attempts: attempts, totals: &totals) }
+            if totals.cancelled { break }
         }
         return totals
+    }
+
+    /// Whether report `name` is young and not complete yet: its writer may still replace it with the full
+    /// report (see `ShipOptions.processingGraceNanoseconds`). Only reports captured within the grace are
+    /// read (a name dated in the future is not believed young).
+    func isBeingProcessed(_ name: ReportFileName, at time: Int64) -> Bool {
+        let age = time - name.timeNanoseconds
+        guard age >= 0, age < options.processingGraceNanoseconds,
+              let bytes = try? spool.read(name), let report = try? CrashReport.decode(bytes),
+              let state = report.diagnostics.processing
+        else { return false }
+        return state != .complete
     }
 
     /// When the shipper should look again although nothing changed: the end of a pause, or the next time a
@@ -145,10 +169,12 @@ public final class Shipper {
         let time = now()
         var wake: Int64? = pausedUntil > time ? pausedUntil : nil
         let attempts = spool.allAttempts()
-        guard !attempts.isEmpty, let present = try? spool.reportNames() else { return wake }
+        guard let present = try? spool.reportNames() else { return wake }
         for name in present {
-            guard let record = attempts[name], !isDue(record, at: time) else { continue }
-            wake = min(wake ?? record.nextAttempt, record.nextAttempt)
+            var due: Int64?
+            if let record = attempts[name], !isDue(record, at: time) { due = record.nextAttempt }
+            if isBeingProcessed(name, at: time) { due = max(due ?? 0, name.timeNanoseconds + options.processingGraceNanoseconds) }
+            if let due { wake = min(wake ?? due, due) }
         }
         return wake
     }
@@ -186,6 +212,12 @@ public final class Shipper {
                       totals: inout ShipTotals) {
         let outcome: ExportOutcome
         do { outcome = ExportOutcome.of(try transport.send(OTLPLogs.request(entries.map(\.record)))) } catch {
+            if error.kind == .cancelled {
+                // Abandoned for a stop: nothing was decided about these reports; they go back as they were.
+                for entry in entries { giveBack(entry.claim) }
+                totals.cancelled = true
+                return
+            }
             outcome = ExportOutcome.of(error)
         }
         switch outcome {
@@ -204,7 +236,7 @@ public final class Shipper {
         case .refused where entries.count > 1:
             consecutiveFailures = 0
             for (index, entry) in entries.enumerated() {
-                if pausedUntil > now() {
+                if pausedUntil > now() || totals.cancelled {
                     // The endpoint began failing meanwhile: the rest go back untried, attempts unchanged.
                     for rest in entries[index...] { giveBack(rest.claim) }
                     totals.paused = true

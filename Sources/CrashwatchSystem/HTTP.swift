@@ -51,6 +51,8 @@ public struct TransportError: Error, Equatable, Sendable, CustomStringConvertibl
         case localCertificate
         /// The connection broke while sending or receiving.
         case connection
+        /// The caller abandoned the request (its cancel descriptor became readable).
+        case cancelled
         /// Anything else libcurl reported.
         case other
     }
@@ -72,6 +74,7 @@ public struct TransportError: Error, Equatable, Sendable, CustomStringConvertibl
     /// (a server that wants a client certificate refuses after the handshake, in TLS 1.3) arrives as a
     /// send or receive error whose message names TLS.
     static func kind(of code: Int32, message: String) -> Kind {
+        if code == 42 { return .cancelled }  // ABORTED_BY_CALLBACK: only the cancel check aborts
         if code == 55 || code == 56, message.contains("SSL") || message.contains("alert") { return .tls }
         return switch code {
         case 5, 6: .resolve                        // COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST
@@ -114,9 +117,10 @@ public final class HTTPClient {
     deinit { cw_http_client_free(client) }
 
     /// POSTs `body` to `url` with `headers` (name, value); a response of any status returns, a failed
-    /// exchange throws.
-    public func post(_ url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int) throws(TransportError)
-        -> HTTPResponse
+    /// exchange throws. The request is abandoned (`.cancelled`) within about a second of `cancelDescriptor`
+    /// becoming readable.
+    public func post(_ url: String, headers: [(String, String)], body: [UInt8], timeoutMs: Int,
+                     cancelDescriptor: Int32? = nil) throws(TransportError) -> HTTPResponse
     {
         let lines = headers.map { "\($0.0): \($0.1)" }
         var response = cw_http_response()
@@ -140,6 +144,7 @@ public final class HTTPClient {
                                         request.client_certificate = certificate
                                         request.client_key = key
                                         request.max_response_bytes = maxResponseBytes
+                                        request.cancel_fd = cancelDescriptor ?? -1
                                         return cw_http_post(client, &request, &response)
                                     }
                                 }

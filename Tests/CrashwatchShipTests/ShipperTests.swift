@@ -207,6 +207,44 @@ final class TestClock {
         #expect(try test.spool.claims().map(\.holder) == [holder])
     }
 
+    @Test func aReportStillBeingProcessedWaitsForItsFullForm() throws {
+        let test = try TestSpool(reports: 0)
+        defer { test.remove() }
+        let clock = TestClock()
+        let id = UUID()
+        let name = ReportFileName(timeNanoseconds: clock.now - 1_000_000_000, pid: 7, executable: "app", id: id)
+        let exampleID = try CrashReport.decode(TestSpool.example).id
+        let complete = String(decoding: TestSpool.example, as: UTF8.self).replacingOccurrences(of: exampleID, with: id.uuidString.lowercased())
+            .replacingOccurrences(of: #""processing": null"#, with: #""processing": "complete""#)
+        let minimal = complete.replacingOccurrences(of: #""processing": "complete""#, with: #""processing": "minimal""#)
+        #expect(minimal != complete)
+        _ = try test.spool.write(bytes: Array(minimal.utf8), name: name)
+        let transport = ScriptedTransport([ok])
+        let shipper = shipper(test.spool, transport, clock: clock)
+        #expect(try shipper.drain() == ShipTotals())
+        #expect(transport.bodies.isEmpty)
+        #expect(shipper.nextWake() == name.timeNanoseconds + 30_000_000_000)
+        // The worker's full report replaces it under the same name: sent at once, whole.
+        _ = try test.spool.write(bytes: Array(complete.utf8), name: name)
+        #expect(try shipper.drain().shipped == 1)
+        #expect(String(decoding: transport.bodies[0], as: UTF8.self).contains(#"\"processing\": \"complete\""#))
+        // A minimal report past the grace (its worker died) is sent as it is.
+        let late = ReportFileName(timeNanoseconds: clock.now - 31_000_000_000, pid: 8, executable: "app", id: UUID())
+        _ = try test.spool.write(bytes: Array(minimal.utf8), name: late)
+        #expect(try shipper.drain().shipped == 1)
+    }
+
+    @Test func aCancelledRequestGivesItsReportsBackUntouched() throws {
+        let test = try TestSpool(reports: 3)
+        defer { test.remove() }
+        let transport = ScriptedTransport([.failure(TransportError(kind: .cancelled, code: 42, message: "Callback aborted")), ok])
+        let totals = try shipper(test.spool, transport, clock: TestClock(), batch: 2).drain()
+        #expect(totals.cancelled && totals.shipped == 0 && totals.kept == 0)
+        #expect(transport.bodies.count == 1)
+        #expect(try test.spool.reportNames() == test.names && test.spool.claims().isEmpty)
+        #expect(test.spool.allAttempts().isEmpty)
+    }
+
     @Test func pruningForgetsTheAttemptsOfRemovedReports() throws {
         let test = try TestSpool(reports: 2)
         defer { test.remove() }

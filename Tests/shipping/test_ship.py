@@ -1563,19 +1563,33 @@ def case_faults_max_backoff_and_408():
 
 
 def case_faults_4xx_auth():
-    """CONTRACT.md: a 4xx other than 408/429 quarantines a single report with "HTTP <status>: <message>";
-    401 and 403 included."""
-    for status in (401, 403):
+    """401, 403 and 404 say the shipper's credentials or endpoint are wrong, not the report: the report is
+    kept (exit 75, its attempt recorded with "HTTP <status>: <message>"), never quarantined; once the
+    endpoint accepts, it is delivered."""
+    for status in (401, 403, 404):
         report = REPORTS["abort"]
         spool = make_spool([report])
         receiver = Receiver(fault=f"{status}:credentials not accepted")
         result = ship(spool, receiver)
-        quarantined = parse_outcomes(result.stdout)["quarantined"]
-        check(result.returncode == 0 and len(quarantined) == 1 and
-              f"HTTP {status}: credentials not accepted" in quarantined[0][2],
-              lambda: f"HTTP {status}: expected the report quarantined with 'HTTP {status}: credentials not accepted' "
-                      f"and exit 0: {result.describe()}")
-        account([report.id], spool, receiver, [result.stdout])
+        outcomes = parse_outcomes(result.stdout)
+        check(result.returncode == 75 and len(outcomes["kept"]) == 1 and not outcomes["quarantined"] and
+              f"HTTP {status}: credentials not accepted" in outcomes["kept"][0][2],
+              lambda: f"HTTP {status}: expected the report kept with 'HTTP {status}: credentials not accepted' "
+                      f"and exit 75: {result.describe()}")
+        check_equal(spool_reports(spool), [report.name], f"the spool after HTTP {status}")
+        check(not os.path.isdir(os.path.join(spool, ".quarantine")) or not os.listdir(os.path.join(spool, ".quarantine")),
+              f"nothing quarantined after HTTP {status}")
+        first = result.stdout
+        receiver.set_fault("ok")
+        deadline = time.monotonic() + 10
+        while True:
+            result = ship(spool, receiver)
+            if result.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)  # the recorded attempt is not due yet
+        check(result.returncode == 0 and [x[0] for x in parse_outcomes(result.stdout)["shipped"]] == [report.id],
+              lambda: f"after HTTP {status}, with the endpoint fixed: {result.describe()}")
+        account([report.id], spool, receiver, [first, result.stdout])
 
 
 def case_claims_live_and_dead():

@@ -426,6 +426,7 @@ typedef struct {
     const char *client_certificate;   /* PEM client certificate for mutual TLS; NULL: none */
     const char *client_key;           /* its PEM key; NULL: in the certificate file */
     size_t max_response_bytes;        /* the response body kept (the rest is read and dropped) */
+    int cancel_fd;                    /* readable: abandon the request (CURLE_ABORTED_BY_CALLBACK); -1: none */
 } cw_http_request;
 
 /** What came back: a status, or a libcurl error code and message. */
