@@ -51,9 +51,9 @@ enum ShipCommand {
         batch, gzip (yes/no), max-body and max-backoff. Prefer the environment or the settings file to
         --header for secrets: the command line is visible to every local user.
 
-        Exit status: 0 every report that was due was shipped or quarantined (or none was due), 64 usage
-        error, 66 no spool, 69 --check: the endpoint does not work, 71 libcurl cannot be loaded, 74 the spool
-        cannot be used, 75 --once: some reports were kept for a later attempt.
+        Exit status: 0 nothing is left to send (reports still being written aside), 64 usage error, 66 no
+        spool, 69 --check: the endpoint does not work, 71 libcurl cannot be loaded, 74 the spool cannot be
+        used, 75 --once: reports are left for a later attempt (kept now or by an earlier run).
 
         """
 
@@ -81,12 +81,14 @@ enum ShipCommand {
 
     // MARK: Modes
 
-    /// Drains what is due once; 75 when some reports were kept (or left because the endpoint is failing).
+    /// Drains what is due once; 75 when reports are left waiting for a retry (kept now or before, or left
+    /// because the endpoint is failing).
     static func once(_ shipper: Shipper) throws(CommandFailure) -> Int32 {
         let totals: ShipTotals
         do throws(SpoolError) { totals = try shipper.drain() } catch { throw CommandFailure(error) }
-        guard totals.paused else { return ExitCode.success }
-        let left = (try? shipper.spool.reportNames().count) ?? 0
+        let waiting = shipper.waitingForRetry()
+        guard totals.paused || waiting > 0 else { return ExitCode.success }
+        let left = max(waiting, totals.paused ? (try? shipper.spool.reportNames().count) ?? 0 : 0)
         StandardStream.err("crashwatch: shipped \(totals.shipped), quarantined \(totals.quarantined), kept \(totals.kept); "
                            + "\(left) report\(left == 1 ? "" : "s") left in the spool for a later attempt\n")
         return ExitCode.temporaryFailure

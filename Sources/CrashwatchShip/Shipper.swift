@@ -179,6 +179,13 @@ public final class Shipper {
         return wake
     }
 
+    /// How many reports in the spool wait for a retry (they have a failed attempt recorded).
+    public func waitingForRetry() -> Int {
+        let attempts = spool.allAttempts()
+        guard !attempts.isEmpty, let present = try? spool.reportNames() else { return 0 }
+        return present.filter { attempts[$0] != nil }.count
+    }
+
     // MARK: Steps
 
     /// Reads and encodes one claimed report; one that cannot be read as a report is quarantined (nil).

@@ -1166,15 +1166,15 @@ def case_faults_receiver_down():
         check(re.search(r"\b1\s*(?:failed|attempts?)\b|attempts?\W*1\b", line, re.I),
               f"`crashwatch list` does not show the attempt count (1) of {report.id[:8]}:\n{listed.stdout}")
     account(ids, spool, None, [result.stdout])
-    # Not due yet: a second --once right away sends nothing, exits 0 and loses nothing.
+    # Not due yet: a second --once right away sends nothing, exits 75 (reports left) and loses nothing.
     receiver = Receiver(port=port)
     wait = max(k[3] for k in kept)
     early_start = time.monotonic()
     early = ship(spool, url)
     if time.monotonic() - early_start + result.seconds < min(k[3] for k in kept) - 0.1:
-        check(early.returncode == 0 and not receiver.requests(),
+        check(early.returncode == 75 and not receiver.requests(),
               lambda: f"--once before any retry was due: exit {early.returncode} and {len(receiver.requests())} "
-                      f"requests, expected 0 and none: {early.describe()}")
+                      f"requests, expected 75 and none: {early.describe()}")
     check(wait <= 5, f"first retry {wait} s after one failure (backoff starts at 1 s with jitter)")
     time.sleep(wait + 0.3)
     late = ship(spool, url)
@@ -1573,7 +1573,7 @@ def case_faults_4xx_auth():
         result = ship(spool, receiver)
         outcomes = parse_outcomes(result.stdout)
         check(result.returncode == 75 and len(outcomes["kept"]) == 1 and not outcomes["quarantined"] and
-              f"HTTP {status}: credentials not accepted" in outcomes["kept"][0][2],
+              f"HTTP {status}: credentials not accepted" in outcomes["kept"][0][4],
               lambda: f"HTTP {status}: expected the report kept with 'HTTP {status}: credentials not accepted' "
                       f"and exit 75: {result.describe()}")
         check_equal(spool_reports(spool), [report.name], f"the spool after HTTP {status}")
@@ -1584,9 +1584,11 @@ def case_faults_4xx_auth():
         deadline = time.monotonic() + 10
         while True:
             result = ship(spool, receiver)
-            if result.returncode == 0 or time.monotonic() > deadline:
+            # 75 while the recorded attempt is not due yet: the report waits in the spool.
+            if result.returncode != 75 or time.monotonic() > deadline:
                 break
-            time.sleep(0.3)  # the recorded attempt is not due yet
+            check(not parse_outcomes(result.stdout)["shipped"], lambda: f"a 75 that shipped: {result.describe()}")
+            time.sleep(0.3)
         check(result.returncode == 0 and [x[0] for x in parse_outcomes(result.stdout)["shipped"]] == [report.id],
               lambda: f"after HTTP {status}, with the endpoint fixed: {result.describe()}")
         account([report.id], spool, receiver, [first, result.stdout])
