@@ -79,7 +79,7 @@ test: deps fixtures pydeps
 # crashwatch under a real systemd 252 booted as a container's PID 1 (Tests/systemd/README.md). Needs
 # root; the binary is $(SYSTEMD_TEST_BIN) (make test builds it). Bounded: 10 minutes at most.
 SYSTEMD_TEST_BIN ?= .build/debug/crashwatch
-test-systemd: deps fixtures
+test-systemd: deps fixtures pydeps
 	@test -x $(SYSTEMD_TEST_BIN) || { echo "test-systemd: $(SYSTEMD_TEST_BIN) is missing: build it first (swift build, or make test)" >&2; exit 1; }
 	CRASHWATCH_BIN=$(SYSTEMD_TEST_BIN) timeout --kill-after=30 600 python3 Tests/systemd/test_systemd.py
 
@@ -98,8 +98,8 @@ demo: build fixtures
 	echo "--- crashwatch exited with status $$status, as the fixture does bare (128+SIGSEGV) ---"; \
 	python3 scripts/report-summary.py $$spool/*.json
 
-bench: build fixtures
-	@python3 bench/bench.py
+bench: build fixtures pydeps
+	@$(PYTHON_ENV) python3 bench/bench.py
 
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/crashwatch
