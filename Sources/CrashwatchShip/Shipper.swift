@@ -164,12 +164,14 @@ public final class Shipper {
     }
 
     /// When the shipper should look again although nothing changed: the end of a pause, or the next time a
-    /// report waiting after a failed attempt becomes due; nil when nothing waits.
+    /// report waiting after a failed attempt (in the spool, or claimed by a shipper that died) or a report
+    /// still being processed becomes due; nil when nothing waits.
     public func nextWake() -> Int64? {
         let time = now()
         var wake: Int64? = pausedUntil > time ? pausedUntil : nil
         let attempts = spool.allAttempts()
-        guard let present = try? spool.reportNames() else { return wake }
+        guard var present = try? spool.reportNames() else { return wake }
+        present += ((try? spool.claims()) ?? []).filter(\.isStale).map(\.name)
         for name in present {
             var due: Int64?
             if let record = attempts[name], !isDue(record, at: time) { due = record.nextAttempt }

@@ -141,6 +141,23 @@ final class TestClock {
         #expect(try other.drain().shipped == 1)
     }
 
+    @Test func aDeadShippersClaimIsTakenOverWhenDue() throws {
+        let test = try TestSpool(reports: 1)
+        defer { test.remove() }
+        let clock = TestClock()
+        // A shipper that recorded a failed attempt and died holding the claim (no such pid runs).
+        let dead = ClaimHolder(pid: 4_000_000, startTicks: 1)
+        let claim = try test.spool.claim(limit: 1, holder: dead)[0]
+        try test.spool.recordFailedAttempt(claim, error: "HTTP 503", nextAttempt: clock.now + 5_000_000_000, now: clock.now)
+        let transport = ScriptedTransport([ok])
+        let shipper = shipper(test.spool, transport, clock: clock)
+        #expect(try shipper.drain() == ShipTotals())
+        #expect(shipper.nextWake() == clock.now + 5_000_000_000)
+        clock.now += 5_000_000_000
+        #expect(try shipper.drain().shipped == 1)
+        #expect(try test.spool.claims().isEmpty)
+    }
+
     @Test func aFarFutureNextAttemptIsNotBelieved() throws {
         let test = try TestSpool(reports: 1)
         defer { test.remove() }
