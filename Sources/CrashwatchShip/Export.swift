@@ -1,7 +1,9 @@
 // Export.swift — one OTLP/HTTP export: where it goes (the endpoint, its headers), how it is sent (gzip,
 // timeout) and what the answer means for the reports in it (accepted, refused for good, or try again later).
+// FoundationEssentials only (JSONDecoder): the full Foundation would map ICU and about 6 MB more into every
+// `crashwatch run`, which links this module.
 import CrashwatchSystem
-import Foundation
+import FoundationEssentials
 
 /// An OTLP/HTTP logs endpoint and how to talk to it.
 public struct ExportTarget: Equatable, Sendable {
@@ -40,8 +42,11 @@ public struct ExportTarget: Equatable, Sendable {
         guard !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) else {
             throw ExportSetupError("endpoint '\(text)' contains spaces or control characters")
         }
-        let afterScheme = text[text.range(of: "://")!.upperBound...]
-        let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex
+        // The scheme was checked above: the authority starts after "://".
+        let afterScheme = text.dropFirst(lower.hasPrefix("https://") ? 8 : 7)
+        let authorityEnd: Substring.Index = afterScheme.firstIndex { (character: Character) in
+            character == "/" || character == "?" || character == "#"
+        } ?? afterScheme.endIndex
         let authority = afterScheme[..<authorityEnd]
         let host = authority.split(separator: "@").last.map(String.init) ?? ""
         guard !host.isEmpty, !host.hasPrefix(":") else { throw ExportSetupError("endpoint '\(text)' has no host") }
@@ -54,7 +59,7 @@ public struct ExportTarget: Equatable, Sendable {
     public static func parseHeaderList(_ text: String) throws(ExportSetupError) -> [(String, String)] {
         var headers: [(String, String)] = []
         for item in text.split(separator: ",") {
-            let trimmed = item.trimmingCharacters(in: .whitespaces)
+            let trimmed = trimmedSpaces(item)
             if trimmed.isEmpty { continue }
             headers.append(try parseHeader(trimmed, percentDecoded: true))
         }
@@ -64,10 +69,10 @@ public struct ExportTarget: Equatable, Sendable {
     /// One `NAME=VALUE` header; the name must be an HTTP token, the value free of line breaks.
     public static func parseHeader(_ text: String, percentDecoded: Bool = false) throws(ExportSetupError) -> (String, String) {
         guard let equals = text.firstIndex(of: "=") else { throw ExportSetupError("header '\(text)' is not NAME=VALUE") }
-        let name = text[..<equals].trimmingCharacters(in: .whitespaces)
-        var value = String(text[text.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
-        if percentDecoded { value = value.removingPercentEncoding ?? value }
-        let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        let name = trimmedSpaces(text[..<equals])
+        var value = trimmedSpaces(text[text.index(after: equals)...])
+        if percentDecoded { value = percentDecoding(value) ?? value }
+        let token = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".unicodeScalars)
         guard !name.isEmpty, name.unicodeScalars.allSatisfy({ token.contains($0) }) else {
             throw ExportSetupError("header name '\(name)' is not a valid HTTP header name")
         }
@@ -79,6 +84,38 @@ public struct ExportTarget: Equatable, Sendable {
             throw ExportSetupError("header '\(name)' is set by crashwatch itself and cannot be given")
         }
         return (name, value)
+    }
+
+    /// `text` without leading and trailing spaces and tabs.
+    static func trimmedSpaces(_ text: some StringProtocol) -> String {
+        var slice = Substring(text)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+
+    /// `%XX` escapes decoded (as UTF-8); nil when an escape is malformed or the bytes are not UTF-8.
+    static func percentDecoding(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }
 
@@ -141,29 +178,52 @@ public enum ExportOutcome: Equatable, Sendable {
     /// A server's message: google.rpc.Status's `message` (the OTLP error body), else the body as text, one
     /// line, cut short; nil for an empty body.
     static func serverMessage(_ body: [UInt8]) -> String? {
-        if let object = jsonObject(body), let message = object["message"] as? String {
+        if let status = decoded(ServerStatus.self, body), let message = status.message {
             return message.isEmpty ? nil : shortened(message)
         }
-        let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var text = String(decoding: body, as: UTF8.self)
+        while let first = text.unicodeScalars.first, first.properties.isWhitespace { text.unicodeScalars.removeFirst() }
+        while let last = text.unicodeScalars.last, last.properties.isWhitespace { text.unicodeScalars.removeLast() }
         return text.isEmpty || text == "{}" ? nil : shortened(text)
     }
 
     /// An ExportLogsServiceResponse's partialSuccess: rejected records (int64 as a string or a number) and the message.
     static func partialSuccess(_ body: [UInt8]) -> (rejected: Int64, message: String?) {
-        guard let object = jsonObject(body), let partial = object["partialSuccess"] as? [String: Any] else { return (0, nil) }
-        var rejected: Int64 = 0
-        switch partial["rejectedLogRecords"] {
-        case let text as String: rejected = Int64(text) ?? 0
-        case let number as NSNumber: rejected = number.int64Value
-        default: break
-        }
-        let message = (partial["errorMessage"] as? String).flatMap { $0.isEmpty ? nil : shortened($0) }
-        return (rejected, message)
+        guard let partial = decoded(ExportResponse.self, body)?.partialSuccess else { return (0, nil) }
+        let message = partial.errorMessage.flatMap { $0.isEmpty ? nil : shortened($0) }
+        return (partial.rejectedLogRecords?.value ?? 0, message)
     }
 
-    private static func jsonObject(_ body: [UInt8]) -> [String: Any]? {
-        guard !body.isEmpty, body.first == UInt8(ascii: "{") else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    /// google.rpc.Status, as much of it as is read.
+    private struct ServerStatus: Decodable {
+        var message: String?
+    }
+
+    /// ExportLogsServiceResponse, as much of it as is read.
+    private struct ExportResponse: Decodable {
+        struct PartialSuccess: Decodable {
+            var rejectedLogRecords: FlexibleInt64?
+            var errorMessage: String?
+        }
+        var partialSuccess: PartialSuccess?
+    }
+
+    /// An int64 as OTLP/JSON writes it (a decimal string) or as some servers do (a number).
+    private struct FlexibleInt64: Decodable {
+        var value: Int64
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Int64.self) {
+                value = number
+            } else {
+                value = Int64(try container.decode(String.self)) ?? 0
+            }
+        }
+    }
+
+    private static func decoded<T: Decodable>(_ type: T.Type, _ body: [UInt8]) -> T? {
+        guard body.first == UInt8(ascii: "{") else { return nil }
+        return try? JSONDecoder().decode(type, from: Data(body))
     }
 
     private static func shortened(_ text: String) -> String {

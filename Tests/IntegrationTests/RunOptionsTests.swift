@@ -4,6 +4,18 @@ import Foundation
 import Testing
 
 @Suite struct RunOptionsTests {
+    /// The supervisor lives in every supervised service: it maps FoundationEssentials only (the full
+    /// Foundation brings ICU and about 6 MB of RSS) and never libcurl (loaded by `ship` alone).
+    @Test("the supervisor maps neither the full Foundation nor libcurl")
+    func supervisorLibraries() throws {
+        let result = try run(Paths.crashwatch, ["run", "--", "/bin/sh", "-c", "cat /proc/$PPID/maps"])
+        #expect(result.termination == .exited(0), "\(result.stderr)")
+        #expect(result.stdout.contains("libswiftCore.so") && result.stdout.contains("libFoundationEssentials.so"))
+        for library in ["libFoundation.so", "lib_FoundationICU.so", "libFoundationInternationalization.so", "libcurl"] {
+            #expect(!result.stdout.contains(library), "crashwatch run maps \(library)")
+        }
+    }
+
     @Test("--max-reports keeps the newest N reports")
     func retentionByCount() throws {
         let spool = try TemporaryDirectory("cw-retention")
