@@ -75,6 +75,8 @@ public final class Supervisor {
     private var mainExecuted = false
     /// The last crash signal each thread handled; dropped when the thread exits.
     private var handledFaults: [Int32: NestedFaults] = [:]
+    /// Each thread's signal dispositions, read cheaply at every crash signal it takes.
+    private let dispositions = DispositionReader()
     /// Processes already reported (crashed or killed), so one death yields one record.
     private var reportedProcesses: Set<Int32> = []
     /// Stops of other processes that arrived while a capture waited for its own threads.
@@ -255,6 +257,7 @@ public final class Supervisor {
         switch event.status {
         case .exited, .signaled:
             handledFaults[tid] = nil
+            dispositions.forget(tid)
             // Kernels that give no exit stop for SIGKILL leave the main child's own report as the record;
             // threads and untraced orphans reaped here are not processes the supervisor reports on.
             if tid == mainPID, case .signaled(let signal, _) = event.status, signal == Signal.kill.number {
@@ -316,19 +319,24 @@ public final class Supervisor {
             return try resume(tid, signal: signal.number)
         }
 
-        guard let status = try? ProcFS.threadStatus(tid), let info = try? Ptrace.signalInfo(tid) else {
+        // Dispositions first, from /proc/TID/stat (kept open): a handled fault, the common case (JVMs, Go),
+        // needs nothing more of /proc; only a fatal one reads the whole status.
+        guard let disposition = dispositions.dispositions(of: tid)?.disposition(of: signal.number),
+              let info = try? Ptrace.signalInfo(tid)
+        else {
             return try resume(tid, signal: signal.number)  // the thread is already gone
         }
         // SIGQUIT and SIGABRT are a service manager's signals too (systemd's watchdog).
         if forwardedSignalSet.contains(signal) { noteDelivery(tid: tid, signal: signal, info: info) }
-        let pid = status.tgid ?? tid
-        switch verdict(for: signal, disposition: status.disposition(of: signal.number)) {
+        switch verdict(for: signal, disposition: disposition) {
         case .passThrough:
             break
         case .rememberAndDeliver:
             handledFaults[tid, default: NestedFaults()].record(HandledFault(
                 tid: tid, signal: info, timeNanoseconds: Clock.realtimeNanoseconds(), registers: (try? Ptrace.registerSet(tid)) ?? []))
         case .fatal:
+            guard let status = try? ProcFS.threadStatus(tid) else { return try resume(tid, signal: signal.number) }
+            let pid = status.tgid ?? tid
             if reportedProcesses.insert(pid).inserted {
                 // Every thread's handled faults that may still be active; the root is the oldest of the
                 // crashed thread's, or of any thread's when the process sent itself the signal.
