@@ -381,7 +381,7 @@ SERVER_FLOOR_SHARE = 0.99         # server throughput under crashwatch >= this x
 SERVER_BARE_SHARE = 0.97          # ... and >= this x bare
 IDLE_RSS_TARGET_KIB = 10 * 1024   # `crashwatch run -- sleep`: VmRSS after 1 s, <= 10 MiB
 FLOOR_MODES = ("bare", "floor", "crashwatch")
-FLOOR_TIMED_RUNS = int(os.environ.get("CW_BENCH_FLOOR_RUNS", "3"))       # per mode and timed workload
+FLOOR_TIMED_RUNS = int(os.environ.get("CW_BENCH_FLOOR_RUNS", "5"))       # per mode and timed workload (3 for the longest)
 FLOOR_SERVER_ROUNDS = int(os.environ.get("CW_BENCH_SERVER_ROUNDS", "2"))  # per mode and server benchmark
 NGINX_WORKERS = 2
 WRK_ARGS = ["-t2", "-c32", "-d5s"]
@@ -390,6 +390,17 @@ PGBENCH_ARGS = ["-c", "4", "-j", "2", "-T", "10"]
 # The postmaster's settings beyond initdb's defaults: a private Unix socket only, and no wait for the WAL
 # flush at each commit (otherwise TPC-B measures this VM's disk, not the CPU that supervision costs).
 POSTGRES_SETTINGS = {"listen_addresses": "", "synchronous_commit": "off", "max_connections": "20"}
+# The load generators (wrk, pgbench) run on the last CPU only, the server and its tracer where the
+# scheduler puts them: on this 2-core VM unpinned pgbench -S varied 72-92k tps from run to run, bare,
+# pinned 61-68k. CW_BENCH_PIN_LOAD=0 turns it off.
+PIN_LOAD = os.environ.get("CW_BENCH_PIN_LOAD", "1") != "0" and (os.cpu_count() or 1) >= 2
+
+
+def load_generator(argv):
+    """argv of a load generator, pinned to the last CPU when PIN_LOAD."""
+    if PIN_LOAD and shutil.which("taskset"):
+        return ["taskset", "-c", str(os.cpu_count() - 1)] + list(argv)
+    return list(argv)
 
 
 class Skip(Exception):
@@ -403,6 +414,37 @@ def supervised(mode, argv, spool):
     if mode == "floor":
         return [helper("floor_tracer")] + list(argv)
     return [CRASHWATCH, "run", "--spool", spool, "--"] + list(argv)
+
+
+def floor_env(mode, stats, env=None):
+    """The environment of a run in `mode`: the floor tracer is told where to write its stop counts."""
+    env = dict(os.environ if env is None else env)
+    if mode == "floor":
+        env["FLOOR_TRACER_STATS"] = stats
+    return env
+
+
+def stop_counts(path):
+    """The floor tracer's stop counts (bench/floor_tracer.c, FLOOR_TRACER_STATS) as one short text:
+    what one run of the workload costs in ptrace stops."""
+    import signal
+    try:
+        lines = open(path).read().split("\n")
+    except OSError:
+        return "(no counts written)"
+    counts = {}
+    for line in lines:
+        if line.strip():
+            name, value = line.split()
+            if name.startswith("signal-"):
+                try:
+                    name = signal.Signals(int(name[7:])).name
+                except ValueError:
+                    name = "signal %s" % name[7:]
+            counts[name] = int(value)
+    stops = sum(value for name, value in counts.items() if name != "ended")
+    return "%d stops: " % stops + ", ".join("%s %d" % (name, value) for name, value in
+                                           sorted(counts.items(), key=lambda item: -item[1]))
 
 
 def rotated(round_index):
@@ -420,38 +462,40 @@ def check_spool_empty(spool, what):
 
 
 def timed_workloads():
-    """(name, description, argv, why it cannot run or None) of the timed workloads."""
+    """(name, description, runs, argv, why it cannot run or None) of the timed workloads."""
     def need_files(*paths):
         missing = [path for path in paths if not os.path.exists(path)]
         return "missing %s" % ", ".join(missing) if missing else None
     java = shutil.which("java")
     return [
-        ("signal storm", "100,000 caught SIGUSR1 (signal_storm 100000)",
+        ("signal storm", "100,000 caught SIGUSR1 (signal_storm 100000)", min(FLOOR_TIMED_RUNS, 3),
          [fixture("signal_storm"), "100000"], need_files(fixture("signal_storm"))),
-        ("thread churn", "20,000 threads created and joined (thread_churn 20000)",
+        ("thread churn", "20,000 threads created and joined (thread_churn 20000)", FLOOR_TIMED_RUNS,
          [fixture("thread_churn"), "20000"], need_files(fixture("thread_churn"))),
-        ("fork churn", "3,000 fork + wait of a child that exits at once (bench/fork_churn.c)",
+        ("fork churn", "3,000 fork + wait of a child that exits at once (bench/fork_churn.c)", FLOOR_TIMED_RUNS,
          [helper("fork_churn"), "3000"], need_files(helper("fork_churn"))),
-        ("JVM NPEs", "200,000 NullPointerExceptions thrown and caught (bench/NpeLoop.java)",
+        ("JVM NPEs", "200,000 NullPointerExceptions thrown and caught (bench/NpeLoop.java)", FLOOR_TIMED_RUNS,
          [java or "java", "-cp", BENCH_BUILD, "NpeLoop", "200000"],
          "no java on PATH" if not java else need_files(os.path.join(BENCH_BUILD, "NpeLoop.class"))),
     ]
 
 
 def run_timed_workload(argv, spool, runs):
-    """{mode: [wall ms per run]} of argv run to completion in each mode, interleaved by round."""
+    """{mode: [wall ms per run]} of argv run to completion in each mode, interleaved by round; and the
+    floor tracer's stop counts of its last run."""
     samples = {mode: [] for mode in FLOOR_MODES}
+    stats = os.path.join(spool, "floor-stops.txt")
     for round_index in range(runs):
         for mode in rotated(round_index):
             start = time.perf_counter()
             result = subprocess.run(supervised(mode, argv, spool), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    text=True, timeout=300)
+                                    text=True, timeout=300, env=floor_env(mode, stats))
             elapsed = (time.perf_counter() - start) * 1000
             if result.returncode != 0:
                 raise RuntimeError("%s: exit status %d under %s: %s" % (" ".join(argv), result.returncode, mode,
                                                                         result.stderr.strip()[-300:]))
             samples[mode].append(elapsed)
-    return samples
+    return samples, stop_counts(stats)
 
 
 def spread(values):
@@ -460,7 +504,7 @@ def spread(values):
     return (max(values) - min(values)) / middle if middle else 0.0
 
 
-def timed_rows(name, description, samples, runs):
+def timed_rows(name, description, samples, runs, stops):
     bare, floor, cw = (statistics.median(samples[mode]) for mode in FLOOR_MODES)
     floor_added, cw_added = floor - bare, cw - bare
     ratio = cw_added / floor_added if floor_added > 0 else float("inf")
@@ -469,7 +513,8 @@ def timed_rows(name, description, samples, runs):
             ("  bare / floor tracer / crashwatch", "%.0f / %.0f / %.0f ms" % (bare, floor, cw),
              "runs: " + "; ".join("%s %s" % (mode, " ".join("%.0f" % v for v in samples[mode])) for mode in FLOOR_MODES)),
             ("  added: floor tracer / crashwatch", "%.0f / %.0f ms" % (floor_added, cw_added),
-             "crashwatch/floor %.2f (target <= %.1f) %s" % (ratio, FLOOR_TARGET, verdict(ok)))]
+             "crashwatch/floor %.2f (target <= %.1f) %s" % (ratio, FLOOR_TARGET, verdict(ok))),
+            ("  one run under the floor tracer", "", stops)]
     for mode in ("floor", "crashwatch"):
         if spread(samples[mode]) > 0.2:
             problems.append("floor: %s: the %s runs spread %.0f%% around their median (%s ms): noisy"
@@ -509,14 +554,14 @@ class ServerProcess:
     or the tracer, which passes it on) and, whatever happens, kills what is left: its process group and
     every process working under `workdir` (PostgreSQL's backends start sessions of their own)."""
 
-    def __init__(self, mode, argv, workdir, spool, log, stop_signal, user=None):
+    def __init__(self, mode, argv, workdir, spool, log, stop_signal, stats, user=None):
         self.workdir, self.stop_signal = workdir, stop_signal
-        kwargs = {}
+        kwargs = {"env": floor_env(mode, stats)}
         if user is not None:
             import pwd
             entry = pwd.getpwnam(user)
             kwargs = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [],
-                      "env": dict(os.environ, HOME=workdir, USER=user, LOGNAME=user)}
+                      "env": floor_env(mode, stats, dict(os.environ, HOME=workdir, USER=user, LOGNAME=user))}
         self.log = open(log, "ab")
         self.process = subprocess.Popen(supervised(mode, argv, spool), cwd=workdir, stdin=subprocess.DEVNULL,
                                         stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True, **kwargs)
@@ -602,6 +647,7 @@ def nginx_benchmark(rounds):
         spool = os.path.join(work, "spool")
         os.makedirs(spool, mode=0o700)
         samples = {mode: [] for mode in FLOOR_MODES}
+        tracer_cpu = {mode: [] for mode in FLOOR_MODES[1:]}
         for round_index in range(rounds):
             for mode in rotated(round_index):
                 port = free_port()
@@ -623,7 +669,8 @@ http {
 """ % (NGINX_WORKERS, work, work, port, work))
                 import signal
                 server = ServerProcess(mode, [nginx, "-p", work, "-e", os.path.join(work, "error.log"), "-c", conf],
-                                       work, spool, os.path.join(work, "server.log"), signal.SIGQUIT)
+                                       work, spool, os.path.join(work, "server.log"), signal.SIGQUIT,
+                                       os.path.join(work, "floor-stops.txt"))
                 try:
                     def listening():
                         import socket
@@ -635,7 +682,7 @@ http {
                     wait_until(listening, server, "nginx (%s)" % mode)
                     wait_until(lambda: len(processes_under(work)) >= NGINX_WORKERS + 1 + (mode != "bare"), server,
                                "nginx's workers (%s)" % mode)
-                    result = subprocess.run([wrk] + WRK_ARGS + ["http://127.0.0.1:%d/index.html" % port],
+                    result = subprocess.run(load_generator([wrk] + WRK_ARGS + ["http://127.0.0.1:%d/index.html" % port]),
                                             capture_output=True, text=True, timeout=60)
                     import re
                     match = re.search(r"Requests/sec:\s+([\d.]+)", result.stdout)
@@ -647,13 +694,15 @@ http {
                     if not server.alive():
                         raise RuntimeError("nginx (%s) exited during wrk" % mode)
                     samples[mode].append(float(match.group(1)))
+                    if mode != "bare":
+                        tracer_cpu[mode].append(cpu_seconds(server.process.pid))
                 except Exception as error:
                     raise RuntimeError("%s; server log: %s; error.log: %s" % (error, tail(os.path.join(work, "server.log")),
                                                                              tail(os.path.join(work, "error.log"))))
                 finally:
                     server.stop()
         check_spool_empty(spool, "nginx")
-        return samples
+        return {"": (samples, stop_counts(os.path.join(work, "floor-stops.txt")), tracer_cpu)}
     finally:
         for pid in processes_under(work):
             problems.append("floor: nginx: process %d left running" % pid)
@@ -722,7 +771,7 @@ def pgbench_benchmark(rounds):
         log = os.path.join(work, "server.log")
 
         def start(mode):
-            server = ServerProcess(mode, argv, data, spool, log, signal.SIGINT, user=user)
+            server = ServerProcess(mode, argv, data, spool, log, signal.SIGINT, os.path.join(work, "floor-stops.txt"), user=user)
             try:
                 wait_until(lambda: subprocess.run([os.path.join(bindir, "pg_isready")] + client + ["-q"]).returncode == 0,
                            server, "postgres (%s)" % mode, timeout=60)
@@ -732,7 +781,7 @@ def pgbench_benchmark(rounds):
             return server
 
         def pgbench(extra, what):
-            result = subprocess.run([os.path.join(bindir, "pgbench")] + client + extra + ["postgres"],
+            result = subprocess.run(load_generator([os.path.join(bindir, "pgbench")] + client + extra + ["postgres"]),
                                     capture_output=True, text=True, timeout=300)
             if result.returncode != 0:
                 raise RuntimeError("pgbench %s failed (%d): %s" % (what, result.returncode, (result.stdout + result.stderr)[-400:]))
@@ -744,6 +793,7 @@ def pgbench_benchmark(rounds):
         finally:
             server.stop()
         samples = {kind: {mode: [] for mode in FLOOR_MODES} for kind in ("tpcb", "select")}
+        tracer_cpu = {mode: [] for mode in FLOOR_MODES[1:]}
         for round_index in range(rounds):
             for mode in rotated(round_index):
                 server = start(mode)
@@ -759,17 +809,20 @@ def pgbench_benchmark(rounds):
                         if not server.alive():
                             raise RuntimeError("postgres (%s) exited during pgbench; log: %s" % (mode, tail(log)))
                         samples[kind][mode].append(float(match.group(1)))
+                    if mode != "bare":
+                        tracer_cpu[mode].append(cpu_seconds(server.process.pid))
                 finally:
                     server.stop()
         check_spool_empty(spool, "postgres")
-        return samples
+        stops = stop_counts(os.path.join(work, "floor-stops.txt")) + " (the last server run: TPC-B and select-only)"
+        return {kind: (samples[kind], stops, tracer_cpu) for kind in samples}
     finally:
         for pid in processes_under(work):
             problems.append("floor: postgres: process %d left running" % pid)
         shutil.rmtree(work, ignore_errors=True)
 
 
-def server_rows(name, unit, samples, rounds):
+def server_rows(name, unit, samples, rounds, stops, tracer_cpu, cpu_what):
     bare, floor, cw = (statistics.median(samples[mode]) for mode in FLOOR_MODES)
     of_floor, of_bare = cw / floor, cw / bare
     ok = of_floor >= SERVER_FLOOR_SHARE and of_bare >= SERVER_BARE_SHARE
@@ -777,7 +830,11 @@ def server_rows(name, unit, samples, rounds):
             ("  bare / floor tracer / crashwatch (%s)" % unit, "%.0f / %.0f / %.0f" % (bare, floor, cw),
              "runs: " + "; ".join("%s %s" % (mode, " ".join("%.0f" % v for v in samples[mode])) for mode in FLOOR_MODES)),
             ("  crashwatch: of the floor tracer / of bare (floor: of bare)", "%.3f / %.3f" % (of_floor, of_bare),
-             "floor %.3f of bare; target >= %.2f / >= %.2f %s" % (floor / bare, SERVER_FLOOR_SHARE, SERVER_BARE_SHARE, verdict(ok)))]
+             "floor %.3f of bare; target >= %.2f / >= %.2f %s" % (floor / bare, SERVER_FLOOR_SHARE, SERVER_BARE_SHARE, verdict(ok))),
+            ("  one server run under the floor tracer", "", stops),
+            ("  the tracer's own CPU per server run (%s): floor / crashwatch" % cpu_what,
+             "%.2f / %.2f s" % tuple(statistics.median(tracer_cpu[mode]) for mode in FLOOR_MODES[1:]),
+             "utime + stime of the tracer process, medians")]
     for mode in FLOOR_MODES:
         if len(samples[mode]) > 1 and spread(samples[mode]) > 0.05:
             problems.append("floor: %s: the %s runs spread %.0f%% around their median (%s %s): noisy"
@@ -819,16 +876,17 @@ def floor_benchmarks():
     # A SIGTERM to the bench still runs the `finally` blocks that stop nginx and PostgreSQL.
     previous = signal.signal(signal.SIGTERM, lambda signo, frame: sys.exit(128 + signo))
     try:
-        rows.append(("floor: bare / bench/floor_tracer.c / crashwatch run, interleaved in this run", "", ""))
-        for name, description, argv, missing in timed_workloads():
+        rows.append(("floor: bare / bench/floor_tracer.c / crashwatch run, interleaved in this run", "",
+                     "load generators on CPU %d only" % (os.cpu_count() - 1) if PIN_LOAD else "load generators not pinned"))
+        for name, description, runs, argv, missing in timed_workloads():
             if missing:
                 rows.append(("%s: %s" % (name, description), "skipped", missing))
                 continue
             spool = tempfile.mkdtemp(prefix="cw-bench-floor-")
             try:
-                samples = run_timed_workload(argv, spool, FLOOR_TIMED_RUNS)
+                samples, stops = run_timed_workload(argv, spool, runs)
                 check_spool_empty(spool, name)
-                more_rows, check = timed_rows(name, description, samples, FLOOR_TIMED_RUNS)
+                more_rows, check = timed_rows(name, description, samples, runs, stops)
                 rows.extend(more_rows)
                 checks.append(check)
             except Exception as error:
@@ -838,7 +896,7 @@ def floor_benchmarks():
                 shutil.rmtree(spool, ignore_errors=True)
 
         for name, unit, run in (("nginx (%d workers, a small static file) under wrk %s" % (NGINX_WORKERS, " ".join(WRK_ARGS)),
-                                 "requests/s", lambda: {"": nginx_benchmark(FLOOR_SERVER_ROUNDS)}),
+                                 "requests/s", lambda: nginx_benchmark(FLOOR_SERVER_ROUNDS)),
                                 ("PostgreSQL under pgbench %s (scale %d, synchronous_commit off)"
                                  % (" ".join(PGBENCH_ARGS), PGBENCH_SCALE), "tps", lambda: pgbench_benchmark(FLOOR_SERVER_ROUNDS))):
             try:
@@ -850,10 +908,11 @@ def floor_benchmarks():
                 rows.append((name, "failed", str(error)[:300]))
                 checks.append(("floor: %s" % name.split(" ")[0], False, "failed: %s" % str(error)[:200]))
                 continue
-            for kind, samples in results.items():
+            for kind, (samples, stops, tracer_cpu) in results.items():
                 label = {"": name, "tpcb": name.replace("under pgbench", "TPC-B under pgbench"),
                          "select": name.replace("under pgbench", "select-only under pgbench -S")}[kind]
-                more_rows, check = server_rows(label, unit, samples, FLOOR_SERVER_ROUNDS)
+                cpu_what = "wrk's run" if not kind else "TPC-B and select-only runs"
+                more_rows, check = server_rows(label, unit, samples, FLOOR_SERVER_ROUNDS, stops, tracer_cpu, cpu_what)
                 rows.extend(more_rows)
                 checks.append(check)
 

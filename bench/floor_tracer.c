@@ -26,6 +26,9 @@
  *                                                     the kernel as the tracer exits
  *
  * ESRCH from a ptrace call (the task was killed meanwhile) is ignored: its exit is the next report.
+ * It counts the reports by kind (an array increment each); when FLOOR_TRACER_STATS names a file, it
+ * writes the counts there as it ends, one "name count" per line (bench.py shows what each workload
+ * costs in stops): signal-N, group-stop, event-stop, clone, fork, vfork, vfork-done, exec, exit, ended.
  * It is not a subreaper and keeps no per-task state. SIGTERM, SIGINT, SIGQUIT and SIGHUP sent to it
  * are passed to the main child (kill, from a handler: no cost per stop), so bench.py stops servers the
  * same way under bare, floor_tracer and crashwatch: by signalling the process it started.
@@ -47,6 +50,32 @@
 
 static volatile pid_t main_child;
 
+/* Reports seen, by kind: [0, NSIG) signal-delivery-stops by signal, then the ones named below. */
+enum { GROUP_STOP = 65, EVENT_STOP, CLONE, FORK, VFORK, VFORK_DONE, EXEC, EXIT, OTHER_EVENT, ENDED, KINDS };
+static unsigned long counts[KINDS];
+
+static void write_stats(void)
+{
+    const char *path = getenv("FLOOR_TRACER_STATS");
+    if (path == NULL || *path == 0)
+        return;
+    FILE *file = fopen(path, "w");
+    if (file == NULL)
+        return;
+    static const char *names[KINDS] = {[GROUP_STOP] = "group-stop", [EVENT_STOP] = "event-stop", [CLONE] = "clone",
+                                       [FORK] = "fork", [VFORK] = "vfork", [VFORK_DONE] = "vfork-done", [EXEC] = "exec",
+                                       [EXIT] = "exit", [OTHER_EVENT] = "other-event", [ENDED] = "ended"};
+    for (int kind = 0; kind < KINDS; kind++) {
+        if (counts[kind] == 0)
+            continue;
+        if (kind < GROUP_STOP)
+            fprintf(file, "signal-%d %lu\n", kind, counts[kind]);
+        else
+            fprintf(file, "%s %lu\n", names[kind], counts[kind]);
+    }
+    fclose(file);
+}
+
 static void pass_on(int signo)
 {
     int saved = errno;
@@ -57,6 +86,7 @@ static void pass_on(int signo)
 
 static void end_as(int status)
 {
+    write_stats();
     if (WIFEXITED(status))
         exit(WEXITSTATUS(status));
     int signo = WTERMSIG(status);
@@ -134,6 +164,7 @@ int main(int argc, char **argv)
             return 1;
         }
         if (WIFEXITED(status) || WIFSIGNALED(status)) {
+            counts[ENDED]++;
             if (tid == pid)
                 end_as(status);
             continue;
@@ -142,11 +173,24 @@ int main(int argc, char **argv)
             continue;
         int signo = WSTOPSIG(status);
         int event = (unsigned)status >> 16;
-        if (event == 0)
+        if (event == 0) {
+            counts[signo < GROUP_STOP ? signo : 0]++;
             ptrace(PTRACE_CONT, tid, NULL, (void *)(long)signo); /* signal-delivery-stop */
-        else if (event == PTRACE_EVENT_STOP && is_stop_signal(signo))
+        } else if (event == PTRACE_EVENT_STOP && is_stop_signal(signo)) {
+            counts[GROUP_STOP]++;
             ptrace(PTRACE_LISTEN, tid, NULL, NULL); /* group-stop */
-        else
+        } else {
+            switch (event) {
+            case PTRACE_EVENT_STOP: counts[EVENT_STOP]++; break;
+            case PTRACE_EVENT_CLONE: counts[CLONE]++; break;
+            case PTRACE_EVENT_FORK: counts[FORK]++; break;
+            case PTRACE_EVENT_VFORK: counts[VFORK]++; break;
+            case PTRACE_EVENT_VFORK_DONE: counts[VFORK_DONE]++; break;
+            case PTRACE_EVENT_EXEC: counts[EXEC]++; break;
+            case PTRACE_EVENT_EXIT: counts[EXIT]++; break;
+            default: counts[OTHER_EVENT]++; break;
+            }
             ptrace(PTRACE_CONT, tid, NULL, NULL); /* every other event stop */
+        }
     }
 }
