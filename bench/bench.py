@@ -868,13 +868,20 @@ def idle_rss():
         shutil.rmtree(spool, ignore_errors=True)
 
 
+def exit_on_sigterm(signo, frame):
+    """A SIGTERM to the bench raises SystemExit, so the `finally` blocks that stop nginx and PostgreSQL
+    still run; a second one is ignored, so it cannot cut that cleanup short."""
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(128 + signo)
+
+
 def floor_benchmarks():
     """The floor section: (rows, checks). Each workload that fails or cannot run becomes a row saying
     so (and a failed check when it failed), never the end of the whole bench."""
     import signal
     rows, checks = [], []
-    # A SIGTERM to the bench still runs the `finally` blocks that stop nginx and PostgreSQL.
-    previous = signal.signal(signal.SIGTERM, lambda signo, frame: sys.exit(128 + signo))
+    previous = signal.signal(signal.SIGTERM, exit_on_sigterm)
     try:
         rows.append(("floor: bare / bench/floor_tracer.c / crashwatch run, interleaved in this run", "",
                      "load generators on CPU %d only" % (os.cpu_count() - 1) if PIN_LOAD else "load generators not pinned"))
