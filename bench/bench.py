@@ -382,14 +382,19 @@ SERVER_BARE_SHARE = 0.97          # ... and >= this x bare
 IDLE_RSS_TARGET_KIB = 10 * 1024   # `crashwatch run -- sleep`: VmRSS after 1 s, <= 10 MiB
 FLOOR_MODES = ("bare", "floor", "crashwatch")
 FLOOR_TIMED_RUNS = int(os.environ.get("CW_BENCH_FLOOR_RUNS", "5"))       # per mode and timed workload (3 for the longest)
-FLOOR_SERVER_ROUNDS = int(os.environ.get("CW_BENCH_SERVER_ROUNDS", "2"))  # per mode and server benchmark
+NGINX_ROUNDS = int(os.environ.get("CW_BENCH_NGINX_ROUNDS", "3"))         # per mode: wrk runs of 5 s
+PGBENCH_ROUNDS = int(os.environ.get("CW_BENCH_PGBENCH_ROUNDS", "2"))     # per mode: server runs of 2 x 10 s
 NGINX_WORKERS = 2
 WRK_ARGS = ["-t2", "-c32", "-d5s"]
 PGBENCH_SCALE = 5
 PGBENCH_ARGS = ["-c", "4", "-j", "2", "-T", "10"]
-# The postmaster's settings beyond initdb's defaults: a private Unix socket only, and no wait for the WAL
-# flush at each commit (otherwise TPC-B measures this VM's disk, not the CPU that supervision costs).
-POSTGRES_SETTINGS = {"listen_addresses": "", "synchronous_commit": "off", "max_connections": "20"}
+# The postmaster's settings beyond initdb's defaults: a private Unix socket only; no wait for the WAL
+# flush at each commit (otherwise TPC-B measures this VM's disk, not the CPU that supervision costs);
+# no autovacuum and no timed checkpoint during the section: each pgbench run starts with `-v` (all four
+# tables vacuumed) instead, so every run, whichever mode, starts from the same state (without it
+# select-only ran ~15% slower after each TPC-B run, on the dead tuples it left).
+POSTGRES_SETTINGS = {"listen_addresses": "", "synchronous_commit": "off", "max_connections": "20",
+                     "autovacuum": "off", "checkpoint_timeout": "30min", "max_wal_size": "8GB"}
 # The load generators (wrk, pgbench) run on the last CPU only, the server and its tracer where the
 # scheduler puts them: on this 2-core VM unpinned pgbench -S varied 72-92k tps from run to run, bare,
 # pinned 61-68k. CW_BENCH_PIN_LOAD=0 turns it off.
@@ -514,6 +519,9 @@ def timed_rows(name, description, samples, runs, stops):
              "runs: " + "; ".join("%s %s" % (mode, " ".join("%.0f" % v for v in samples[mode])) for mode in FLOOR_MODES)),
             ("  added: floor tracer / crashwatch", "%.0f / %.0f ms" % (floor_added, cw_added),
              "crashwatch/floor %.2f (target <= %.1f) %s" % (ratio, FLOOR_TARGET, verdict(ok))),
+            ("  per run, crashwatch_added / floor_added (same round)", "",
+             " ".join("%.2f" % ((c - b) / (f - b)) if f > b else "-" for b, f, c in
+                      zip(samples["bare"], samples["floor"], samples["crashwatch"]))),
             ("  one run under the floor tracer", "", stops)]
     for mode in ("floor", "crashwatch"):
         if spread(samples[mode]) > 0.2:
@@ -799,7 +807,7 @@ def pgbench_benchmark(rounds):
                 server = start(mode)
                 try:
                     for kind, extra in (("tpcb", []), ("select", ["-S"])):
-                        output = pgbench(PGBENCH_ARGS + extra, "%s (%s)" % (kind, mode))
+                        output = pgbench(["-v"] + PGBENCH_ARGS + extra, "%s (%s)" % (kind, mode))
                         match = re.search(r"tps = ([\d.]+) \(without initial connection time\)", output)
                         if not match:
                             raise RuntimeError("pgbench %s (%s): no tps in %s" % (kind, mode, output[-300:]))
@@ -831,6 +839,8 @@ def server_rows(name, unit, samples, rounds, stops, tracer_cpu, cpu_what):
              "runs: " + "; ".join("%s %s" % (mode, " ".join("%.0f" % v for v in samples[mode])) for mode in FLOOR_MODES)),
             ("  crashwatch: of the floor tracer / of bare (floor: of bare)", "%.3f / %.3f" % (of_floor, of_bare),
              "floor %.3f of bare; target >= %.2f / >= %.2f %s" % (floor / bare, SERVER_FLOOR_SHARE, SERVER_BARE_SHARE, verdict(ok))),
+            ("  per round, crashwatch / floor tracer (same round, adjacent in time)", "",
+             " ".join("%.3f" % (c / f) for c, f in zip(samples["crashwatch"], samples["floor"]))),
             ("  one server run under the floor tracer", "", stops),
             ("  the tracer's own CPU per server run (%s): floor / crashwatch" % cpu_what,
              "%.2f / %.2f s" % tuple(statistics.median(tracer_cpu[mode]) for mode in FLOOR_MODES[1:]),
@@ -885,6 +895,13 @@ def floor_benchmarks():
     try:
         rows.append(("floor: bare / bench/floor_tracer.c / crashwatch run, interleaved in this run", "",
                      "load generators on CPU %d only" % (os.cpu_count() - 1) if PIN_LOAD else "load generators not pinned"))
+        try:
+            info = os.stat(CRASHWATCH)
+            version = subprocess.run([CRASHWATCH, "--version"], capture_output=True, text=True).stdout.strip()
+            rows.append(("  crashwatch binary", "%.1f MB" % (info.st_size / 1e6), "%s, %s, built %s" % (
+                CRASHWATCH, version, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.st_mtime)))))
+        except OSError as error:
+            rows.append(("  crashwatch binary", "missing", str(error)))
         for name, description, runs, argv, missing in timed_workloads():
             if missing:
                 rows.append(("%s: %s" % (name, description), "skipped", missing))
@@ -902,10 +919,10 @@ def floor_benchmarks():
             finally:
                 shutil.rmtree(spool, ignore_errors=True)
 
-        for name, unit, run in (("nginx (%d workers, a small static file) under wrk %s" % (NGINX_WORKERS, " ".join(WRK_ARGS)),
-                                 "requests/s", lambda: nginx_benchmark(FLOOR_SERVER_ROUNDS)),
+        for name, unit, rounds, run in (("nginx (%d workers, a small static file) under wrk %s" % (NGINX_WORKERS, " ".join(WRK_ARGS)),
+                                 "requests/s", NGINX_ROUNDS, lambda: nginx_benchmark(NGINX_ROUNDS)),
                                 ("PostgreSQL under pgbench %s (scale %d, synchronous_commit off)"
-                                 % (" ".join(PGBENCH_ARGS), PGBENCH_SCALE), "tps", lambda: pgbench_benchmark(FLOOR_SERVER_ROUNDS))):
+                                 % (" ".join(PGBENCH_ARGS), PGBENCH_SCALE), "tps", PGBENCH_ROUNDS, lambda: pgbench_benchmark(PGBENCH_ROUNDS))):
             try:
                 results = run()
             except Skip as reason:
@@ -919,7 +936,7 @@ def floor_benchmarks():
                 label = {"": name, "tpcb": name.replace("under pgbench", "TPC-B under pgbench"),
                          "select": name.replace("under pgbench", "select-only under pgbench -S")}[kind]
                 cpu_what = "wrk's run" if not kind else "TPC-B and select-only runs"
-                more_rows, check = server_rows(label, unit, samples, FLOOR_SERVER_ROUNDS, stops, tracer_cpu, cpu_what)
+                more_rows, check = server_rows(label, unit, samples, rounds, stops, tracer_cpu, cpu_what)
                 rows.extend(more_rows)
                 checks.append(check)
 
