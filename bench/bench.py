@@ -830,7 +830,7 @@ def pgbench_benchmark(rounds):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def server_rows(name, unit, samples, rounds, stops, tracer_cpu, cpu_what):
+def server_rows(name, short, unit, samples, rounds, stops, tracer_cpu, cpu_what):
     bare, floor, cw = (statistics.median(samples[mode]) for mode in FLOOR_MODES)
     of_floor, of_bare = cw / floor, cw / bare
     ok = of_floor >= SERVER_FLOOR_SHARE and of_bare >= SERVER_BARE_SHARE
@@ -849,8 +849,8 @@ def server_rows(name, unit, samples, rounds, stops, tracer_cpu, cpu_what):
         if len(samples[mode]) > 1 and spread(samples[mode]) > 0.05:
             problems.append("floor: %s: the %s runs spread %.0f%% around their median (%s %s): noisy"
                             % (name, mode, 100 * spread(samples[mode]), " ".join("%.0f" % v for v in samples[mode]), unit))
-    check = ("floor: %s under crashwatch >= %.0f%% of the floor tracer and >= %.0f%% of bare"
-             % (name, 100 * SERVER_FLOOR_SHARE, 100 * SERVER_BARE_SHARE), ok,
+    check = ("floor: %s: crashwatch's throughput >= %.0f%% of the floor tracer's and >= %.0f%% of bare's"
+             % (short, 100 * SERVER_FLOOR_SHARE, 100 * SERVER_BARE_SHARE), ok,
              "%.3f of floor, %.3f of bare" % (of_floor, of_bare))
     return rows, check
 
@@ -930,13 +930,14 @@ def floor_benchmarks():
                 continue
             except Exception as error:
                 rows.append((name, "failed", str(error)[:300]))
-                checks.append(("floor: %s" % name.split(" ")[0], False, "failed: %s" % str(error)[:200]))
+                checks.append(("floor: %s" % name.split(" (")[0], False, "failed: %s" % str(error)[:200]))
                 continue
             for kind, (samples, stops, tracer_cpu) in results.items():
                 label = {"": name, "tpcb": name.replace("under pgbench", "TPC-B under pgbench"),
                          "select": name.replace("under pgbench", "select-only under pgbench -S")}[kind]
                 cpu_what = "wrk's run" if not kind else "TPC-B and select-only runs"
-                more_rows, check = server_rows(label, unit, samples, rounds, stops, tracer_cpu, cpu_what)
+                short = {"": "nginx under wrk", "tpcb": "PostgreSQL TPC-B", "select": "PostgreSQL select-only"}[kind]
+                more_rows, check = server_rows(label, short, unit, samples, rounds, stops, tracer_cpu, cpu_what)
                 rows.extend(more_rows)
                 checks.append(check)
 
