@@ -13,6 +13,13 @@ Measured in one run, on this machine, against references measured in the same ru
             durable, target <= A's holdDurationMs;
   loop      the supervisor's pass-through cost: a signal storm and 10,000 recovered SIGSEGVs, bare and
             supervised;
+  floor     supervision overhead against the floor: bench/floor_tracer.c, the thinnest ptrace supervisor
+            (crashwatch's seize options, one waitpid loop, one ptrace call per stop), each workload bare /
+            floor / crashwatch interleaved: signal storm, thread churn, fork churn, a JVM throwing
+            NullPointerExceptions (crashwatch's added time <= 1.1x the floor's), nginx under wrk and
+            PostgreSQL under pgbench (>= 99% of the floor's throughput, >= 97% of bare's), the
+            supervisor's idle RSS (<= 10 MiB) and its peak over 200k signals and 10k threads (flat);
+            a workload whose tool is missing is reported as skipped. `bench.py floor` runs it alone;
   memory    the supervisor's own peak RSS (VmHWM at its exit, bench/peak_rss.c; its worker's memory is
             the worker's) for 10x more signals and threads, and across crashes: it must stay flat;
   spool     `list` and `prune` over 10,000 reports;
@@ -20,7 +27,8 @@ Measured in one run, on this machine, against references measured in the same ru
             (Tests/shipping/otlp_receiver.py, strict opentelemetry-proto decoding) on loopback: reports per
             second; and `ship --follow` idle on an empty spool: its RSS and the CPU it uses in 10 s.
 Prints one table; copy the figures into BENCHMARKS.md with the machine they came from.
-The C helpers in bench/ are compiled here with gcc into .build/bench/.
+The C helpers in bench/ are compiled here with gcc into .build/bench/ (bench/NpeLoop.java with javac).
+CRASHWATCH_BIN and CRASHWATCH_FIXTURES point it at another binary and fixtures directory.
 """
 import glob
 import json
@@ -36,7 +44,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRASHWATCH = os.environ.get("CRASHWATCH_BIN", os.path.join(ROOT, ".build/release/crashwatch"))
-FIXTURES = os.path.join(ROOT, ".build/fixtures")
+FIXTURES = os.environ.get("CRASHWATCH_FIXTURES", os.path.join(ROOT, ".build/fixtures"))
 BENCH_BUILD = os.path.join(ROOT, ".build/bench")
 
 HOLD_TARGET = 1 / 10        # holdDurationMs <= this x eu-stack -p
@@ -54,12 +62,18 @@ def helper(name):
 
 
 def build_helpers():
-    """Compiles bench/*.c into .build/bench/ (second_process with -O0 -g: the worker gets real DWARF)."""
+    """Compiles bench/*.c into .build/bench/ (second_process with -O0 -g: the worker gets real DWARF), and
+    bench/NpeLoop.java with javac when there is one (without it the JVM workload is skipped)."""
     os.makedirs(BENCH_BUILD, exist_ok=True)
-    flags = {"second_process": ["-O0", "-g"], "peak_rss": ["-O2"]}
+    flags = {"second_process": ["-O0", "-g"], "peak_rss": ["-O2"], "floor_tracer": ["-O2"], "fork_churn": ["-O2"]}
     for name, extra in flags.items():
         source = os.path.join(ROOT, "bench", name + ".c")
         subprocess.run(["gcc", "-pthread", "-Wall", "-Wextra", "-Werror"] + extra + ["-o", helper(name), source], check=True)
+    if shutil.which("javac"):
+        result = subprocess.run(["javac", "-d", BENCH_BUILD, os.path.join(ROOT, "bench", "NpeLoop.java")],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            problems.append("javac bench/NpeLoop.java failed: " + result.stderr.strip()[-300:])
 
 
 def timed(argv, runs, **kwargs):
@@ -352,6 +366,615 @@ def ship_benchmarks(count=1000):
     return rows
 
 
+# ---------------------------------------------------------------------------------------------------
+# floor: supervision overhead against the thinnest ptrace supervisor (issue 13)
+#
+# Every workload runs bare, under bench/floor_tracer.c (seized with crashwatch's options, one waitpid
+# loop, one ptrace call per stop) and under `crashwatch run`, in this one run, the three interleaved and
+# their order rotated from round to round (a drift of the machine then falls on all three alike).
+# Timed workloads: the time each adds to the bare run, and crashwatch_added / floor_added (target
+# <= FLOOR_TARGET). Servers (nginx under wrk, PostgreSQL under pgbench): throughput as a share of the
+# floor's and of bare's. A workload whose tool is missing is reported as skipped, with the reason.
+
+FLOOR_TARGET = 1.1                # crashwatch's added time <= this x the floor tracer's added time
+SERVER_FLOOR_SHARE = 0.99         # server throughput under crashwatch >= this x under the floor tracer
+SERVER_BARE_SHARE = 0.97          # ... and >= this x bare
+IDLE_RSS_TARGET_KIB = 10 * 1024   # `crashwatch run -- sleep`: VmRSS after 1 s, <= 10 MiB
+FLOOR_MODES = ("bare", "floor", "crashwatch")
+FLOOR_TIMED_RUNS = int(os.environ.get("CW_BENCH_FLOOR_RUNS", "5"))       # per mode and timed workload (3 for the longest)
+NGINX_ROUNDS = int(os.environ.get("CW_BENCH_NGINX_ROUNDS", "3"))         # per mode: wrk runs of 5 s
+PGBENCH_ROUNDS = int(os.environ.get("CW_BENCH_PGBENCH_ROUNDS", "2"))     # per mode: server runs of 2 x 10 s
+NGINX_WORKERS = 2
+WRK_ARGS = ["-t2", "-c32", "-d5s"]
+PGBENCH_SCALE = 5
+PGBENCH_ARGS = ["-c", "4", "-j", "2", "-T", "10"]
+# The postmaster's settings beyond initdb's defaults: a private Unix socket only; no wait for the WAL
+# flush at each commit (otherwise TPC-B measures this VM's disk, not the CPU that supervision costs);
+# no autovacuum and no timed checkpoint during the section: each pgbench run starts with `-v` (all four
+# tables vacuumed) instead, so every run, whichever mode, starts from the same state (without it
+# select-only ran ~15% slower after each TPC-B run, on the dead tuples it left).
+POSTGRES_SETTINGS = {"listen_addresses": "", "synchronous_commit": "off", "max_connections": "20",
+                     "autovacuum": "off", "checkpoint_timeout": "30min", "max_wal_size": "8GB"}
+# The load generators (wrk, pgbench) run on the last CPU only, the server and its tracer where the
+# scheduler puts them: on this 2-core VM unpinned pgbench -S varied 72-92k tps from run to run, bare,
+# pinned 61-68k. CW_BENCH_PIN_LOAD=0 turns it off.
+PIN_LOAD = os.environ.get("CW_BENCH_PIN_LOAD", "1") != "0" and (os.cpu_count() or 1) >= 2
+
+
+def load_generator(argv):
+    """argv of a load generator, pinned to the last CPU when PIN_LOAD."""
+    if PIN_LOAD and shutil.which("taskset"):
+        return ["taskset", "-c", str(os.cpu_count() - 1)] + list(argv)
+    return list(argv)
+
+
+class Skip(Exception):
+    """A workload that cannot run here (a tool or file missing): reported, not fatal."""
+
+
+def supervised(mode, argv, spool):
+    """argv as run in `mode`: bare, under the floor tracer, or under `crashwatch run --spool SPOOL`."""
+    if mode == "bare":
+        return list(argv)
+    if mode == "floor":
+        return [helper("floor_tracer")] + list(argv)
+    return [CRASHWATCH, "run", "--spool", spool, "--"] + list(argv)
+
+
+def floor_env(mode, stats, env=None):
+    """The environment of a run in `mode`: the floor tracer is told where to write its stop counts."""
+    env = dict(os.environ if env is None else env)
+    if mode == "floor":
+        env["FLOOR_TRACER_STATS"] = stats
+    return env
+
+
+def stop_counts(path):
+    """The floor tracer's stop counts (bench/floor_tracer.c, FLOOR_TRACER_STATS) as one short text:
+    what one run of the workload costs in ptrace stops."""
+    import signal
+    try:
+        lines = open(path).read().split("\n")
+    except OSError:
+        return "(no counts written)"
+    counts = {}
+    for line in lines:
+        if line.strip():
+            name, value = line.split()
+            if name.startswith("signal-"):
+                try:
+                    name = signal.Signals(int(name[7:])).name
+                except ValueError:
+                    name = "signal %s" % name[7:]
+            counts[name] = int(value)
+    stops = sum(value for name, value in counts.items() if name != "ended")
+    return "%d stops: " % stops + ", ".join("%s %d" % (name, value) for name, value in
+                                           sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def rotated(round_index):
+    """The order of the modes in round `round_index`: rotated, so none is always first or last."""
+    shift = round_index % len(FLOOR_MODES)
+    return FLOOR_MODES[shift:] + FLOOR_MODES[:shift]
+
+
+def check_spool_empty(spool, what):
+    """No workload here crashes: a report in crashwatch's spool is a problem worth a note."""
+    reports = [name for name in os.listdir(spool) if name.endswith(".json")] if os.path.isdir(spool) else []
+    if reports:
+        problems.append("floor: %s: crashwatch wrote %d report(s) for a workload that does not crash: %s"
+                        % (what, len(reports), reports[:2]))
+
+
+def timed_workloads():
+    """(name, description, runs, argv, why it cannot run or None) of the timed workloads."""
+    def need_files(*paths):
+        missing = [path for path in paths if not os.path.exists(path)]
+        return "missing %s" % ", ".join(missing) if missing else None
+    java = shutil.which("java")
+    return [
+        ("signal storm", "100,000 caught SIGUSR1 (signal_storm 100000)", min(FLOOR_TIMED_RUNS, 3),
+         [fixture("signal_storm"), "100000"], need_files(fixture("signal_storm"))),
+        ("thread churn", "20,000 threads created and joined (thread_churn 20000)", FLOOR_TIMED_RUNS,
+         [fixture("thread_churn"), "20000"], need_files(fixture("thread_churn"))),
+        ("fork churn", "3,000 fork + wait of a child that exits at once (bench/fork_churn.c)", FLOOR_TIMED_RUNS,
+         [helper("fork_churn"), "3000"], need_files(helper("fork_churn"))),
+        ("JVM NPEs", "200,000 NullPointerExceptions thrown and caught (bench/NpeLoop.java)", FLOOR_TIMED_RUNS,
+         [java or "java", "-cp", BENCH_BUILD, "NpeLoop", "200000"],
+         "no java on PATH" if not java else need_files(os.path.join(BENCH_BUILD, "NpeLoop.class"))),
+    ]
+
+
+def run_timed_workload(argv, spool, runs):
+    """{mode: [wall ms per run]} of argv run to completion in each mode, interleaved by round; and the
+    floor tracer's stop counts of its last run."""
+    samples = {mode: [] for mode in FLOOR_MODES}
+    stats = os.path.join(spool, "floor-stops.txt")
+    for round_index in range(runs):
+        for mode in rotated(round_index):
+            start = time.perf_counter()
+            result = subprocess.run(supervised(mode, argv, spool), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                    text=True, timeout=300, env=floor_env(mode, stats))
+            elapsed = (time.perf_counter() - start) * 1000
+            if result.returncode != 0:
+                raise RuntimeError("%s: exit status %d under %s: %s" % (" ".join(argv), result.returncode, mode,
+                                                                        result.stderr.strip()[-300:]))
+            samples[mode].append(elapsed)
+    return samples, stop_counts(stats)
+
+
+def spread(values):
+    """(max - min) / median: how far apart a mode's runs were."""
+    middle = statistics.median(values)
+    return (max(values) - min(values)) / middle if middle else 0.0
+
+
+def timed_rows(name, description, samples, runs, stops):
+    bare, floor, cw = (statistics.median(samples[mode]) for mode in FLOOR_MODES)
+    floor_added, cw_added = floor - bare, cw - bare
+    ratio = cw_added / floor_added if floor_added > 0 else float("inf")
+    ok = ratio <= FLOOR_TARGET
+    rows = [("%s: %s; medians of %d" % (name, description, runs), "", ""),
+            ("  bare / floor tracer / crashwatch", "%.0f / %.0f / %.0f ms" % (bare, floor, cw),
+             "runs: " + "; ".join("%s %s" % (mode, " ".join("%.0f" % v for v in samples[mode])) for mode in FLOOR_MODES)),
+            ("  added: floor tracer / crashwatch", "%.0f / %.0f ms" % (floor_added, cw_added),
+             "crashwatch/floor %.2f (target <= %.1f) %s" % (ratio, FLOOR_TARGET, verdict(ok))),
+            ("  per run, crashwatch_added / floor_added (same round)", "",
+             " ".join("%.2f" % ((c - b) / (f - b)) if f > b else "-" for b, f, c in
+                      zip(samples["bare"], samples["floor"], samples["crashwatch"]))),
+            ("  one run under the floor tracer", "", stops)]
+    for mode in ("floor", "crashwatch"):
+        if spread(samples[mode]) > 0.2:
+            problems.append("floor: %s: the %s runs spread %.0f%% around their median (%s ms): noisy"
+                            % (name, mode, 100 * spread(samples[mode]), " ".join("%.0f" % v for v in samples[mode])))
+    check = ("floor: %s: crashwatch adds <= %.1fx what the floor tracer adds" % (name, FLOOR_TARGET), ok,
+             "%.0f ms / %.0f ms = %.2f" % (cw_added, floor_added, ratio))
+    return rows, check
+
+
+def free_port():
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def processes_under(directory):
+    """Pids of the processes whose working directory is `directory` or inside it (nginx's master and
+    workers started there; PostgreSQL's postmaster and backends work in their data directory)."""
+    found = []
+    real = os.path.realpath(directory)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink("/proc/%s/cwd" % entry)
+        except OSError:
+            continue
+        if cwd == real or cwd.startswith(real + "/"):
+            found.append(int(entry))
+    return found
+
+
+class ServerProcess:
+    """A server started in `mode` (bare, floor tracer, crashwatch) in a session of its own, working in
+    `workdir`. stop() asks it to end with `stop_signal` (sent to the process started: the server itself,
+    or the tracer, which passes it on) and, whatever happens, kills what is left: its process group and
+    every process working under `workdir` (PostgreSQL's backends start sessions of their own)."""
+
+    def __init__(self, mode, argv, workdir, spool, log, stop_signal, stats, user=None):
+        self.workdir, self.stop_signal = workdir, stop_signal
+        kwargs = {"env": floor_env(mode, stats)}
+        if user is not None:
+            import pwd
+            entry = pwd.getpwnam(user)
+            kwargs = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [],
+                      "env": floor_env(mode, stats, dict(os.environ, HOME=workdir, USER=user, LOGNAME=user))}
+        self.log = open(log, "ab")
+        self.process = subprocess.Popen(supervised(mode, argv, spool), cwd=workdir, stdin=subprocess.DEVNULL,
+                                        stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True, **kwargs)
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def stop(self, timeout=20):
+        """Returns the exit status of the process started, or None when it had to be killed."""
+        status = None
+        try:
+            if self.alive():
+                self.process.send_signal(self.stop_signal)
+            status = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            problems.append("floor: a server did not stop within %d s of signal %d: killed" % (timeout, self.stop_signal))
+        finally:
+            self.kill_leftovers()
+            self.log.close()
+        return status
+
+    def kill_leftovers(self):
+        import signal
+        for _ in range(50):
+            left = processes_under(self.workdir)
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            if self.alive():
+                self.process.kill()
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if self.alive():
+                try:
+                    self.process.wait(timeout=0.1)
+                except subprocess.TimeoutExpired:
+                    pass
+            if not left and not self.alive():
+                return
+            time.sleep(0.1)
+        problems.append("floor: processes still working under %s after SIGKILL: %s" % (self.workdir, processes_under(self.workdir)))
+
+
+def wait_until(ready, server, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not server.alive():
+            raise RuntimeError("%s exited at start (status %s)" % (what, server.process.returncode))
+        if ready():
+            return
+        time.sleep(0.05)
+    raise RuntimeError("%s not ready within %d s" % (what, timeout))
+
+
+def tail(path, size=400):
+    try:
+        with open(path, "rb") as file:
+            file.seek(0, 2)
+            file.seek(max(file.tell() - size, 0))
+            return file.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def nginx_benchmark(rounds):
+    """nginx (NGINX_WORKERS workers, a small static file on a loopback port, master in the foreground)
+    under wrk, in each mode: requests/s, medians of `rounds` runs."""
+    nginx, wrk = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None), shutil.which("wrk")
+    if not nginx or not wrk:
+        raise Skip("needs nginx and wrk (Debian packages nginx, wrk): missing %s"
+                   % " and ".join(name for name, path in (("nginx", nginx), ("wrk", wrk)) if not path))
+    work = tempfile.mkdtemp(prefix="cw-bench-nginx-")
+    try:
+        os.chmod(work, 0o755)   # the workers run as nobody and read the file
+        os.makedirs(os.path.join(work, "www"))
+        with open(os.path.join(work, "www", "index.html"), "w") as file:
+            file.write("<!doctype html><title>crashwatch bench</title><p>" + "hello, nginx under ptrace. " * 20 + "</p>\n")
+        os.chmod(os.path.join(work, "www", "index.html"), 0o644)
+        spool = os.path.join(work, "spool")
+        os.makedirs(spool, mode=0o700)
+        samples = {mode: [] for mode in FLOOR_MODES}
+        tracer_cpu = {mode: [] for mode in FLOOR_MODES[1:]}
+        for round_index in range(rounds):
+            for mode in rotated(round_index):
+                port = free_port()
+                conf = os.path.join(work, "nginx.conf")
+                with open(conf, "w") as file:
+                    file.write("""daemon off;
+master_process on;
+worker_processes %d;
+pid %s/nginx.pid;
+error_log %s/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    server {
+        listen 127.0.0.1:%d;
+        root %s/www;
+    }
+}
+""" % (NGINX_WORKERS, work, work, port, work))
+                import signal
+                server = ServerProcess(mode, [nginx, "-p", work, "-e", os.path.join(work, "error.log"), "-c", conf],
+                                       work, spool, os.path.join(work, "server.log"), signal.SIGQUIT,
+                                       os.path.join(work, "floor-stops.txt"))
+                try:
+                    def listening():
+                        import socket
+                        try:
+                            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                            return True
+                        except OSError:
+                            return False
+                    wait_until(listening, server, "nginx (%s)" % mode)
+                    wait_until(lambda: len(processes_under(work)) >= NGINX_WORKERS + 1 + (mode != "bare"), server,
+                               "nginx's workers (%s)" % mode)
+                    result = subprocess.run(load_generator([wrk] + WRK_ARGS + ["http://127.0.0.1:%d/index.html" % port]),
+                                            capture_output=True, text=True, timeout=60)
+                    import re
+                    match = re.search(r"Requests/sec:\s+([\d.]+)", result.stdout)
+                    if result.returncode != 0 or not match:
+                        raise RuntimeError("wrk failed (%d): %s %s" % (result.returncode, result.stdout[-300:], result.stderr[-300:]))
+                    for bad in ("Non-2xx or 3xx responses", "Socket errors"):
+                        if bad in result.stdout:
+                            problems.append("floor: nginx (%s): wrk: %s" % (mode, [l for l in result.stdout.splitlines() if bad in l][0].strip()))
+                    if not server.alive():
+                        raise RuntimeError("nginx (%s) exited during wrk" % mode)
+                    samples[mode].append(float(match.group(1)))
+                    if mode != "bare":
+                        tracer_cpu[mode].append(cpu_seconds(server.process.pid))
+                except Exception as error:
+                    raise RuntimeError("%s; server log: %s; error.log: %s" % (error, tail(os.path.join(work, "server.log")),
+                                                                             tail(os.path.join(work, "error.log"))))
+                finally:
+                    server.stop()
+        check_spool_empty(spool, "nginx")
+        return {"": (samples, stop_counts(os.path.join(work, "floor-stops.txt")), tracer_cpu)}
+    finally:
+        for pid in processes_under(work):
+            problems.append("floor: nginx: process %d left running" % pid)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def postgres_bin():
+    """The newest PostgreSQL server's bin directory (Debian: /usr/lib/postgresql/N/bin)."""
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"), key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    if not candidates:
+        raise Skip("needs PostgreSQL (Debian package postgresql): no /usr/lib/postgresql/*/bin/postgres")
+    directory = os.path.dirname(candidates[-1])
+    for tool in ("initdb", "pgbench", "pg_isready"):
+        if not os.access(os.path.join(directory, tool), os.X_OK):
+            raise Skip("needs %s in %s" % (tool, directory))
+    return directory
+
+
+def postgres_user():
+    """PostgreSQL refuses to run as root: the server runs as `postgres` (the Debian package's user)."""
+    import pwd
+    if os.getuid() != 0:
+        return None   # already not root: run as ourselves
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise Skip("running as root and there is no postgres user to run the server as")
+    return "postgres"
+
+
+def pgbench_benchmark(rounds):
+    """PostgreSQL (postmaster in the foreground, backends followed) under pgbench: initialised once
+    (`pgbench -i -s PGBENCH_SCALE`), then per mode and round TPC-B and select-only (-S) runs. tps
+    (without the initial connection time), medians of `rounds`."""
+    import pwd
+    import re
+    import signal
+    bindir = postgres_bin()
+    user = postgres_user()
+    work = tempfile.mkdtemp(prefix="cw-bench-pg-")
+    try:
+        data, sock, spool = (os.path.join(work, name) for name in ("data", "sock", "spool"))
+        for directory in (sock, spool):
+            os.makedirs(directory, mode=0o700)
+        if user:
+            entry = pwd.getpwnam(user)
+            for directory in (work, sock, spool):
+                os.chown(directory, entry.pw_uid, entry.pw_gid)
+            # floor_tracer and crashwatch must be reachable by that user.
+            for path in (helper("floor_tracer"), CRASHWATCH):
+                if subprocess.run(["runuser", "-u", user, "--", "test", "-x", path]).returncode != 0:
+                    raise Skip("%s cannot execute %s" % (user, path))
+        kwargs = {}
+        if user:
+            entry = pwd.getpwnam(user)
+            kwargs = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [],
+                      "env": dict(os.environ, HOME=work, USER=user, LOGNAME=user)}
+        result = subprocess.run([os.path.join(bindir, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "--no-locale",
+                                 "-E", "UTF8", "--no-sync"], cwd=work, capture_output=True, text=True, timeout=120, **kwargs)
+        if result.returncode != 0:
+            raise RuntimeError("initdb failed: " + (result.stdout + result.stderr)[-400:])
+        port = "5432"   # a Unix socket in our own directory: no clash with another server
+        settings = dict(POSTGRES_SETTINGS, unix_socket_directories=sock, port=port)
+        argv = [os.path.join(bindir, "postgres"), "-D", data] + [arg for key, value in settings.items() for arg in ("-c", "%s=%s" % (key, value))]
+        client = ["-h", sock, "-p", port, "-U", "postgres"]
+        log = os.path.join(work, "server.log")
+
+        def start(mode):
+            server = ServerProcess(mode, argv, data, spool, log, signal.SIGINT, os.path.join(work, "floor-stops.txt"), user=user)
+            try:
+                wait_until(lambda: subprocess.run([os.path.join(bindir, "pg_isready")] + client + ["-q"]).returncode == 0,
+                           server, "postgres (%s)" % mode, timeout=60)
+            except Exception as error:
+                server.stop()
+                raise RuntimeError("%s; log: %s" % (error, tail(log)))
+            return server
+
+        def pgbench(extra, what):
+            result = subprocess.run(load_generator([os.path.join(bindir, "pgbench")] + client + extra + ["postgres"]),
+                                    capture_output=True, text=True, timeout=300)
+            if result.returncode != 0:
+                raise RuntimeError("pgbench %s failed (%d): %s" % (what, result.returncode, (result.stdout + result.stderr)[-400:]))
+            return result.stdout
+
+        server = start("bare")
+        try:
+            pgbench(["-i", "-q", "-s", str(PGBENCH_SCALE)], "-i")
+        finally:
+            server.stop()
+        samples = {kind: {mode: [] for mode in FLOOR_MODES} for kind in ("tpcb", "select")}
+        tracer_cpu = {mode: [] for mode in FLOOR_MODES[1:]}
+        for round_index in range(rounds):
+            for mode in rotated(round_index):
+                server = start(mode)
+                try:
+                    for kind, extra in (("tpcb", []), ("select", ["-S"])):
+                        output = pgbench(["-v"] + PGBENCH_ARGS + extra, "%s (%s)" % (kind, mode))
+                        match = re.search(r"tps = ([\d.]+) \(without initial connection time\)", output)
+                        if not match:
+                            raise RuntimeError("pgbench %s (%s): no tps in %s" % (kind, mode, output[-300:]))
+                        failed = re.search(r"number of failed transactions: (\d+)", output)
+                        if failed and int(failed.group(1)):
+                            problems.append("floor: pgbench %s (%s): %s failed transactions" % (kind, mode, failed.group(1)))
+                        if not server.alive():
+                            raise RuntimeError("postgres (%s) exited during pgbench; log: %s" % (mode, tail(log)))
+                        samples[kind][mode].append(float(match.group(1)))
+                    if mode != "bare":
+                        tracer_cpu[mode].append(cpu_seconds(server.process.pid))
+                finally:
+                    server.stop()
+        check_spool_empty(spool, "postgres")
+        stops = stop_counts(os.path.join(work, "floor-stops.txt")) + " (the last server run: TPC-B and select-only)"
+        return {kind: (samples[kind], stops, tracer_cpu) for kind in samples}
+    finally:
+        for pid in processes_under(work):
+            problems.append("floor: postgres: process %d left running" % pid)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def server_rows(name, short, unit, samples, rounds, stops, tracer_cpu, cpu_what):
+    bare, floor, cw = (statistics.median(samples[mode]) for mode in FLOOR_MODES)
+    of_floor, of_bare = cw / floor, cw / bare
+    ok = of_floor >= SERVER_FLOOR_SHARE and of_bare >= SERVER_BARE_SHARE
+    rows = [("%s; medians of %d" % (name, rounds), "", ""),
+            ("  bare / floor tracer / crashwatch (%s)" % unit, "%.0f / %.0f / %.0f" % (bare, floor, cw),
+             "runs: " + "; ".join("%s %s" % (mode, " ".join("%.0f" % v for v in samples[mode])) for mode in FLOOR_MODES)),
+            ("  crashwatch: of the floor tracer / of bare (floor: of bare)", "%.3f / %.3f" % (of_floor, of_bare),
+             "floor %.3f of bare; target >= %.2f / >= %.2f %s" % (floor / bare, SERVER_FLOOR_SHARE, SERVER_BARE_SHARE, verdict(ok))),
+            ("  per round, crashwatch / floor tracer (same round, adjacent in time)", "",
+             " ".join("%.3f" % (c / f) for c, f in zip(samples["crashwatch"], samples["floor"]))),
+            ("  one server run under the floor tracer", "", stops),
+            ("  the tracer's own CPU per server run (%s): floor / crashwatch" % cpu_what,
+             "%.2f / %.2f s" % tuple(statistics.median(tracer_cpu[mode]) for mode in FLOOR_MODES[1:]),
+             "utime + stime of the tracer process, medians")]
+    for mode in FLOOR_MODES:
+        if len(samples[mode]) > 1 and spread(samples[mode]) > 0.05:
+            problems.append("floor: %s: the %s runs spread %.0f%% around their median (%s %s): noisy"
+                            % (name, mode, 100 * spread(samples[mode]), " ".join("%.0f" % v for v in samples[mode]), unit))
+    check = ("floor: %s: crashwatch's throughput >= %.0f%% of the floor tracer's and >= %.0f%% of bare's"
+             % (short, 100 * SERVER_FLOOR_SHARE, 100 * SERVER_BARE_SHARE), ok,
+             "%.3f of floor, %.3f of bare" % (of_floor, of_bare))
+    return rows, check
+
+
+def idle_rss():
+    """`crashwatch run -- sleep 30`: the supervisor's VmRSS (and VmHWM) after 1 s, in KiB."""
+    spool = tempfile.mkdtemp(prefix="cw-bench-idle-")
+    process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--", "sleep", "30"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(1)
+        values = {}
+        for line in open("/proc/%d/status" % process.pid):
+            key = line.split(":")[0]
+            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+                values[key] = int(line.split()[1])
+        return values
+    finally:
+        import signal
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        process.wait()
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def exit_on_sigterm(signo, frame):
+    """A SIGTERM to the bench raises SystemExit, so the `finally` blocks that stop nginx and PostgreSQL
+    still run; a second one is ignored, so it cannot cut that cleanup short."""
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(128 + signo)
+
+
+def floor_benchmarks():
+    """The floor section: (rows, checks). Each workload that fails or cannot run becomes a row saying
+    so (and a failed check when it failed), never the end of the whole bench."""
+    import signal
+    rows, checks = [], []
+    previous = signal.signal(signal.SIGTERM, exit_on_sigterm)
+    try:
+        rows.append(("floor: bare / bench/floor_tracer.c / crashwatch run, interleaved in this run", "",
+                     "load generators on CPU %d only" % (os.cpu_count() - 1) if PIN_LOAD else "load generators not pinned"))
+        try:
+            info = os.stat(CRASHWATCH)
+            version = subprocess.run([CRASHWATCH, "--version"], capture_output=True, text=True).stdout.strip()
+            rows.append(("  crashwatch binary", "%.1f MB" % (info.st_size / 1e6), "%s, %s, built %s" % (
+                CRASHWATCH, version, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.st_mtime)))))
+        except OSError as error:
+            rows.append(("  crashwatch binary", "missing", str(error)))
+        for name, description, runs, argv, missing in timed_workloads():
+            if missing:
+                rows.append(("%s: %s" % (name, description), "skipped", missing))
+                continue
+            spool = tempfile.mkdtemp(prefix="cw-bench-floor-")
+            try:
+                samples, stops = run_timed_workload(argv, spool, runs)
+                check_spool_empty(spool, name)
+                more_rows, check = timed_rows(name, description, samples, runs, stops)
+                rows.extend(more_rows)
+                checks.append(check)
+            except Exception as error:
+                rows.append(("%s: %s" % (name, description), "failed", str(error)[:300]))
+                checks.append(("floor: %s" % name, False, "failed: %s" % str(error)[:200]))
+            finally:
+                shutil.rmtree(spool, ignore_errors=True)
+
+        for name, unit, rounds, run in (("nginx (%d workers, a small static file) under wrk %s" % (NGINX_WORKERS, " ".join(WRK_ARGS)),
+                                 "requests/s", NGINX_ROUNDS, lambda: nginx_benchmark(NGINX_ROUNDS)),
+                                ("PostgreSQL under pgbench %s (scale %d, synchronous_commit off)"
+                                 % (" ".join(PGBENCH_ARGS), PGBENCH_SCALE), "tps", PGBENCH_ROUNDS, lambda: pgbench_benchmark(PGBENCH_ROUNDS))):
+            try:
+                results = run()
+            except Skip as reason:
+                rows.append((name, "skipped", str(reason)))
+                continue
+            except Exception as error:
+                rows.append((name, "failed", str(error)[:300]))
+                checks.append(("floor: %s" % name.split(" (")[0], False, "failed: %s" % str(error)[:200]))
+                continue
+            for kind, (samples, stops, tracer_cpu) in results.items():
+                label = {"": name, "tpcb": name.replace("under pgbench", "TPC-B under pgbench"),
+                         "select": name.replace("under pgbench", "select-only under pgbench -S")}[kind]
+                cpu_what = "wrk's run" if not kind else "TPC-B and select-only runs"
+                short = {"": "nginx under wrk", "tpcb": "PostgreSQL TPC-B", "select": "PostgreSQL select-only"}[kind]
+                more_rows, check = server_rows(label, short, unit, samples, rounds, stops, tracer_cpu, cpu_what)
+                rows.extend(more_rows)
+                checks.append(check)
+
+        try:
+            idle = idle_rss()
+            base, _ = peak_rss_kib([CRASHWATCH, "run", "--", "true"])
+            signals, _ = peak_rss_kib([CRASHWATCH, "run", "--", fixture("signal_storm"), "200000"])
+            threads, _ = peak_rss_kib([CRASHWATCH, "run", "--", fixture("thread_churn"), "10000"])
+            flat_ok = max(signals, threads) <= base * 1.1 + 512
+            rows.append(("supervisor idle (crashwatch run -- sleep, after 1 s): VmRSS / VmHWM", "%d / %d KiB" % (idle["VmRSS"], idle["VmHWM"]),
+                         "RssAnon %d, RssFile %d KiB; target VmRSS <= %d KiB %s" % (idle.get("RssAnon", 0), idle.get("RssFile", 0),
+                                                                                   IDLE_RSS_TARGET_KIB, verdict(idle["VmRSS"] <= IDLE_RSS_TARGET_KIB))))
+            rows.append(("supervisor peak RSS: run -- true / 200k signals / 10k threads", "%d / %d / %d KiB" % (base, signals, threads),
+                         "flat (<= 1.1x + 512 KiB of run -- true) %s" % verdict(flat_ok)))
+            checks.append(("floor: idle RSS <= %d KiB" % IDLE_RSS_TARGET_KIB, idle["VmRSS"] <= IDLE_RSS_TARGET_KIB, "%d KiB" % idle["VmRSS"]))
+            checks.append(("floor: peak RSS flat over 200k signals and 10k threads", flat_ok,
+                           "%d / %d KiB vs %d KiB for run -- true" % (signals, threads, base)))
+        except Exception as error:
+            rows.append(("supervisor idle / peak RSS", "failed", str(error)[:300]))
+            checks.append(("floor: RSS", False, "failed: %s" % str(error)[:200]))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return rows, checks
+
+
+def print_table(rows, checks):
+    width = max(len(r[0]) for r in rows)
+    print("crashwatch benchmarks: %s, %d cores, %s" % (os.uname().machine, os.cpu_count(), os.uname().release))
+    for name, value, note in rows:
+        print("  %-*s  %17s  %s" % (width, name, value, note))
+    print("checks:")
+    for name, ok, detail in checks:
+        print("  %s  %s (%s)" % (verdict(ok), name, detail))
+    for problem in problems:
+        print("  note: " + problem)
+
+
 def verdict(ok):
     return "PASS" if ok else "FAIL"
 
@@ -458,19 +1081,27 @@ def main():
     rows.append(("  with its children (worker, crashed program): threads64 / threads1000", "%d / %d KiB" % (all64, all1000),
                  "ru_maxrss, not the supervisor's"))
 
+    floor_rows, floor_checks = floor_benchmarks()
+    rows.extend(floor_rows)
+    checks.extend(floor_checks)
+
     rows.extend(spool_rows)
     rows.extend(ship_benchmarks())
-    width = max(len(r[0]) for r in rows)
-    print("crashwatch benchmarks: %s, %d cores, %s" % (os.uname().machine, os.cpu_count(), os.uname().release))
-    for name, value, note in rows:
-        print("  %-*s  %17s  %s" % (width, name, value, note))
-    print("checks:")
-    for name, ok, detail in checks:
-        print("  %s  %s (%s)" % (verdict(ok), name, detail))
-    for problem in problems:
-        print("  note: " + problem)
+    print_table(rows, checks)
+    return 0
+
+
+def floor_main():
+    """The floor section alone (`python3 bench/bench.py floor`)."""
+    build_helpers()
+    rows, checks = floor_benchmarks()
+    print_table(rows, checks)
     return 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["floor"]:
+        sys.exit(floor_main())
+    if sys.argv[1:]:
+        sys.exit("usage: bench.py [floor]")
     sys.exit(main())
