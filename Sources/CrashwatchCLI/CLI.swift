@@ -29,6 +29,7 @@ public enum CLI {
           ack ID / release ID                   finish or give back a claimed report
           symbolicate [OPTIONS] REPORT          add names, lines and inline frames to a report offline
           ship [OPTIONS]                        send reports to an OpenTelemetry collector (OTLP/HTTP)
+          analyze-core [OPTIONS] CORE           the report of a crash from its core dump
 
         Options:
         \(renderOptions(specs))
@@ -80,6 +81,7 @@ public enum CLI {
         case "ack": return ClaimCommands.acknowledge(rest)
         case "release": return ClaimCommands.release(rest)
         case "ship": return ShipCommand.main(rest)
+        case "analyze-core": return AnalyzeCoreCommand.main(rest)
         case "help": StandardStream.out(help); return ExitCode.success
         default:
             return usageFailure(UsageError("unknown command '\(command)'"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",

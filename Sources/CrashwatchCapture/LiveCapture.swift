@@ -558,30 +558,8 @@ private struct Reader {
     /// Build-id, architecture and package note from the ELF header and notes in the process's memory.
     /// Every field read is checked: a corrupt header yields nil, never a huge read or a trap.
     func identify(base: UInt64) -> ImageIdentity? {
-        var bytes = ProcessMemory.read(pid: through, address: base, count: ELFHeaderInfo.fileHeaderSize)
-        var header: ELFHeaderInfo
-        do {
-            header = try ELFHeaderInfo.parse(bytes)
-        } catch .truncated(_, let needed, _) {
-            guard needed > 0, needed <= Self.headerByteLimit else { return nil }
-            bytes = ProcessMemory.read(pid: through, address: base, count: needed)
-            guard let full = try? ELFHeaderInfo.parse(bytes) else { return nil }
-            header = full
-        } catch {
-            return nil
-        }
-        guard let bias = header.loadBias(imageBase: base) else { return nil }
-        var notes: [ELFNote] = []
-        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= UInt64(Self.noteByteLimit) {
-            notes += ELFNotes.parseNotes(ProcessMemory.read(pid: through, address: bias &+ segment.virtualAddress, count: Int(segment.size)),
-                                         alignment: segment.alignment)
-        }
-        let identity = ImageIdentity(notes: notes, architecture: header.architecture)
-        return identity.buildID == nil ? nil : identity
+        ImageIdentity.read(base: base) { address, count in ProcessMemory.read(pid: through, address: address, count: count) }
     }
-
-    static let headerByteLimit = 64 << 10
-    static let noteByteLimit = 64 << 10
 
     /// aarch64 only: the code-pointer PAC mask, when the thread uses pointer authentication.
     func pointerAuthenticationMask(tid: Int32) -> UInt64? {
@@ -605,6 +583,33 @@ struct ImageIdentity {
     var buildID: [UInt8]?
     var architecture: Architecture?
     var package: PackageRecord?
+
+    static let headerByteLimit = 64 << 10
+    static let noteByteLimit = 64 << 10
+
+    /// The identity of the image whose ELF header is at `base` in a process's memory, read through `read`
+    /// (address, count → the bytes that could be read): nil without a build-id. Every length is bounded.
+    static func read(base: UInt64, _ read: (UInt64, Int) -> [UInt8]) -> ImageIdentity? {
+        var bytes = read(base, ELFHeaderInfo.fileHeaderSize)
+        var header: ELFHeaderInfo
+        do {
+            header = try ELFHeaderInfo.parse(bytes)
+        } catch .truncated(_, let needed, _) {
+            guard needed > 0, needed <= headerByteLimit else { return nil }
+            bytes = read(base, needed)
+            guard let full = try? ELFHeaderInfo.parse(bytes) else { return nil }
+            header = full
+        } catch {
+            return nil
+        }
+        guard let bias = header.loadBias(imageBase: base) else { return nil }
+        var notes: [ELFNote] = []
+        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= UInt64(noteByteLimit) {
+            notes += ELFNotes.parseNotes(read(bias &+ segment.virtualAddress, Int(segment.size)), alignment: segment.alignment)
+        }
+        let identity = ImageIdentity(notes: notes, architecture: header.architecture)
+        return identity.buildID == nil ? nil : identity
+    }
 
     /// Reads the build-id and the `.note.package` metadata (JSON) from an image's notes.
     init(notes: [ELFNote], architecture: Architecture?) {

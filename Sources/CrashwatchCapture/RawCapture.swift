@@ -162,6 +162,8 @@ public struct RawCapture: Codable, Sendable {
     public var hangReportID: String?
     /// The supervising run's id (`CaptureOptions.runID`).
     public var runID: String?
+    /// `core` for a capture read from a core dump; nil for a live one.
+    public var source: String?
     /// Whether the death was seen only at the threads' exit stops: `signal` has no siginfo.
     public var seenAtExit = false
     /// For an abnormal exit (kind `abnormalExit`): why the process was killed.

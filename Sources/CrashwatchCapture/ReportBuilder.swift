@@ -136,6 +136,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         report.hang = capture.hang
         report.hangReportID = capture.hangReportID
         report.runID = capture.runID
+        report.source = capture.source
         report.exit = capture.exit
         report.diagnostics.processing = state
         return report

@@ -47,6 +47,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
     /// The id of the `crashwatch run` that supervised the process (a lower-case UUID, one per run, shared
     /// by every report of that run); the shipped record's `session.id` when systemd gave no invocation id.
     public var runID: String?
+    /// Where the process's state came from: `core` for a report built from a core dump
+    /// (`crashwatch analyze-core`); nil for a live capture.
+    public var source: String?
     /// The process that died.
     public var process: ProcessRecord
     /// The machine it died on.
@@ -77,6 +80,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.exit = nil
         self.hangReportID = nil
         self.runID = nil
+        self.source = nil
         self.process = process
         self.host = host
         self.threads = threads

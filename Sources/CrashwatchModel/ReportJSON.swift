@@ -69,6 +69,7 @@ struct ReportJSONWriter {
         if let exit = report.exit { write(exit, indent: indent) } else { null() }
         member("hangReportID", indent: indent); string(report.hangReportID)
         member("runID", indent: indent); string(report.runID)
+        member("source", indent: indent); string(report.source)
         member("process", indent: indent); write(report.process, indent: indent)
         member("host", indent: indent); write(report.host, indent: indent)
         member("threads", indent: indent); lines(report.threads, indent: indent) { $0.write($1, indent: indent + 2) }

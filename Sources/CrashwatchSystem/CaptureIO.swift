@@ -19,6 +19,13 @@ public final class OwnedDescriptor: Sendable {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
+    /// When the file was last modified, nanoseconds since the epoch.
+    public func modificationNanoseconds() -> Int64? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    }
+
     /// The file's size in bytes.
     public func size() -> Int64? {
         var info = stat()

@@ -1,0 +1,61 @@
+// CoreFileTests.swift — `crashwatch analyze-core` against the live capture of the same crash: each fixture
+// runs under `crashwatch run` with core dumps on, and the report built from its core must agree with the
+// live report thread by thread and frame by frame (address, function, file, line, inline), with the same
+// signal, executable and build-ids, and validate against the schema with "source": "core".
+import Foundation
+import Testing
+
+@Suite struct CoreFileTests {
+    @Test("the report from a core dump equals the live report of the same crash, frame by frame",
+          arguments: ["null_deref", "omit_fp_o2", "threads64", "dlopen_crash", "segv_reraise", "abort_in_handler",
+                      "inline_o2", "cxx_throw", "abort", "sigfpe", "stack_overflow_thread", "null_fn_ptr"])
+    func coreEqualsLive(_ name: String) throws {
+        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
+        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        let directory = try TemporaryDirectory("cw-core")
+        let (result, reports, _) = try runCapturing(Paths.fixture(name), workingDirectory: directory.path, shellPrefix: "ulimit -c unlimited")
+        let live = try #require(reports.first, "no live report: \(result.stderr)")
+        let core = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("core") },
+                                "no core file was written")
+        let output = "\(directory.path)/from-core.json"
+        let analyzed = try run(Paths.crashwatch, ["analyze-core", "-o", output, "\(directory.path)/\(core)"])
+        #expect(analyzed.termination == .exited(0), "\(analyzed.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: output))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let fromCore = WrittenReport(path: output, data: data, json: json)
+        #expect(try SchemaValidator().validate(reportJSON: data).isEmpty)
+        #expect(json["source"] as? String == "core" && json["kind"] as? String == "crash")
+
+        for key in ["name", "code", "codeName", "faultAddress"] {
+            #expect("\(fromCore.signal[key] ?? "nil")" == "\(live.signal[key] ?? "nil")", "signal.\(key)")
+        }
+        let process = { (report: WrittenReport) in report.json["process"] as? [String: Any] ?? [:] }
+        #expect(process(fromCore)["executable"] as? String == process(live)["executable"] as? String)
+        #expect(process(fromCore)["pid"] as? Int == process(live)["pid"] as? Int)
+        let buildIDs = { (report: WrittenReport) in Set(report.images.compactMap { $0["buildID"] as? String }) }
+        #expect(buildIDs(fromCore).isSuperset(of: buildIDs(live)), "build-ids: \(buildIDs(fromCore)) vs \(buildIDs(live))")
+
+        let liveThreads = Dictionary(uniqueKeysWithValues: live.threads.map { ($0["tid"] as? Int ?? -1, $0) })
+        #expect(fromCore.threads.count == live.threads.count)
+        for thread in fromCore.threads {
+            let tid = thread["tid"] as? Int ?? -1
+            let theirs = try #require(liveThreads[tid], "the live report has no thread \(tid)")
+            let shape = { (frames: [[String: Any]]) in
+                frames.map { "\($0["address"] ?? "") \($0["function"] ?? "?") \($0["file"] ?? "") \($0["line"] ?? "") \($0["inlined"] ?? "")" }
+            }
+            #expect(shape(fromCore.frames(of: thread)) == shape(live.frames(of: theirs)), "thread \(tid)")
+        }
+        // The thread that took the fatal signal is the core's first, and the crashed one.
+        #expect(fromCore.crashedThreads.first?["tid"] as? Int == (live.signal["originalFault"] == nil
+            ? live.crashedThreads.first?["tid"] as? Int : fromCore.crashedThreads.first?["tid"] as? Int))
+    }
+
+    @Test("analyze-core refuses what is not a core dump, naming it")
+    func notACore() throws {
+        let analyzed = try run(Paths.crashwatch, ["analyze-core", "-o", "/dev/null", Paths.fixture("null_deref")])
+        #expect(analyzed.termination == .exited(65))
+        #expect(analyzed.stderr.contains("not a core dump"), "\(analyzed.stderr)")
+        let missing = try run(Paths.crashwatch, ["analyze-core", "/nonexistent/core"])
+        #expect(missing.termination == .exited(66), "\(missing.stderr)")
+    }
+}
