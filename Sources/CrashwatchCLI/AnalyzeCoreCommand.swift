@@ -77,6 +77,12 @@ enum AnalyzeCoreCommand {
             } catch {
                 throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
             }
+            // Processing unwinds with the host's libunwind: another architecture's stacks would come out wrong.
+            guard source.capture.architecture == .host else {
+                throw CommandFailure("\(path): a core dump of an \(source.capture.architecture.rawValue) process; this crashwatch "
+                                     + "unwinds \(Architecture.host.rawValue) only (analyze it on an \(source.capture.architecture.rawValue) machine)",
+                                     status: ExitCode.dataError)
+            }
             var bytes: [UInt8]
             do {
                 let processor = try CaptureProcessor(source: source, passedFiles: executable.map { [$0] } ?? [])
