@@ -2,6 +2,7 @@
 // timeout) and what the answer means for the reports in it (accepted, refused for good, or try again later).
 // FoundationEssentials only (JSONDecoder): the full Foundation would map ICU and about 6 MB more into every
 // `crashwatch run`, which links this module.
+import CrashwatchModel
 import CrashwatchSystem
 import FoundationEssentials
 
@@ -103,19 +104,10 @@ public struct ExportTarget: Equatable, Sendable {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            guard let high = iterator.next().flatMap(Hex.nibble), let low = iterator.next().flatMap(Hex.nibble) else { return nil }
             bytes.append(high << 4 | low)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 
