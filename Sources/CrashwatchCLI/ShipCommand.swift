@@ -116,6 +116,9 @@ enum ShipCommand {
         (shipper.transport as? HTTPExporter)?.cancelDescriptor = inbox.fd
         while !shouldStop() {
             watch.drain()
+            if watch.directoryGone {
+                throw CommandFailure("ship --follow: the spool \(shipper.spool.path) was removed or moved away", status: ExitCode.ioError)
+            }
             do throws(SpoolError) { _ = try shipper.drain(shouldStop: shouldStop) } catch {
                 StandardStream.err("crashwatch: \(error)\n")
             }

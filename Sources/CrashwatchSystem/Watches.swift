@@ -8,11 +8,13 @@ public final class DirectoryWatch {
     /// Readable when events wait.
     public let fd: Int32
 
-    /// Watches `path` for entries created in or moved into it (a writer's or a releasing shipper's rename).
+    /// Watches `path` for entries created in or moved into it (a writer's or a releasing shipper's rename),
+    /// and for the directory's own removal. A link to the directory is followed (a spool may be reached
+    /// through a trusted link; the caller has judged the path already).
     public init(path: String) throws(SystemError) {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw SystemError("inotify_init1", errno: lastErrno()) }
-        let mask = UInt32(IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW)
+        let mask = UInt32(IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DELETE_SELF | IN_MOVE_SELF)
         guard inotify_add_watch(fd, path, mask) >= 0 else {
             let saved = lastErrno()
             close(fd)
@@ -23,7 +25,10 @@ public final class DirectoryWatch {
 
     deinit { close(fd) }
 
-    /// Reads and discards the waiting events (the caller looks at the directory itself); whether there were any.
+    /// Whether the watched directory was removed or moved away (nothing more will arrive in it).
+    public private(set) var directoryGone = false
+
+    /// Reads the waiting events (the caller looks at the directory itself); whether there were any.
     @discardableResult
     public func drain() -> Bool {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
@@ -32,6 +37,14 @@ public final class DirectoryWatch {
             let count = buffer.withUnsafeMutableBytes { raw in retryingOnEINTR { read(fd, raw.baseAddress, raw.count) } }
             if count <= 0 { return any }
             any = true
+            // struct inotify_event: wd (4), mask (4), cookie (4), len (4), then `len` bytes of name.
+            var offset = 0
+            while offset + 16 <= count {
+                let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
+                let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)) }
+                if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { directoryGone = true }
+                offset += 16 + length
+            }
         }
     }
 }

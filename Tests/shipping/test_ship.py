@@ -1541,6 +1541,30 @@ def case_follow_sigterm_in_flight():
     check_equal(spool_reports(spool) + claims_of(spool), [], "the spool and its claims at the end")
 
 
+def case_follow_linked_spool_then_removed():
+    """--follow on a spool reached through a symbolic link: a crash written through the link is shipped;
+    when the spool directory is moved away, the follower says so and exits 74 instead of waiting forever."""
+    base = new_dir("linked-")
+    real = os.path.join(base, "real")
+    os.mkdir(real, 0o750)
+    link = os.path.join(base, "spool")
+    os.symlink(real, link)
+    receiver = Receiver()
+    follower = Follower(link, receiver.url)
+    time.sleep(0.3)
+    result = crashwatch("run", "--spool", link, "--", fixture("abort"))
+    check(result.returncode == -signal.SIGABRT, lambda: f"the fixture under crashwatch: {result.describe()}")
+    wait_until(lambda: parse_outcomes(follower.stdout)["shipped"], "the crash shipped through the linked spool", 15)
+    check(len(records_by_id(receiver)) == 1, lambda: f"one record: {receiver.entries()}")
+    os.rename(real, os.path.join(base, "moved"))
+    try:
+        status = follower.process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        raise Fail(f"ship --follow kept running after its spool was moved away: {follower.describe()}")
+    check(status == 74 and "removed or moved away" in follower.stderr,
+          lambda: f"expected exit 74 naming the spool: {follower.describe()}")
+
+
 def case_faults_max_backoff_and_408():
     """408 and repeated 503s: kept with growing attempt numbers, retries never further apart than
     --max-backoff 1s (plus the request); then the receiver recovers and the report is delivered."""
