@@ -12,6 +12,7 @@ enum AnalyzeCoreCommand {
     static let specs: [OptionSpec] = SpoolSettings.locationSpecs + [
         OptionSpec("output", short: "o", value: "FILE", help: "write the report to FILE instead of the spool"),
         OptionSpec("exe", value: "PATH", help: "the crashed program's executable, when the path the core names is not it (moved, rebuilt elsewhere)"),
+        OptionSpec("sysroot", value: "DIR", help: "find the image files under DIR (a copy of the crashed machine's files); report paths stay as the core has them"),
         OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "also look for separate debug info under DIR (DIR/.build-id/xx/rest.debug)"),
         OptionSpec("symbolicate", value: "MODE", help: "full (functions, file:line, inline frames; default), functions, or none"),
         OptionSpec("app-root", value: "DIR", repeatable: true, help: "images under DIR are in-app (default: the executable's directory rule)"),
@@ -59,6 +60,11 @@ enum AnalyzeCoreCommand {
                 return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch analyze-core --help")
             }
             options.appRoots = parsed.all("app-root")
+            let sysroot = parsed.value("sysroot").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+            if let sysroot, !sysroot.hasPrefix("/") {
+                return CLI.usageFailure(UsageError("--sysroot needs an absolute path, not '\(sysroot)'"), usage: usage,
+                                        helpCommand: "crashwatch analyze-core --help")
+            }
             options.redactArguments = parsed.has("redact-args")
             let path = parsed.operands[0]
             let core: OwnedDescriptor
@@ -73,7 +79,8 @@ enum AnalyzeCoreCommand {
             let source: CoreFile
             do {
                 source = try CoreFile(core, limit: coreByteLimit, timeNanoseconds: time, options: options,
-                                      deadlineNanoseconds: Int64.max, executableFile: executable != nil)
+                                      deadlineNanoseconds: Int64.max, executableFile: executable != nil,
+                                      sysroot: sysroot)
             } catch {
                 throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
             }

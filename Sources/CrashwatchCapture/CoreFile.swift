@@ -36,8 +36,9 @@ public final class CoreFile: CaptureSource {
     /// (the core's modification time: the kernel writes it as the process dies); `options` as for a live capture.
     /// With `executableFile`, the main executable's image is read from the first file the processor is
     /// given (`analyze-core --exe`) instead of the path the dump names.
+    /// `sysroot`: where the image files are found (their paths prefixed with it).
     public init(_ descriptor: OwnedDescriptor, limit: Int, timeNanoseconds: Int64, options: CaptureOptions,
-                deadlineNanoseconds: Int64, executableFile: Bool = false) throws {
+                deadlineNanoseconds: Int64, executableFile: Bool = false, sysroot: String? = nil) throws {
         let started = Clock.monotonicNanoseconds()
         mapping = try MappedFile(descriptor, limit: limit)
         let file = mapping.bytes
@@ -215,6 +216,7 @@ public final class CoreFile: CaptureSource {
                 reportByteLimit: options.reportByteLimit))
         capture.runID = options.runID
         capture.source = "core"
+        capture.options.sysroot = sysroot
         self.capture = capture
     }
 

@@ -75,7 +75,7 @@ public struct CaptureProcessor: FrameProcessor {
     private mutating func openMapped(_ image: LoadedImage, buildID: String?) -> OwnedDescriptor? {
         let file: OwnedDescriptor
         do {
-            file = try UntrustedFile.open(image.path)
+            file = try UntrustedFile.open((capture.options.sysroot ?? "") + image.path)
         } catch {
             softErrors.append(SoftError(stage: "images", image: image.path, message: "\(error)"))
             return nil

@@ -146,6 +146,9 @@ public struct ProcessingOptions: Codable, Sendable, Equatable {
     public var deadlineNanoseconds: Int64
     /// The full report's size limit in bytes: past it, frames are dropped (and say so).
     public var reportByteLimit: Int
+    /// A directory the image files are found under (`analyze-core --sysroot`: the crashed machine's files
+    /// copied elsewhere); their paths in the report stay the process's own.
+    public var sysroot: String?
 }
 
 /// Everything captured from one crashed process.

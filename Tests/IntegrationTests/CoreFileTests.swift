@@ -50,6 +50,45 @@ import Testing
             ? live.crashedThreads.first?["tid"] as? Int : fromCore.crashedThreads.first?["tid"] as? Int))
     }
 
+    @Test("an executable moved after the crash is found with --sysroot or --exe; the report keeps the crashed path")
+    func movedExecutable() throws {
+        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
+        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        let directory = try TemporaryDirectory("cw-core-moved")
+        let program = "\(directory.path)/app/bin/server"
+        try FileManager.default.createDirectory(atPath: "\(directory.path)/app/bin", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.fixture("null_deref"), toPath: program)
+        let (result, reports, _) = try runCapturing(program, workingDirectory: directory.path, shellPrefix: "ulimit -c unlimited")
+        let live = try #require(reports.first, "no live report: \(result.stderr)")
+        let core = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("core") })
+        let sysroot = "\(directory.path)/sysroot"
+        try FileManager.default.createDirectory(atPath: sysroot + "\(directory.path)/app/bin", withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: program, toPath: sysroot + program)
+        // The rest of the crashed machine's files, as a sysroot holds them: here, copies of this machine's.
+        for path in live.images.compactMap({ $0["path"] as? String }) where path != program && path.hasPrefix("/") {
+            let target = sysroot + path
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: path, toPath: target)
+        }
+
+        func analyze(_ options: [String]) throws -> WrittenReport {
+            let output = "\(directory.path)/report-\(UUID().uuidString).json"
+            let analyzed = try run(Paths.crashwatch, ["analyze-core", "-o", output] + options + ["\(directory.path)/\(core)"])
+            #expect(analyzed.termination == .exited(0), "\(analyzed.stderr)")
+            let data = try Data(contentsOf: URL(fileURLWithPath: output))
+            return WrittenReport(path: output, data: data, json: try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+        }
+        let functions = { (report: WrittenReport) in report.functions(of: report.crashedThreads[0]) }
+        #expect(functions(live).starts(with: ["crash_here", "middle", "outer", "main"]))
+        let without = try analyze([])
+        #expect(!functions(without).starts(with: ["crash_here"]), "the moved executable was found anyway: \(functions(without))")
+        for options in [["--sysroot", sysroot], ["--exe", sysroot + program]] {
+            let found = try analyze(options)
+            #expect(functions(found) == functions(live), "\(options): \(functions(found)) vs \(functions(live))")
+            #expect((found.json["process"] as? [String: Any])?["executable"] as? String == program)
+        }
+    }
+
     @Test("analyze-core refuses what is not a core dump, naming it")
     func notACore() throws {
         let analyzed = try run(Paths.crashwatch, ["analyze-core", "-o", "/dev/null", Paths.fixture("null_deref")])
