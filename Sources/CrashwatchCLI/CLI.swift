@@ -30,6 +30,7 @@ public enum CLI {
           symbolicate [OPTIONS] REPORT          add names, lines and inline frames to a report offline
           ship [OPTIONS]                        send reports to an OpenTelemetry collector (OTLP/HTTP)
           analyze-core [OPTIONS] CORE           the report of a crash from its core dump
+          core-handler [OPTIONS] PID TID SIG T  a core_pattern helper: report every dumped crash
 
         Options:
         \(renderOptions(specs))
@@ -82,6 +83,7 @@ public enum CLI {
         case "release": return ClaimCommands.release(rest)
         case "ship": return ShipCommand.main(rest)
         case "analyze-core": return AnalyzeCoreCommand.main(rest)
+        case "core-handler": return CoreHandlerCommand.main(rest)
         case "help": StandardStream.out(help); return ExitCode.success
         default:
             return usageFailure(UsageError("unknown command '\(command)'"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",

@@ -36,9 +36,11 @@ public final class CoreFile: CaptureSource {
     /// (the core's modification time: the kernel writes it as the process dies); `options` as for a live capture.
     /// With `executableFile`, the main executable's image is read from the first file the processor is
     /// given (`analyze-core --exe`) instead of the path the dump names.
-    /// `sysroot`: where the image files are found (their paths prefixed with it).
+    /// `sysroot`: where the image files are found (their paths prefixed with it). `process`: the process as
+    /// /proc showed it while the kernel dumped it (a `core_pattern` helper), instead of what the notes hold.
     public init(_ descriptor: OwnedDescriptor, limit: Int, timeNanoseconds: Int64, options: CaptureOptions,
-                deadlineNanoseconds: Int64, executableFile: Bool = false, sysroot: String? = nil) throws {
+                deadlineNanoseconds: Int64, executableFile: Bool = false, sysroot: String? = nil,
+                process live: ProcessRecord? = nil) throws {
         let started = Clock.monotonicNanoseconds()
         mapping = try MappedFile(descriptor, limit: limit)
         let file = mapping.bytes
@@ -124,24 +126,10 @@ public final class CoreFile: CaptureSource {
             softErrors.append(SoftError(stage: "core", message: "no NT_SIGINFO note: the signal's code and address are not known"))
         }
 
-        // Which file each mapping shows: NT_FILE (count, page size, count × (start, end, page offset), names).
+        // Which file each mapping shows: NT_FILE.
         var files: [UInt64: (end: UInt64, offset: UInt64, path: String)] = [:]
-        if let table = notes.first(where: { $0.name == "CORE" && $0.type == NoteType.file })?.descriptor, table.count >= 16 {
-            table.withUnsafeBytes { raw in
-                let count = raw.loadUnaligned(as: UInt64.self), pageSize = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-                guard count <= UInt64(raw.count - 16) / 24 else { return }
-                var nameOffset = 16 + Int(count) * 24
-                for index in 0..<Int(count) {
-                    let entry = 16 + index * 24
-                    let end = raw[nameOffset...].firstIndex(of: 0) ?? raw.count
-                    let path = String(decoding: raw[nameOffset..<end], as: UTF8.self)
-                    nameOffset = min(end + 1, raw.count)
-                    files[raw.loadUnaligned(fromByteOffset: entry, as: UInt64.self)] =
-                        (raw.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self),
-                         raw.loadUnaligned(fromByteOffset: entry + 16, as: UInt64.self) &* pageSize, path)
-                }
-            }
-        } else {
+        for mapping in Self.fileMappings(notes) { files[mapping.start] = (mapping.end, mapping.offset, mapping.path) }
+        if notes.first(where: { $0.name == "CORE" && $0.type == NoteType.file }) == nil {
             softErrors.append(SoftError(stage: "core", message: "no NT_FILE note: mappings are not named, images are not found"))
         }
         let auxv = notes.first(where: { $0.name == "CORE" && $0.type == NoteType.auxv })?.descriptor ?? []
@@ -199,6 +187,10 @@ public final class CoreFile: CaptureSource {
             if executableFile, let index = images.firstIndex(where: { $0.start == image.start }) { images[index].descriptor = 0 }
         }
 
+        if var live {
+            if live.executable.isEmpty { live.executable = process.executable }
+            process = live
+        }
         var capture = RawCapture(
             reportID: CrashReport.newID(), pid: process.pid, signal: signal, originalFault: nil, handledFaults: [],
             timeNanoseconds: timeNanoseconds, startedNanoseconds: started, holdDurationMs: 0,
@@ -218,6 +210,29 @@ public final class CoreFile: CaptureSource {
         capture.source = "core"
         capture.options.sysroot = sysroot
         self.capture = capture
+    }
+
+    /// NT_FILE's mappings (count, page size, count × (start, end, page offset), then the names); a note that
+    /// claims more entries than it holds gives none.
+    static func fileMappings(_ notes: [ELFNote]) -> [(start: UInt64, end: UInt64, offset: UInt64, path: String)] {
+        guard let table = notes.first(where: { $0.name == "CORE" && $0.type == NoteType.file })?.descriptor, table.count >= 16
+        else { return [] }
+        return table.withUnsafeBytes { raw in
+            let count = raw.loadUnaligned(as: UInt64.self), pageSize = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            guard count <= UInt64(raw.count - 16) / 24 else { return [] }
+            var mappings: [(start: UInt64, end: UInt64, offset: UInt64, path: String)] = []
+            var nameOffset = 16 + Int(count) * 24
+            for index in 0..<Int(count) {
+                let entry = 16 + index * 24
+                let end = raw[nameOffset...].firstIndex(of: 0) ?? raw.count
+                let path = String(decoding: raw[nameOffset..<end], as: UTF8.self)
+                nameOffset = min(end + 1, raw.count)
+                mappings.append((raw.loadUnaligned(fromByteOffset: entry, as: UInt64.self),
+                                 raw.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self),
+                                 raw.loadUnaligned(fromByteOffset: entry + 16, as: UInt64.self) &* pageSize, path))
+            }
+            return mappings
+        }
     }
 
     /// `count` bytes at `address` from the dumped memory (fewer where the dump has no more).

@@ -152,6 +152,47 @@ extension OwnedDescriptor {
     }
 }
 
+/// A descriptor read front to back (a pipe: the kernel hands a core to a `core_pattern` helper on stdin).
+public final class InputStream {
+    public let fd: Int32
+    /// Bytes consumed so far.
+    public private(set) var position: UInt64 = 0
+
+    public init(fd: Int32) { self.fd = fd }
+
+    /// Up to `count` bytes: fewer only at the end of the stream.
+    public func read(_ count: Int) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let got = bytes.withUnsafeMutableBytes { raw in
+                retryingOnEINTR { Glibc.read(fd, raw.baseAddress! + filled, count - filled) }
+            }
+            if got < 0 { throw SystemError("read", errno: lastErrno()) }
+            if got == 0 { break }
+            filled += got
+        }
+        position += UInt64(filled)
+        return filled == count ? bytes : Array(bytes.prefix(filled))
+    }
+
+    /// Reads and drops `count` bytes (fewer at the end of the stream); how many were dropped.
+    @discardableResult
+    public func skip(_ count: UInt64) throws(SystemError) -> UInt64 {
+        var left = count
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while left > 0 {
+            let want = Int(min(left, UInt64(buffer.count)))
+            let got = buffer.withUnsafeMutableBytes { raw in retryingOnEINTR { Glibc.read(fd, raw.baseAddress, want) } }
+            if got < 0 { throw SystemError("read", errno: lastErrno()) }
+            if got == 0 { break }
+            left -= UInt64(got)
+        }
+        position += count - left
+        return count - left
+    }
+}
+
 /// An anonymous in-memory file (`memfd_create`), for handing bytes to a child process.
 public enum MemoryFile {
     public static func create(name: String) throws(SystemError) -> OwnedDescriptor {

@@ -89,6 +89,45 @@ import Testing
         }
     }
 
+    @Test("core-handler: a core piped on stdin gives the live report's frames; a 1 GiB core costs a few MiB",
+          .timeLimit(.minutes(2)))
+    func coreHandler() throws {
+        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
+        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        let directory = try TemporaryDirectory("cw-core-handler")
+        let (result, reports, _) = try runCapturing(Paths.fixture("threads64"), workingDirectory: directory.path, shellPrefix: "ulimit -c unlimited")
+        let live = try #require(reports.first, "no live report: \(result.stderr)")
+        let core = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("core") })
+        let pid = (live.json["process"] as? [String: Any])?["pid"] as? Int ?? 0
+        let spool = "\(directory.path)/spool"
+        let handled = try run("/bin/sh", ["-c", "exec '\(Paths.crashwatch)' core-handler --spool '\(spool)' \(pid) \(pid) 11 1796000000 < '\(directory.path)/\(core)'"])
+        #expect(handled.termination == .exited(0), "\(handled.stderr)")
+        let path = handled.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let fromCore = WrittenReport(path: path, data: data, json: try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+        #expect(fromCore.json["source"] as? String == "core")
+        let liveThreads = Dictionary(uniqueKeysWithValues: live.threads.map { ($0["tid"] as? Int ?? -1, $0) })
+        #expect(fromCore.threads.count == 65)
+        for thread in fromCore.threads {
+            let theirs = try #require(liveThreads[thread["tid"] as? Int ?? -1])
+            #expect(fromCore.functions(of: thread) == live.functions(of: theirs))
+        }
+
+        // A process with 1 GiB of touched memory: its core is read through, a few MiB kept.
+        let big = "\(directory.path)/big"
+        try FileManager.default.createDirectory(atPath: big, withIntermediateDirectories: true)
+        _ = try run("/bin/sh", ["-c", "ulimit -c unlimited; exec python3 -c 'import os; b = bytearray(1 << 30); b[::4096] = b\"x\" * (1 << 18); os.abort()'"],
+                    workingDirectory: big)
+        let bigCore = try #require(try FileManager.default.contentsOfDirectory(atPath: big).first { $0.hasPrefix("core") })
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: "\(big)/\(bigCore)")[.size] as? Int)
+        #expect(size > 1 << 30, "the core has \(size) bytes")
+        let measured = try run("/bin/sh", ["-c", "exec /usr/bin/time -f 'maxrss %M' '\(Paths.crashwatch)' core-handler --spool '\(spool)' 1 1 6 1796000000 < '\(big)/\(bigCore)'"])
+        #expect(measured.termination == .exited(0), "\(measured.stderr)")
+        let kilobytes = Int(measured.stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }?.dropFirst(7) ?? "") ?? .max
+        #expect(kilobytes < 160 * 1024, "core-handler's peak RSS for a \(size)-byte core: \(kilobytes) KiB")
+        try? FileManager.default.removeItem(atPath: big)
+    }
+
     @Test("analyze-core refuses what is not a core dump, naming it")
     func notACore() throws {
         let analyzed = try run(Paths.crashwatch, ["analyze-core", "-o", "/dev/null", Paths.fixture("null_deref")])

@@ -1,0 +1,131 @@
+// CoreStream.swift — a core dump read once, front to back, from a pipe (what the kernel gives a
+// `core_pattern` helper), keeping only what a report needs, so a 1 GiB core costs a few MiB: the headers,
+// the notes, each thread's stack from just below its stack pointer up (at most `stackBytesPerThread`), the
+// first bytes of each file mapping (its ELF headers and build-id note) and the vdso. The rest is read and
+// dropped. What is kept is laid out as a smaller core in a memfd, which `CoreFile` then reads like any core.
+import CrashwatchModel
+import CrashwatchSymbols
+import CrashwatchSystem
+
+public enum CoreStream {
+    /// The most bytes kept of a file mapping (its headers and notes live at its start).
+    static let fileHeadBytes: UInt64 = 64 << 10
+    /// The most note bytes read.
+    static let noteLimit = 64 << 20
+
+    /// Reads the core on `input` and returns the compact core and how many bytes of memory were dropped.
+    /// At most `limit` bytes of memory are kept in all. Throws for a stream that is not a 64-bit core dump.
+    public static func compact(_ input: InputStream, stackBytesPerThread: Int, limit: Int) throws -> (core: OwnedDescriptor, dropped: UInt64) {
+        let header = try input.read(64)
+        func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt16.self) } }
+        func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt32.self) } }
+        func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self) } }
+        guard header.count == 64, header.prefix(4) == [0x7f, 0x45, 0x4c, 0x46], header[4] == 2, header[5] == 1, u16(header, 16) == 4,
+              let architecture = Architecture(elfMachine: u16(header, 18))
+        else { throw CoreFileError("the stream is not a 64-bit little-endian core dump of x86-64 or aarch64") }
+        let headerOffset = u64(header, 32), headerSize = Int(u16(header, 54)), headerCount = Int(u16(header, 56))
+        guard headerOffset >= 64, headerSize >= 56, headerCount != 0xffff else { throw CoreFileError("program headers out of place") }
+        try input.skip(headerOffset - 64)
+        let table = try input.read(headerSize * headerCount)
+        guard table.count == headerSize * headerCount else { throw CoreFileError("the stream ends in the program headers") }
+
+        struct Segment {
+            var type: UInt32, flags: UInt32, offset: UInt64, address: UInt64, fileSize: UInt64, memorySize: UInt64, alignment: UInt64
+        }
+        let segments = (0..<headerCount).map { index -> Segment in
+            let at = index * headerSize
+            return Segment(type: u32(table, at), flags: u32(table, at + 4), offset: u64(table, at + 8), address: u64(table, at + 16),
+                           fileSize: u64(table, at + 32), memorySize: u64(table, at + 40), alignment: u64(table, at + 48))
+        }
+        // Read in file order; the kernel writes the notes first.
+        var noteBytes: [UInt8] = []
+        var notes: [ELFNote] = []
+        var kept: [(segment: Int, start: UInt64, bytes: [UInt8])] = []
+        var keptTotal = 0
+        var dropped: UInt64 = 0
+        var stackPointers: [UInt64] = []
+        var fileStarts = Set<UInt64>()
+        var vdso: UInt64?
+        for index in segments.indices.sorted(by: { segments[$0].offset < segments[$1].offset }) {
+            let segment = segments[index]
+            guard segment.fileSize > 0, segment.offset >= input.position else { continue }
+            try input.skip(segment.offset - input.position)
+            if segment.type == 4 {  // PT_NOTE
+                guard segment.fileSize <= UInt64(noteLimit - noteBytes.count) else {
+                    dropped += try input.skip(segment.fileSize)
+                    continue
+                }
+                let bytes = try input.read(Int(segment.fileSize))
+                noteBytes += bytes
+                notes = ELFNotes.parseNotes(noteBytes, alignment: 4)
+                stackPointers = notes.filter { $0.name == "CORE" && $0.type == CoreFile.NoteType.prstatus && $0.descriptor.count >= 112 + architecture.prstatusSize }
+                    .compactMap { RegisterDecoder.stackPointer(Array($0.descriptor[112..<(112 + architecture.prstatusSize)]), architecture: architecture) }
+                fileStarts = CoreFile.fileMappings(notes).reduce(into: Set()) { $0.insert($1.start) }
+                vdso = CoreFile.auxvValue(notes.first { $0.name == "CORE" && $0.type == CoreFile.NoteType.auxv }?.descriptor ?? [], key: 33)
+                continue
+            }
+            guard segment.type == 1 else {
+                dropped += try input.skip(segment.fileSize)
+                continue
+            }
+            // What of this segment a report needs.
+            var range: Range<UInt64>?
+            let end = segment.address &+ segment.fileSize
+            if let sp = stackPointers.filter({ $0 >= segment.address && $0 < end }).min() {
+                let low = max(segment.address, (sp &- 512) & ~15)
+                range = low..<min(end, low &+ UInt64(stackBytesPerThread))
+            } else if fileStarts.contains(segment.address) || segment.address == vdso {
+                range = segment.address..<min(end, segment.address &+ fileHeadBytes)
+            }
+            guard let range, range.count <= limit - keptTotal else {
+                dropped += try input.skip(segment.fileSize)
+                continue
+            }
+            dropped += try input.skip(range.lowerBound - segment.address)
+            let bytes = try input.read(Int(range.upperBound - range.lowerBound))
+            keptTotal += bytes.count
+            kept.append((index, range.lowerBound, bytes))
+            dropped += try input.skip(end - range.upperBound)
+        }
+
+        // The compact core: header, program headers (one more per kept stack that starts inside its segment),
+        // notes, kept bytes.
+        var phdrs: [(type: UInt32, flags: UInt32, address: UInt64, fileSize: UInt64, memorySize: UInt64, alignment: UInt64, data: Int?)] = []
+        if !noteBytes.isEmpty { phdrs.append((4, 0, 0, UInt64(noteBytes.count), 0, 4, -1)) }
+        for (index, segment) in segments.enumerated() where segment.type == 1 {
+            if let keptIndex = kept.firstIndex(where: { $0.segment == index }) {
+                let piece = kept[keptIndex]
+                if piece.start > segment.address {
+                    phdrs.append((1, segment.flags, segment.address, 0, piece.start - segment.address, segment.alignment, nil))
+                }
+                let rest = segment.address &+ segment.memorySize &- piece.start
+                phdrs.append((1, segment.flags, piece.start, UInt64(piece.bytes.count), max(rest, UInt64(piece.bytes.count)), segment.alignment, keptIndex))
+            } else {
+                phdrs.append((1, segment.flags, segment.address, 0, segment.memorySize, segment.alignment, nil))
+            }
+        }
+        guard phdrs.count < 0xffff else { throw CoreFileError("too many segments to lay out again") }
+        func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
+        var out = Array(header)
+        out.replaceSubrange(32..<40, with: le(UInt64(64)))
+        out.replaceSubrange(40..<48, with: le(UInt64(0)))
+        out.replaceSubrange(54..<56, with: le(UInt16(56)))
+        out.replaceSubrange(56..<58, with: le(UInt16(phdrs.count)))
+        out.replaceSubrange(58..<64, with: [UInt8](repeating: 0, count: 6))
+        let offset = UInt64(64 + 56 * phdrs.count)
+        var data: [UInt8] = []
+        for phdr in phdrs {
+            var fileOffset: UInt64 = 0
+            if phdr.fileSize > 0 {
+                fileOffset = offset + UInt64(data.count)
+                data += phdr.data.map { $0 < 0 ? noteBytes : kept[$0].bytes } ?? []
+            }
+            out += le(phdr.type) + le(phdr.flags) + le(fileOffset) + le(phdr.address) + le(UInt64(0)) + le(phdr.fileSize)
+                + le(phdr.memorySize) + le(phdr.alignment)
+        }
+        let file = try MemoryFile.create(name: "crashwatch-core")
+        try file.write(out)
+        try file.write(data)
+        return (file, dropped)
+    }
+}
