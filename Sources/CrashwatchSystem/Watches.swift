@@ -66,3 +66,22 @@ public final class ProcessWatch {
 
     deinit { close(fd) }
 }
+
+/// Waits for child `pid` to end, at most until `deadlineNanoseconds` (CLOCK_MONOTONIC): its status, or nil
+/// when it was killed at the deadline (then reaped). Sleeps in poll on a pidfd, not in a loop.
+public func waitForChild(_ pid: Int32, deadlineNanoseconds: Int64) -> WaitStatus? {
+    if let watch = try? ProcessWatch(pid: pid) {
+        var descriptor = pollfd(fd: watch.fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let remaining = deadlineNanoseconds - Clock.monotonicNanoseconds()
+            if remaining <= 0 { break }
+            let ready = retryingOnEINTR { poll(&descriptor, 1, Int32(min(remaining / 1_000_000 + 1, 60_000))) }
+            if ready != 0 { break }
+        }
+    }
+    var status: Int32 = 0
+    if retryingOnEINTR({ waitpid(pid, &status, Int32(CW_WNOHANG)) }) == pid { return WaitStatus(raw: status) }
+    killProcess(pid)
+    _ = retryingOnEINTR { waitpid(pid, &status, 0) }
+    return nil
+}
