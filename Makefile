@@ -18,6 +18,9 @@ DEBS := gcc g++ binutils make python3 libunwind-dev liblzma-dev libdw-dev libelf
 # .build/systemd-root); libsystemd-dev gives its test programs sd_notify/sd_listen_fds/sd_watchdog_enabled;
 # util-linux (unshare, nsenter) and debian-archive-keyring are on every Debian, named to be sure.
 DEBS += debootstrap debian-archive-keyring libsystemd-dev util-linux
+# aarch64: a fixture cross-built (with PAC return addresses) and run under qemu-user gives the core dump
+# the reader and the ARM64 decoder are tested on (Tests/CrashwatchCaptureTests/CoreFileTests.swift).
+DEBS += qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 # ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl and installs the
 # receiver's Python dependency with pip (see pydeps).
 DEBS += libcurl4-openssl-dev openssl python3-pip

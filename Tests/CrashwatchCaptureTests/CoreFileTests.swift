@@ -1,6 +1,7 @@
 // CoreFileTests.swift — the core dump reader on cores made to order: what each note becomes in the capture,
 // and damaged or foreign files refused with a message rather than read out of bounds.
 @testable import CrashwatchCapture
+import CrashwatchModel
 import CrashwatchSystem
 import Foundation
 import Testing
@@ -140,5 +141,67 @@ struct CoreBuilder {
             try CoreFile(try UntrustedFile.open("/etc/hostname"), limit: 1 << 30, timeNanoseconds: 0,
                          options: CaptureOptions(crashwatchVersion: "t"), deadlineNanoseconds: .max)
         }
+    }
+}
+
+/// A real aarch64 core: a fixture cross-built with PAC return addresses (`-mbranch-protection=pac-ret`), run
+/// under qemu-aarch64, dumped by qemu. The reader and the ARM64 decoder on real data: the crashed thread's pc
+/// is in `crash_here` and its link register, with any PAC bits stripped, returns into `middle`.
+@Suite struct RealAArch64CoreTests {
+    static func run(_ argv: [String], in directory: String) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "ulimit -c unlimited; exec \"$@\"", "sh"] + argv
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/qemu-aarch64-static")
+                    && FileManager.default.isExecutableFile(atPath: "/usr/bin/aarch64-linux-gnu-gcc")))
+    func crashedThreadOfARealCore() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cw-a64-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/null_deref.c").path
+        #expect(try Self.run(["aarch64-linux-gnu-gcc", "-O0", "-g", "-mbranch-protection=pac-ret", "-o", "app", source], in: directory) == 0)
+        _ = try Self.run(["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu", "./app"], in: directory)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        let coreName = try #require(names.first { $0.hasPrefix("qemu_app_") && $0.hasSuffix(".core") }, "no guest core: \(names)")
+        let core = try CoreFile(try UntrustedFile.open("\(directory)/\(coreName)"), limit: 1 << 30, timeNanoseconds: 0,
+                                options: CaptureOptions(crashwatchVersion: "test"), deadlineNanoseconds: .max)
+        let capture = core.capture
+        #expect(capture.architecture == .aarch64)
+        #expect(capture.threads.count == 1 && capture.threads[0].crashed)
+        #expect(capture.signal.signo == 11)
+
+        // Where the program was loaded: AT_ENTRY less _start's offset (the symbols from the cross nm).
+        let nm = Process()
+        let pipe = Pipe()
+        nm.executableURL = URL(fileURLWithPath: "/usr/bin/aarch64-linux-gnu-nm")
+        nm.arguments = ["\(directory)/app"]
+        nm.standardOutput = pipe
+        try nm.run()
+        let symbols = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        nm.waitUntilExit()
+        func offset(_ name: String) throws -> UInt64 {
+            let line = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" \(name)") })
+            return try #require(UInt64(line.split(separator: " ")[0], radix: 16))
+        }
+        let entry = try #require(CoreFile.auxvValue(Hex.bytes(capture.auxv) ?? [], key: 9))
+        let base = entry - (try offset("_start"))
+        let registers = try RegisterDecoder.decode(capture.threads[0].registers, architecture: .aarch64)
+        let pc = registers.pc - base
+        let crashHere = try offset("crash_here"), middle = try offset("middle"), outer = try offset("outer")
+        #expect(pc >= crashHere && pc < middle, "pc \(hex(pc)) not in crash_here")
+        let mask = capture.pointerAuthenticationMask ?? 0xff7f_0000_0000_0000
+        let lr = (try #require(registers["lr"]) & ~mask) - base
+        #expect(lr >= middle && lr < outer, "lr \(hex(lr)) does not return into middle")
+        let stack = try #require(capture.threads[0].stackStart)
+        #expect(CoreFile.read(core.regions, stack, 8).count == 8, "the crashed thread's stack is in the dump")
     }
 }
