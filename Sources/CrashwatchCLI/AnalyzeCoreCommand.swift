@@ -13,10 +13,7 @@ enum AnalyzeCoreCommand {
         OptionSpec("output", short: "o", value: "FILE", help: "write the report to FILE instead of the spool"),
         OptionSpec("exe", value: "PATH", help: "the crashed program's executable, when the path the core names is not it (moved, rebuilt elsewhere)"),
         OptionSpec("sysroot", value: "DIR", help: "find the image files under DIR (a copy of the crashed machine's files); report paths stay as the core has them"),
-        OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "also look for separate debug info under DIR (DIR/.build-id/xx/rest.debug)"),
-        OptionSpec("symbolicate", value: "MODE", help: "full (functions, file:line, inline frames; default), functions, or none"),
-        OptionSpec("app-root", value: "DIR", repeatable: true, help: "images under DIR are in-app (default: the executable's directory rule)"),
-        OptionSpec("redact-args", help: "replace every argument after argv[0] with <redacted>"),
+    ] + RunCommand.specs.filter { RunCommand.processingOptionNames.contains($0.name) } + [
         OptionSpec("help", short: "h", help: "show this help"),
     ]
     static let usage = "crashwatch analyze-core [OPTIONS] CORE"
@@ -45,27 +42,14 @@ enum AnalyzeCoreCommand {
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(usage: usage, help: help, specs: specs, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
             var options = CaptureOptions(crashwatchVersion: CLI.version)
-            do throws(UsageError) {
-                if let text = parsed.value("symbolicate") {
-                    guard let level = Symbolication(rawValue: text) else {
-                        throw UsageError("--symbolicate takes full, functions or none, not '\(text)'")
-                    }
-                    options.symbolication = level
-                }
-                options.debugDirectories = try DebugDirectories.validated(parsed.all("debug-dir"))
-                for root in parsed.all("app-root") where !root.hasPrefix("/") {
-                    throw UsageError("--app-root needs an absolute path, not '\(root)'")
-                }
-            } catch {
+            do throws(UsageError) { try RunCommand.applyProcessingOptions(parsed, to: &options) } catch {
                 return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch analyze-core --help")
             }
-            options.appRoots = parsed.all("app-root")
             let sysroot = parsed.value("sysroot").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
             if let sysroot, !sysroot.hasPrefix("/") {
                 return CLI.usageFailure(UsageError("--sysroot needs an absolute path, not '\(sysroot)'"), usage: usage,
                                         helpCommand: "crashwatch analyze-core --help")
             }
-            options.redactArguments = parsed.has("redact-args")
             let path = parsed.operands[0]
             let core: OwnedDescriptor
             let executable: OwnedDescriptor?

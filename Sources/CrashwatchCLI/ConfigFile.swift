@@ -71,7 +71,7 @@ public struct ConfigFile: Equatable, Sendable {
 
 extension Substring {
     /// The text without leading and trailing characters from `set`.
-    fileprivate func trimmingCharacters(in set: String) -> String {
+    func trimmingCharacters(in set: String) -> String {
         var result = self
         while let first = result.first, set.contains(first) { result.removeFirst() }
         while let last = result.last, set.contains(last) { result.removeLast() }

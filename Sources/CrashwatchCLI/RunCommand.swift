@@ -101,6 +101,26 @@ enum RunCommand {
         return nil
     }
 
+    /// The options of processing every report source shares (`run`, `analyze-core`): `--symbolicate`,
+    /// `--debug-dir`, `--app-root`, `--redact-args`.
+    static let processingOptionNames: Set<String> = ["symbolicate", "debug-dir", "app-root", "redact-args"]
+
+    /// Applies `processingOptionNames` from the command line to `capture`.
+    static func applyProcessingOptions(_ parsed: ParsedArguments, to capture: inout CaptureOptions) throws(UsageError) {
+        if let text = parsed.value("symbolicate") {
+            guard let level = Symbolication(rawValue: text) else {
+                throw UsageError("--symbolicate takes full, functions or none, not '\(text)'")
+            }
+            capture.symbolication = level
+        }
+        capture.debugDirectories = try DebugDirectories.validated(parsed.all("debug-dir"))
+        for root in parsed.all("app-root") where !root.hasPrefix("/") {
+            throw UsageError("--app-root needs an absolute directory, not '\(root)'")
+        }
+        capture.appRoots = parsed.all("app-root")
+        capture.redactArguments = parsed.has("redact-args")
+    }
+
     static func configuration(_ parsed: ParsedArguments) throws(UsageError) -> Configuration
     {
         guard !parsed.operands.isEmpty, !parsed.operands[0].isEmpty else { throw UsageError("no command given") }
@@ -134,13 +154,7 @@ enum RunCommand {
             }
             capture.maxFrames = frames
         }
-        if let text = parsed.value("symbolicate") {
-            guard let level = Symbolication(rawValue: text) else {
-                throw UsageError("--symbolicate takes full, functions or none, not '\(text)'")
-            }
-            capture.symbolication = level
-        }
-        capture.debugDirectories = try DebugDirectories.validated(parsed.all("debug-dir"))
+        try applyProcessingOptions(parsed, to: &capture)
         for (option, apply) in [("max-stack-bytes", { (value: Int) in capture.stackBytesPerThread = value }),
                                 ("max-capture-bytes", { (value: Int) in capture.captureBytes = value })] {
             guard let text = parsed.value(option) else { continue }
@@ -149,15 +163,10 @@ enum RunCommand {
             }
             apply(Int(bytes))
         }
-        for root in parsed.all("app-root") where !root.hasPrefix("/") {
-            throw UsageError("--app-root needs an absolute directory, not '\(root)'")
-        }
-        capture.appRoots = parsed.all("app-root")
         for name in parsed.all("env-allow") where name.isEmpty || name.contains("=") {
             throw UsageError("--env-allow needs a variable name, not '\(name)'")
         }
         capture.environmentAllowList = parsed.all("env-allow")
-        capture.redactArguments = parsed.has("redact-args")
         capture.app = AppRecord(name: parsed.value("app-name"), version: parsed.value("app-version"),
                                 release: parsed.value("app-release"))
 

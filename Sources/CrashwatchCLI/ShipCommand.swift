@@ -308,7 +308,7 @@ struct ShipConfiguration {
 
     /// A time limit: seconds (`10`, `2.5`, `10s`) or milliseconds (`500ms`).
     static func milliseconds(_ text: String, option: String) throws(UsageError) -> Int {
-        var number = text.trimmingCharacters(in: " ")
+        var number = Substring(text).trimmingCharacters(in: " ")
         var scale = 1000.0
         if number.hasSuffix("ms") {
             number.removeLast(2)
@@ -322,22 +322,12 @@ struct ShipConfiguration {
         return max(1, Int(value * scale))
     }
 
-    /// `path` when it names a file this process can read; a usage error naming `option` otherwise.
+    /// `path` when it names a regular file this process can open; a usage error naming `option` otherwise.
     static func readableFile(_ path: String?, _ option: String) throws(UsageError) -> String? {
         guard let path else { return nil }
-        do { _ = try UntrustedFile.readWhole(path, limit: 1 << 20) } catch {
+        do { _ = try UntrustedFile.open(path, followLinks: true) } catch {
             throw UsageError("cannot read \(option) file \(path): \(error)")
         }
         return path
-    }
-}
-
-extension String {
-    /// The text without leading and trailing characters from `set`.
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var result = Substring(self)
-        while let first = result.first, set.contains(first) { result.removeFirst() }
-        while let last = result.last, set.contains(last) { result.removeLast() }
-        return String(result)
     }
 }
