@@ -23,10 +23,11 @@ enum AnalyzeCoreCommand {
         Builds the report of a crash from its core dump (x86-64 or aarch64, as the kernel writes them): every
         thread with its registers (NT_PRSTATUS; the thread that took the signal is the crashed one), the
         signal (NT_SIGINFO), the process (NT_PRPSINFO: pid, uid, comm, the first 80 bytes of the command
-        line), the images (NT_FILE, build-ids from the dumped memory), unwound and symbolized by the same
-        processing as 'crashwatch run', with the image files found on this machine (a file whose build-id
-        differs is not used). The report says "source": "core"; its time is the core file's modification
-        time, and its host is this machine. It goes to the spool (or -o FILE), and its path is printed.
+        line), the images (NT_FILE, build-ids from the dumped memory). The core is read once, keeping what a
+        report needs, and unwound and symbolized by the same confined worker as 'crashwatch run' (60 s at
+        most), with the image files found on this machine (a file whose build-id differs is not used). The
+        report says "source": "core"; its time is the core file's modification time, and its host is this
+        machine. It goes to the spool (or -o FILE), and its path is printed.
 
         Options:
         \(renderOptions(specs))
@@ -36,8 +37,8 @@ enum AnalyzeCoreCommand {
 
         """
 
-    /// The largest core mapped.
-    static let coreByteLimit = 1 << 40
+    /// How long processing may take.
+    static let processingSeconds: Int64 = 60
 
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(usage: usage, help: help, specs: specs, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
@@ -60,29 +61,18 @@ enum AnalyzeCoreCommand {
                 throw CommandFailure("cannot read \(error)", status: ExitCode.noInput)
             }
             let time = core.modificationNanoseconds() ?? Clock.realtimeNanoseconds()
+            let deadline = Clock.monotonicNanoseconds() + processingSeconds * 1_000_000_000
             let source: CoreFile
             do {
-                source = try CoreFile(core, limit: coreByteLimit, timeNanoseconds: time, options: options,
-                                      deadlineNanoseconds: Int64.max, executableFile: executable != nil,
-                                      sysroot: sysroot)
+                source = try CoreReports.source(InputStream(fd: core.fd), options: options, timeNanoseconds: time,
+                                                deadlineNanoseconds: deadline, executableFile: executable != nil, sysroot: sysroot)
             } catch {
                 throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
             }
-            // Processing unwinds with the host's libunwind: another architecture's stacks would come out wrong.
-            guard source.capture.architecture == .host else {
-                throw CommandFailure("\(path): a core dump of an \(source.capture.architecture.rawValue) process; this crashwatch "
-                                     + "unwinds \(Architecture.host.rawValue) only (analyze it on an \(source.capture.architecture.rawValue) machine)",
-                                     status: ExitCode.dataError)
-            }
-            var bytes: [UInt8]
-            do {
-                let processor = try CaptureProcessor(source: source, passedFiles: executable.map { [$0] } ?? [])
-                var builder = ReportBuilder(capture: source.capture, processor: processor)
-                var report = builder.build(unwound: { _ in })
-                report.crashwatchVersion = CLI.version
-                bytes = try ReportSizeLimit.encode(report, limit: source.capture.options.reportByteLimit)
-            } catch {
-                throw CommandFailure("\(path): processing failed: \(error)", status: ExitCode.dataError)
+            let bytes: [UInt8]
+            switch CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline) {
+            case .success(let full): bytes = full
+            case .failure(let error): throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
             }
             if let output = parsed.value("output") {
                 do { try FileSystem.writeAtomically(bytes, to: output) } catch {
@@ -91,13 +81,9 @@ enum AnalyzeCoreCommand {
                 StandardStream.out(output + "\n")
                 return ExitCode.success
             }
-            let capture = source.capture
-            let name = ReportFileName(timeNanoseconds: capture.timeNanoseconds, pid: capture.pid,
-                                      executable: capture.process.executable,
-                                      id: UUID(uuidString: capture.reportID) ?? UUID())
             do throws(SpoolError) {
                 let spool = try Spool(path: settings.spool)
-                StandardStream.out(try spool.write(bytes: bytes, name: name) + "\n")
+                StandardStream.out(try spool.write(bytes: bytes, name: CoreReports.fileName(source.capture)) + "\n")
             } catch {
                 throw CommandFailure("\(error)", status: ExitCode.cannotCreate)
             }

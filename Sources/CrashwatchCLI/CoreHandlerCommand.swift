@@ -41,40 +41,6 @@ enum CoreHandlerCommand {
     /// How long processing may take.
     static let processingSeconds: Int64 = 10
 
-    /// The full report of `source`, processed by a confined worker; nil when the worker failed (it says why
-    /// on stderr, and the minimal report stays).
-    static func process(_ source: CoreFile) -> [UInt8]? {
-        let capture = source.capture
-        do {
-            let file = try MemoryFile.create(name: "crashwatch-capture-core")
-            var writer = RawCaptureWriter(file: file)
-            for region in source.regions { try writer.appendRegion(address: region.address, bytes: region.bytes) }
-            try writer.finish(capture)
-            let output = try MemoryFile.create(name: "crashwatch-report")
-            let checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
-            let deadline = Clock.monotonicNanoseconds() + processingSeconds * 1_000_000_000
-            var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(processingSeconds) + 1,
-                                      fileSizeBytes: UInt64(capture.options.reportByteLimit) * 2, identity: nil)
-            if effectiveUserID == 0 && capture.process.uid != 0 {
-                limits.identity = (capture.process.uid, capture.process.gid, [capture.process.gid])
-            }
-            let pid = try spawnWorker(arguments: [ProcessCommand.name, "--images", "0", "--debug-cache", "0"],
-                                      environment: ProcessCommand.environment(debuginfodURLs: [], deadline: deadline,
-                                                                              uid: limits.identity?.uid ?? effectiveUserID),
-                                      descriptors: [file.fd, output.fd, checkpoint.fd], limits: limits)
-            guard case .exited(0)? = waitForChild(pid, deadlineNanoseconds: deadline) else {
-                StandardStream.err("crashwatch: core-handler: processing pid \(capture.pid) failed or ran out of time; the minimal report stays\n")
-                return nil
-            }
-            let bytes = try output.read(at: 0, count: Int(output.size() ?? 0))
-            _ = try CrashReport.decode(bytes)
-            return bytes
-        } catch {
-            StandardStream.err("crashwatch: core-handler: processing pid \(capture.pid): \(error)\n")
-            return nil
-        }
-    }
-
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(usage: usage, help: help, specs: specs, operands: 4...4, arguments) { parsed, settings throws(CommandFailure) in
             let numbers = parsed.operands.map { Int64($0) }
@@ -96,23 +62,17 @@ enum CoreHandlerCommand {
             }
             var options = CaptureOptions(crashwatchVersion: CLI.version)
             options.captureBytes = limit
-            let stream = InputStream(fd: 0)
-            let compact: OwnedDescriptor
+            let deadline = Clock.monotonicNanoseconds() + processingSeconds * 1_000_000_000
             let source: CoreFile
             do {
-                compact = try CoreStream.compact(stream, stackBytesPerThread: options.stackBytesPerThread, limit: limit).core
                 let live = ProcFS.exists(pid) ? LiveCapture.processRecord(pid: pid, through: ProcFS.exists(tid) ? tid : pid, options: options) : nil
-                source = try CoreFile(compact, limit: limit + (64 << 20), timeNanoseconds: seconds * 1_000_000_000, options: options,
-                                      deadlineNanoseconds: Int64.max, process: live)
+                source = try CoreReports.source(InputStream(fd: 0), options: options, timeNanoseconds: seconds * 1_000_000_000,
+                                                deadlineNanoseconds: deadline, process: live)
             } catch {
                 throw CommandFailure("core-handler: pid \(pid): \(error)", status: ExitCode.dataError)
             }
-            guard source.capture.architecture == .host else {
-                throw CommandFailure("core-handler: pid \(pid): a core of another architecture", status: ExitCode.dataError)
-            }
             let capture = source.capture
-            let name = ReportFileName(timeNanoseconds: capture.timeNanoseconds, pid: capture.pid, executable: capture.process.executable,
-                                      id: UUID(uuidString: capture.reportID) ?? UUID())
+            let name = CoreReports.fileName(capture)
             // The minimal report first: whatever happens to processing, this crash is on disk.
             let minimal: [UInt8]
             do { minimal = try ReportBuilder.minimal(capture, crashwatchVersion: CLI.version).encodedJSON() } catch {
@@ -127,10 +87,13 @@ enum CoreHandlerCommand {
             }
             // Processing reads what the crashed program controlled: in the confined worker `run` uses, as the
             // crashed user, with limits and a deadline.
-            if let full = process(source) {
+            switch CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline) {
+            case .success(let full):
                 do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
                     throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
                 }
+            case .failure(let error):
+                StandardStream.err("crashwatch: core-handler: pid \(pid): \(error); the minimal report stays\n")
             }
             StandardStream.out(spool.path(of: name) + "\n")
             _ = try? spool.prune(policy: policy, protecting: name)

@@ -13,7 +13,7 @@ import CrashwatchSystem
 /// Why a file could not be read as a core dump.
 public struct CoreFileError: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
-    init(_ description: String) { self.description = description }
+    public init(_ description: String) { self.description = description }
 }
 
 /// A core file mapped read-only, with its capture decoded and its memory in place.
@@ -48,14 +48,7 @@ public final class CoreFile: CaptureSource {
         func u32(_ offset: Int) -> UInt32 { file.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
         func u64(_ offset: Int) -> UInt64 { file.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
 
-        guard file.count >= 64, file[0] == 0x7f, file[1] == UInt8(ascii: "E"), file[2] == UInt8(ascii: "L"),
-              file[3] == UInt8(ascii: "F")
-        else { throw CoreFileError("not an ELF file") }
-        guard file[4] == 2, file[5] == 1 else { throw CoreFileError("not a 64-bit little-endian ELF file") }
-        guard u16(16) == 4 else { throw CoreFileError("an ELF file, but not a core dump (type \(u16(16)))") }
-        guard let architecture = Architecture(elfMachine: u16(18)) else {
-            throw CoreFileError("a core dump of machine \(u16(18)), neither x86-64 nor aarch64")
-        }
+        let architecture = try Self.architecture(ofHeader: UnsafeRawBufferPointer(rebasing: file.prefix(64)))
         let headerOffset = u64(32), headerSize = Int(u16(54)), headerCount = Int(u16(56))
         guard headerSize >= 56, headerCount != 0xffff,
               headerOffset <= UInt64(file.count), UInt64(headerSize * headerCount) <= UInt64(file.count) - headerOffset
@@ -233,6 +226,22 @@ public final class CoreFile: CaptureSource {
             }
             return mappings
         }
+    }
+
+    /// The architecture of the core dump whose ELF header (the first 64 bytes) is `header`; a message for any
+    /// file that is not a 64-bit little-endian core of x86-64 or aarch64.
+    static func architecture(ofHeader header: UnsafeRawBufferPointer) throws(CoreFileError) -> Architecture {
+        guard header.count >= 64, header[0] == 0x7f, header[1] == UInt8(ascii: "E"), header[2] == UInt8(ascii: "L"),
+              header[3] == UInt8(ascii: "F")
+        else { throw CoreFileError("not an ELF file") }
+        guard header[4] == 2, header[5] == 1 else { throw CoreFileError("not a 64-bit little-endian ELF file") }
+        let type = header.loadUnaligned(fromByteOffset: 16, as: UInt16.self)
+        let machine = header.loadUnaligned(fromByteOffset: 18, as: UInt16.self)
+        guard type == 4 else { throw CoreFileError("an ELF file, but not a core dump (type \(type))") }
+        guard let architecture = Architecture(elfMachine: machine) else {
+            throw CoreFileError("a core dump of machine \(machine), neither x86-64 nor aarch64")
+        }
+        return architecture
     }
 
     /// `count` bytes at `address` from the dumped memory (fewer where the dump has no more).

@@ -11,7 +11,7 @@ public enum CoreStream {
     /// The most bytes kept of a file mapping (its headers and notes live at its start).
     static let fileHeadBytes: UInt64 = 64 << 10
     /// The most note bytes read.
-    static let noteLimit = 64 << 20
+    public static let noteLimit = 64 << 20
 
     /// Reads the core on `input` and returns the compact core and how many bytes of memory were dropped.
     /// At most `limit` bytes of memory are kept in all. Throws for a stream that is not a 64-bit core dump.
@@ -20,9 +20,7 @@ public enum CoreStream {
         func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt16.self) } }
         func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt32.self) } }
         func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self) } }
-        guard header.count == 64, header.prefix(4) == [0x7f, 0x45, 0x4c, 0x46], header[4] == 2, header[5] == 1, u16(header, 16) == 4,
-              let architecture = Architecture(elfMachine: u16(header, 18))
-        else { throw CoreFileError("the stream is not a 64-bit little-endian core dump of x86-64 or aarch64") }
+        let architecture = try header.withUnsafeBytes { raw throws(CoreFileError) in try CoreFile.architecture(ofHeader: raw) }
         let headerOffset = u64(header, 32), headerSize = Int(u16(header, 54)), headerCount = Int(u16(header, 56))
         guard headerOffset >= 64, headerSize >= 56, headerCount != 0xffff else { throw CoreFileError("program headers out of place") }
         try input.skip(headerOffset - 64)
@@ -46,6 +44,14 @@ public enum CoreStream {
         var stackPointers: [UInt64] = []
         var fileStarts = Set<UInt64>()
         var vdso: UInt64?
+        // Each thread's stack: the segment its stack pointer is in, or (a stack overflow: the pointer in the guard
+        // page) the next readable one at most 64 KiB above it — the rule of a live capture (`planStack`).
+        func stackSegment(_ sp: UInt64) -> Int? {
+            segments.indices.filter { segments[$0].type == 1 && segments[$0].flags & 4 != 0 && segments[$0].fileSize > 0 }
+                .sorted { segments[$0].address < segments[$1].address }
+                .first { segments[$0].address &+ segments[$0].fileSize > sp && segments[$0].address <= sp &+ 65536 }
+        }
+        let redZone: UInt64 = architecture == .x86_64 ? 128 : 0
         for index in segments.indices.sorted(by: { segments[$0].offset < segments[$1].offset }) {
             let segment = segments[index]
             guard segment.fileSize > 0, segment.offset >= input.position else { continue }
@@ -71,8 +77,8 @@ public enum CoreStream {
             // What of this segment a report needs.
             var range: Range<UInt64>?
             let end = segment.address &+ segment.fileSize
-            if let sp = stackPointers.filter({ $0 >= segment.address && $0 < end }).min() {
-                let low = max(segment.address, (sp &- 512) & ~15)
+            if let sp = stackPointers.filter({ stackSegment($0) == index }).min() {
+                let low = max(segment.address, sp >= redZone ? sp - redZone : 0)
                 range = low..<min(end, low &+ UInt64(stackBytesPerThread))
             } else if fileStarts.contains(segment.address) || segment.address == vdso {
                 range = segment.address..<min(end, segment.address &+ fileHeadBytes)

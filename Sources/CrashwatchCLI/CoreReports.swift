@@ -1,0 +1,66 @@
+// CoreReports.swift — the one way a core dump becomes a report, for `analyze-core` and `core-handler`: the core
+// is read once as a stream, keeping only what a report needs (CoreStream: bounded memory, whatever the
+// core's size), and processed by the confined worker `run` uses, whatever the source: the core's contents
+// are what the crashed program controlled.
+import CrashwatchCapture
+import CrashwatchModel
+import CrashwatchSpool
+import CrashwatchSystem
+import FoundationEssentials
+
+enum CoreReports {
+    /// The core on `input` as a capture source, its memory kept within `options.captureBytes`.
+    /// `executableFile`, `sysroot` and `process` as for `CoreFile`.
+    static func source(_ input: InputStream, options: CaptureOptions, timeNanoseconds: Int64, deadlineNanoseconds: Int64,
+                       executableFile: Bool = false, sysroot: String? = nil, process: ProcessRecord? = nil) throws -> CoreFile {
+        let compact = try CoreStream.compact(input, stackBytesPerThread: options.stackBytesPerThread, limit: options.captureBytes).core
+        let source = try CoreFile(compact, limit: options.captureBytes + CoreStream.noteLimit + (1 << 20), timeNanoseconds: timeNanoseconds,
+                                  options: options, deadlineNanoseconds: deadlineNanoseconds, executableFile: executableFile,
+                                  sysroot: sysroot, process: process)
+        // Processing unwinds with the host's libunwind: another architecture's stacks would come out wrong.
+        guard source.capture.architecture == .host else {
+            let other = source.capture.architecture.rawValue
+            throw CoreFileError("a core dump of an \(other) process; this crashwatch unwinds \(Architecture.host.rawValue) only (analyze it on an \(other) machine)")
+        }
+        return source
+    }
+
+    /// The spool name of a capture's report.
+    static func fileName(_ capture: RawCapture) -> ReportFileName {
+        ReportFileName(timeNanoseconds: capture.timeNanoseconds, pid: capture.pid, executable: capture.process.executable,
+                       id: UUID(uuidString: capture.reportID) ?? UUID())
+    }
+
+    /// The full report of `source`, processed by the confined worker (`crashwatch __process`: the crashed
+    /// user's identity when crashwatch is root, RLIMIT_AS and RLIMIT_CPU, killed at the deadline);
+    /// `imageFiles` are the files `RawImage.descriptor` indexes. The reason when it failed.
+    static func process(_ source: CoreFile, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64) -> Result<[UInt8], CoreFileError> {
+        let capture = source.capture
+        do {
+            let file = try MemoryFile.create(name: "crashwatch-capture-core")
+            var writer = RawCaptureWriter(file: file)
+            for region in source.regions { try writer.appendRegion(address: region.address, bytes: region.bytes) }
+            try writer.finish(capture)
+            let output = try MemoryFile.create(name: "crashwatch-report")
+            let checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
+            let seconds = max((deadlineNanoseconds - Clock.monotonicNanoseconds()) / 1_000_000_000, 1)
+            var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(seconds) + 1,
+                                      fileSizeBytes: UInt64(capture.options.reportByteLimit) * 2, identity: nil)
+            if effectiveUserID == 0 && capture.process.uid != 0 {
+                limits.identity = (capture.process.uid, capture.process.gid, [capture.process.gid])
+            }
+            let pid = try spawnWorker(arguments: [ProcessCommand.name, "--images", String(imageFiles.count), "--debug-cache", "0"],
+                                      environment: ProcessCommand.environment(debuginfodURLs: [], deadline: deadlineNanoseconds,
+                                                                              uid: limits.identity?.uid ?? effectiveUserID),
+                                      descriptors: [file.fd, output.fd, checkpoint.fd] + imageFiles.map(\.fd), limits: limits)
+            guard case .exited(0)? = waitForChild(pid, deadlineNanoseconds: deadlineNanoseconds) else {
+                return .failure(CoreFileError("the processing worker failed or ran out of time"))
+            }
+            let bytes = try output.read(at: 0, count: Int(output.size() ?? 0))
+            _ = try CrashReport.decode(bytes)
+            return .success(bytes)
+        } catch {
+            return .failure(CoreFileError("processing: \(error)"))
+        }
+    }
+}
