@@ -77,6 +77,7 @@ public final class CoreFile: CaptureSource {
                 break
             }
         }
+        regions.sort { $0.address < $1.address }
         self.regions = regions
 
         // Threads: NT_PRSTATUS, the thread that took the signal first. pr_pid at 32, pr_reg at 112 on 64-bit.
@@ -91,7 +92,7 @@ public final class CoreFile: CaptureSource {
             var thread = RawThread(tid: tid, name: nil, crashed: threads.isEmpty,
                                    registers: Array(note.descriptor[112..<(112 + registerBytes)]))
             if let sp = RegisterDecoder.stackPointer(thread.registers, architecture: architecture),
-               let stack = regions.first(where: { sp >= $0.address && sp - $0.address < UInt64($0.bytes.count) }) {
+               let stack = Self.region(containing: sp, in: regions) {
                 thread.stackStart = sp
                 thread.stackEnd = stack.address + UInt64(stack.bytes.count)
             }
@@ -212,7 +213,8 @@ public final class CoreFile: CaptureSource {
         else { return [] }
         return table.withUnsafeBytes { raw in
             let count = raw.loadUnaligned(as: UInt64.self), pageSize = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-            guard count <= UInt64(raw.count - 16) / 24 else { return [] }
+            // At most as many as the kernel maps (vm.max_map_count's default, 65,530, with room).
+            guard count <= UInt64(raw.count - 16) / 24, count <= 1 << 17 else { return [] }
             var mappings: [(start: UInt64, end: UInt64, offset: UInt64, path: String)] = []
             var nameOffset = 16 + Int(count) * 24
             for index in 0..<Int(count) {
@@ -244,10 +246,24 @@ public final class CoreFile: CaptureSource {
         return architecture
     }
 
-    /// `count` bytes at `address` from the dumped memory (fewer where the dump has no more).
+    /// The region (of `regions`, sorted by address) holding `address`, found by bisection: a core may have
+    /// tens of thousands of segments, and every image's identity and every thread's stack looks one up.
+    static func region(containing address: UInt64, in regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)])
+        -> (address: UInt64, bytes: UnsafeRawBufferPointer)?
+    {
+        var low = 0, high = regions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if regions[middle].address <= address { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return nil }
+        let region = regions[low - 1]
+        return address - region.address < UInt64(region.bytes.count) ? region : nil
+    }
+
+    /// `count` bytes at `address` from the dumped memory (fewer where the dump has no more); `regions` sorted.
     static func read(_ regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)], _ address: UInt64, _ count: Int) -> [UInt8] {
-        guard count > 0, let region = regions.first(where: { address >= $0.address && address - $0.address < UInt64($0.bytes.count) })
-        else { return [] }
+        guard count > 0, let region = region(containing: address, in: regions) else { return [] }
         let start = Int(address - region.address)
         return Array(region.bytes[start..<min(start + count, region.bytes.count)])
     }

@@ -22,7 +22,11 @@ public enum CoreStream {
         func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self) } }
         let architecture = try header.withUnsafeBytes { raw throws(CoreFileError) in try CoreFile.architecture(ofHeader: raw) }
         let headerOffset = u64(header, 32), headerSize = Int(u16(header, 54)), headerCount = Int(u16(header, 56))
-        guard headerOffset >= 64, headerSize >= 56, headerCount != 0xffff else { throw CoreFileError("program headers out of place") }
+        // 56 bytes is an ELF64 program header; a larger entry size is allowed, not one that would make the
+        // table gigabytes (65,534 entries at most).
+        guard headerOffset >= 64, headerSize >= 56, headerSize <= 256, headerCount != 0xffff else {
+            throw CoreFileError("program headers out of place")
+        }
         try input.skip(headerOffset - 64)
         let table = try input.read(headerSize * headerCount)
         guard table.count == headerSize * headerCount else { throw CoreFileError("the stream ends in the program headers") }
@@ -37,7 +41,6 @@ public enum CoreStream {
         }
         // Read in file order; the kernel writes the notes first.
         var noteBytes: [UInt8] = []
-        var notes: [ELFNote] = []
         var kept: [(segment: Int, start: UInt64, bytes: [UInt8])] = []
         var keptTotal = 0
         var dropped: UInt64 = 0
@@ -45,13 +48,29 @@ public enum CoreStream {
         var fileStarts = Set<UInt64>()
         var vdso: UInt64?
         // Each thread's stack: the segment its stack pointer is in, or (a stack overflow: the pointer in the guard
-        // page) the next readable one at most 64 KiB above it — the rule of a live capture (`planStack`).
-        func stackSegment(_ sp: UInt64) -> Int? {
-            segments.indices.filter { segments[$0].type == 1 && segments[$0].flags & 4 != 0 && segments[$0].fileSize > 0 }
-                .sorted { segments[$0].address < segments[$1].address }
-                .first { segments[$0].address &+ segments[$0].fileSize > sp && segments[$0].address <= sp &+ 65536 }
-        }
+        // page) the next readable one at most 64 KiB above it — the rule of a live capture (`planStack`) —
+        // from just below the red zone. Worked out once per set of notes: segment index → lowest start.
+        let readable = segments.indices.filter { segments[$0].type == 1 && segments[$0].flags & 4 != 0 && segments[$0].fileSize > 0 }
+            .sorted { segments[$0].address < segments[$1].address }
         let redZone: UInt64 = architecture == .x86_64 ? 128 : 0
+        var stackLows: [Int: UInt64]?
+        func computeStackLows() -> [Int: UInt64] {
+            var lows: [Int: UInt64] = [:]
+            for sp in stackPointers {
+                // The first readable segment ending above sp (segments do not overlap: ends ascend with starts).
+                var low = 0, high = readable.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    let candidate = segments[readable[middle]]
+                    if candidate.address &+ candidate.fileSize > sp { high = middle } else { low = middle + 1 }
+                }
+                guard low < readable.count, segments[readable[low]].address <= sp &+ 65536 else { continue }
+                let index = readable[low]
+                let start = max(segments[index].address, sp >= redZone ? sp - redZone : 0)
+                lows[index] = min(lows[index] ?? start, start)
+            }
+            return lows
+        }
         for index in segments.indices.sorted(by: { segments[$0].offset < segments[$1].offset }) {
             let segment = segments[index]
             guard segment.fileSize > 0, segment.offset >= input.position else { continue }
@@ -63,11 +82,13 @@ public enum CoreStream {
                 }
                 let bytes = try input.read(Int(segment.fileSize))
                 noteBytes += bytes
-                notes = ELFNotes.parseNotes(noteBytes, alignment: 4)
-                stackPointers = notes.filter { $0.name == "CORE" && $0.type == CoreFile.NoteType.prstatus && $0.descriptor.count >= 112 + architecture.prstatusSize }
+                // Only this segment's notes are new: what they add is added (never a pass over all so far).
+                let added = ELFNotes.parseNotes(bytes, alignment: 4)
+                stackPointers += added.filter { $0.name == "CORE" && $0.type == CoreFile.NoteType.prstatus && $0.descriptor.count >= 112 + architecture.prstatusSize }
                     .compactMap { RegisterDecoder.stackPointer(Array($0.descriptor[112..<(112 + architecture.prstatusSize)]), architecture: architecture) }
-                fileStarts = CoreFile.fileMappings(notes).reduce(into: Set()) { $0.insert($1.start) }
-                vdso = CoreFile.auxvValue(notes.first { $0.name == "CORE" && $0.type == CoreFile.NoteType.auxv }?.descriptor ?? [], key: 33)
+                for mapping in CoreFile.fileMappings(added) { fileStarts.insert(mapping.start) }
+                vdso = vdso ?? CoreFile.auxvValue(added.first { $0.name == "CORE" && $0.type == CoreFile.NoteType.auxv }?.descriptor ?? [], key: 33)
+                stackLows = nil
                 continue
             }
             guard segment.type == 1 else {
@@ -77,8 +98,8 @@ public enum CoreStream {
             // What of this segment a report needs.
             var range: Range<UInt64>?
             let end = segment.address &+ segment.fileSize
-            if let sp = stackPointers.filter({ stackSegment($0) == index }).min() {
-                let low = max(segment.address, sp >= redZone ? sp - redZone : 0)
+            if stackLows == nil { stackLows = computeStackLows() }
+            if let low = stackLows?[index] {
                 range = low..<min(end, low &+ UInt64(stackBytesPerThread))
             } else if fileStarts.contains(segment.address) || segment.address == vdso {
                 range = segment.address..<min(end, segment.address &+ fileHeadBytes)

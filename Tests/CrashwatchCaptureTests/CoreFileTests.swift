@@ -103,6 +103,31 @@ struct CoreBuilder {
         #expect(CoreFile.read(core.regions, 0x1000, 8).isEmpty)
     }
 
+    /// The stream reader keeps the stacks and the named mappings' heads of a core, and what it lays out reads
+    /// back as the same capture; a program-header table claiming gigabytes is refused before anything is read.
+    @Test func streamedCoreKeepsWhatAReportNeeds() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-core-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        FileManager.default.createFile(atPath: path, contents: Data(Self.sample.bytes()))
+        let input = try UntrustedFile.open(path)
+        let compact = try CoreStream.compact(InputStream(fd: input.fd), stackBytesPerThread: 1 << 20, limit: 1 << 20)
+        let core = try CoreFile(compact.core, limit: 1 << 30, timeNanoseconds: 1_000, options: CaptureOptions(crashwatchVersion: "t"),
+                                deadlineNanoseconds: .max)
+        #expect(core.capture.threads.map(\.tid) == [4139, 4138])
+        #expect(core.capture.process.executable == "/opt/app")
+        // The stack from 128 bytes (the red zone) below the lowest stack pointer, and the file mapping's head.
+        #expect(core.regions.map(\.address) == [0x5555_0000_0000, 0x7ffd_0000_0100 - 128])
+        #expect(core.capture.threads[0].stackEnd == 0x7ffd_0000_2000)
+
+        var bytes = Self.sample.bytes()
+        bytes.replaceSubrange(54..<56, with: [0xff, 0xff])  // e_phentsize 65,535: a 4 GiB table
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        let hostile = try UntrustedFile.open(path)
+        #expect(throws: CoreFileError.self) {
+            try CoreStream.compact(InputStream(fd: hostile.fd), stackBytesPerThread: 1 << 20, limit: 1 << 20)
+        }
+    }
+
     @Test func redactedArguments() throws {
         var options = CaptureOptions(crashwatchVersion: "test")
         options.redactArguments = true
