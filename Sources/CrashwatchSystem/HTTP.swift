@@ -124,29 +124,27 @@ public final class HTTPClient {
     {
         let lines = headers.map { "\($0.0): \($0.1)" }
         var response = cw_http_response()
-        let result: Int32 = withCStrings(lines) { headerPointers in
+        let result: Int32 = withCStringArray(lines) { headerPointers in
             withOptionalCString(tls.caFile) { caFile in
                 withOptionalCString(tls.clientCertificate) { certificate in
                     withOptionalCString(tls.clientKey) { key in
                         body.withUnsafeBytes { bytes in
                             url.withCString { urlPointer in
                                 userAgent.withCString { agent in
-                                    headerPointers.withUnsafeBufferPointer { headerBuffer in
-                                        var request = cw_http_request()
-                                        request.url = urlPointer
-                                        request.headers = headerBuffer.baseAddress
-                                        request.header_count = headerBuffer.count
-                                        request.body = bytes.baseAddress
-                                        request.body_length = bytes.count
-                                        request.timeout_ms = timeoutMs
-                                        request.user_agent = agent
-                                        request.ca_file = caFile
-                                        request.client_certificate = certificate
-                                        request.client_key = key
-                                        request.max_response_bytes = maxResponseBytes
-                                        request.cancel_fd = cancelDescriptor ?? -1
-                                        return cw_http_post(client, &request, &response)
-                                    }
+                                    var request = cw_http_request()
+                                    request.url = urlPointer
+                                    request.headers = headerPointers
+                                    request.header_count = lines.count
+                                    request.body = bytes.baseAddress
+                                    request.body_length = bytes.count
+                                    request.timeout_ms = timeoutMs
+                                    request.user_agent = agent
+                                    request.ca_file = caFile
+                                    request.client_certificate = certificate
+                                    request.client_key = key
+                                    request.max_response_bytes = maxResponseBytes
+                                    request.cancel_fd = cancelDescriptor ?? -1
+                                    return cw_http_post(client, &request, &response)
                                 }
                             }
                         }
@@ -179,13 +177,6 @@ public enum Gzip {
         defer { free(out) }
         return Array(UnsafeBufferPointer(start: out, count: length))
     }
-}
-
-/// Calls `body` with C strings for `strings`, alive for the call.
-private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-    let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
-    return body(copies.map { UnsafePointer($0) })
 }
 
 /// Calls `body` with a C string for `string`, or nil.

@@ -416,7 +416,7 @@ typedef struct cw_http_client cw_http_client;
 /** A POST request. Pointers are borrowed for the call only. */
 typedef struct {
     const char *url;                  /* http:// or https:// only; redirects are not followed */
-    const char *const *headers;       /* "Name: value" lines */
+    char *const *headers;             /* "Name: value" lines */
     size_t header_count;
     const void *body;
     size_t body_length;
