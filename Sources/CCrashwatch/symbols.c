@@ -399,6 +399,36 @@ static int32_t symbol_source(Dwfl_Module *module, Elf *symbol_elf) {
     return CW_SYMBOL_SOURCE_DYNSYM;
 }
 
+/* ARM's mapping symbols ($x, $d, $x.42: where code or data starts) are no function names, yet libdw (0.188)
+ * returns one where the function's own symbol has no size (glibc's aarch64 _start). The closest symbol at
+ * or below the address in the same section that is not one is the function; NULL when there is none.
+ * Symbols are scanned once per looked-up address (the caller caches), at most CW_MAX_SYMBOL_SCAN of them. */
+#define CW_MAX_SYMBOL_SCAN (1 << 21)
+static const char *function_symbol(Dwfl_Module *module, Dwarf_Addr address, GElf_Word section, GElf_Off *offset,
+                                   GElf_Sym *symbol, Elf **symbol_elf) {
+    int count = dwfl_module_getsymtab(module);
+    const char *best = NULL;
+    GElf_Addr best_value = 0;
+    for (int i = 1; i < count && i < CW_MAX_SYMBOL_SCAN; i++) {
+        GElf_Sym candidate;
+        GElf_Addr value;
+        GElf_Word candidate_section;
+        Elf *elf;
+        Dwarf_Addr bias;
+        const char *name = dwfl_module_getsym_info(module, i, &candidate, &value, &candidate_section, &elf, &bias);
+        int type = GELF_ST_TYPE(candidate.st_info);
+        if (!name || name[0] == '$' || name[0] == 0 || (type != STT_FUNC && type != STT_NOTYPE)) continue;
+        if (candidate_section != section || value > address || (best && value <= best_value)) continue;
+        if (candidate.st_size && address - value >= candidate.st_size) continue;
+        best = name;
+        best_value = value;
+        *symbol = candidate;
+        *symbol_elf = elf;
+    }
+    if (best) *offset = address - best_value;
+    return best;
+}
+
 int cw_symbolize(cw_symbolizer *s, uint64_t address, cw_symbol *out) {
     memset(out, 0, sizeof *out);
     current_symbolizer = s;
@@ -416,6 +446,7 @@ int cw_symbolize(cw_symbolizer *s, uint64_t address, cw_symbol *out) {
     Elf *symbol_elf = NULL;
     Dwarf_Addr symbol_bias = 0;
     const char *name = dwfl_module_addrinfo(module, address, &offset, &symbol, &section_index, &symbol_elf, &symbol_bias);
+    if (name && name[0] == '$') name = function_symbol(module, address, section_index, &offset, &symbol, &symbol_elf);
     if (name) {
         out->name = name;
         out->offset = offset;

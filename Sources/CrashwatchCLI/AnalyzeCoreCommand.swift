@@ -65,7 +65,7 @@ enum AnalyzeCoreCommand {
             let source: CoreFile
             do {
                 source = try CoreReports.source(InputStream(fd: core.fd), options: options, timeNanoseconds: time,
-                                                deadlineNanoseconds: deadline, executableFile: executable != nil, sysroot: sysroot)
+                                                deadlineNanoseconds: deadline, executable: executable, sysroot: sysroot)
             } catch {
                 throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
             }

@@ -10,19 +10,13 @@ import FoundationEssentials
 
 enum CoreReports {
     /// The core on `input` as a capture source, its memory kept within `options.captureBytes`.
-    /// `executableFile`, `sysroot` and `process` as for `CoreFile`.
+    /// `executable`, `sysroot` and `process` as for `CoreFile`.
     static func source(_ input: InputStream, options: CaptureOptions, timeNanoseconds: Int64, deadlineNanoseconds: Int64,
-                       executableFile: Bool = false, sysroot: String? = nil, process: ProcessRecord? = nil) throws -> CoreFile {
+                       executable: OwnedDescriptor? = nil, sysroot: String? = nil, process: ProcessRecord? = nil) throws -> CoreFile {
         let compact = try CoreStream.compact(input, stackBytesPerThread: options.stackBytesPerThread, limit: options.captureBytes).core
-        let source = try CoreFile(compact, limit: options.captureBytes + CoreStream.noteLimit + (1 << 20), timeNanoseconds: timeNanoseconds,
-                                  options: options, deadlineNanoseconds: deadlineNanoseconds, executableFile: executableFile,
-                                  sysroot: sysroot, process: process)
-        // Processing unwinds with the host's libunwind: another architecture's stacks would come out wrong.
-        guard source.capture.architecture == .host else {
-            let other = source.capture.architecture.rawValue
-            throw CoreFileError("a core dump of an \(other) process; this crashwatch unwinds \(Architecture.host.rawValue) only (analyze it on an \(other) machine)")
-        }
-        return source
+        return try CoreFile(compact, limit: options.captureBytes + CoreStream.noteLimit + (1 << 20), timeNanoseconds: timeNanoseconds,
+                            options: options, deadlineNanoseconds: deadlineNanoseconds, executable: executable,
+                            sysroot: sysroot, process: process)
     }
 
     /// The spool name of a capture's report.

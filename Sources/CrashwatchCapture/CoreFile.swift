@@ -34,12 +34,13 @@ public final class CoreFile: CaptureSource {
 
     /// Reads the core in `descriptor` (at most `limit` bytes). `timeNanoseconds` is when the crash happened
     /// (the core's modification time: the kernel writes it as the process dies); `options` as for a live capture.
-    /// With `executableFile`, the main executable's image is read from the first file the processor is
-    /// given (`analyze-core --exe`) instead of the path the dump names.
+    /// With `executable`, the main executable's image is read from that file (`analyze-core --exe`; the first
+    /// file the processor is given) instead of the path the dump names; a core without NT_FILE needs it to
+    /// name its mappings (see LinkMap).
     /// `sysroot`: where the image files are found (their paths prefixed with it). `process`: the process as
     /// /proc showed it while the kernel dumped it (a `core_pattern` helper), instead of what the notes hold.
     public init(_ descriptor: OwnedDescriptor, limit: Int, timeNanoseconds: Int64, options: CaptureOptions,
-                deadlineNanoseconds: Int64, executableFile: Bool = false, sysroot: String? = nil,
+                deadlineNanoseconds: Int64, executable: OwnedDescriptor? = nil, sysroot: String? = nil,
                 process live: ProcessRecord? = nil) throws {
         let started = Clock.monotonicNanoseconds()
         mapping = try MappedFile(descriptor, limit: limit)
@@ -120,41 +121,6 @@ public final class CoreFile: CaptureSource {
             softErrors.append(SoftError(stage: "core", message: "no NT_SIGINFO note: the signal's code and address are not known"))
         }
 
-        // Which file each mapping shows: NT_FILE.
-        var files: [UInt64: (end: UInt64, offset: UInt64, path: String)] = [:]
-        for mapping in Self.fileMappings(notes) { files[mapping.start] = (mapping.end, mapping.offset, mapping.path) }
-        if notes.first(where: { $0.name == "CORE" && $0.type == NoteType.file }) == nil {
-            softErrors.append(SoftError(stage: "core", message: "no NT_FILE note: mappings are not named, images are not found"))
-        }
-        let auxv = notes.first(where: { $0.name == "CORE" && $0.type == NoteType.auxv })?.descriptor ?? []
-        let vdso = Self.auxvValue(auxv, key: 33)  // AT_SYSINFO_EHDR
-        // /proc/PID/maps as the process would have shown it, from the segments and NT_FILE.
-        var maps = ""
-        for segment in segments {
-            let permissions = (segment.flags & 4 != 0 ? "r" : "-") + (segment.flags & 2 != 0 ? "w" : "-")
-                + (segment.flags & 1 != 0 ? "x" : "-") + "p"
-            let named = files[segment.address]
-            let name = named?.path ?? (segment.address == vdso ? "[vdso]" : "")
-            maps += "\(String(segment.address, radix: 16))-\(String(segment.address &+ segment.size, radix: 16)) \(permissions) "
-                + "\(String(named?.offset ?? 0, radix: 16)) 00:00 \(named == nil ? 0 : 1) \(name)\n"
-        }
-
-        // Images: their build-ids from the first page the dump kept of each.
-        let table = ImageTable(mapsText: maps)
-        var images: [RawImage] = []
-        for image in table.images where image.kind == .file || image.kind == .vdso {
-            var record = RawImage(start: image.start)
-            if let base = image.baseAddress,
-               let identity = ImageIdentity.read(base: base, { address, count in Self.read(regions, address, count) }) {
-                record.buildID = identity.buildID.map(Hex.string)
-                record.architecture = identity.architecture
-                record.package = identity.package
-            } else if image.kind != .vdso {
-                softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the core dump"))
-            }
-            images.append(record)
-        }
-
         // The process: NT_PRPSINFO (pr_uid 16, pr_gid 20, pr_pid 24, pr_ppid 28, pr_fname[16] 40, pr_psargs[80] 56).
         var process = ProcessRecord(pid: threads[0].tid, ppid: 0, executable: "", commandLine: [], uid: 0, gid: 0, comm: "")
         if let info = notes.first(where: { $0.name == "CORE" && $0.type == NoteType.prpsinfo })?.descriptor, info.count >= 136 {
@@ -174,11 +140,68 @@ public final class CoreFile: CaptureSource {
             if options.redactArguments { process.commandLine = CommandLineRedaction.redacted(process.commandLine) }
             process.redacted = options.redactArguments
         }
+        // Which file each mapping shows: NT_FILE, else the dynamic linker's list of loaded objects.
+        var named = Self.fileMappings(notes).map { NamedMapping(start: $0.start, end: $0.end, offset: $0.offset, path: $0.path) }
+        let auxv = notes.first(where: { $0.name == "CORE" && $0.type == NoteType.auxv })?.descriptor ?? []
+        var buildIDsFromFiles: [String: String] = [:]
+        if notes.first(where: { $0.name == "CORE" && $0.type == NoteType.file }) == nil {
+            if let executable {
+                // The path it was run by when that is absolute, else where the file given for it is.
+                let path = process.commandLine.first.flatMap { $0.hasPrefix("/") ? $0 : nil }
+                    ?? ProcFS.readLink("/proc/self/fd/\(executable.fd)") ?? process.comm
+                let (found, problems) = LinkMap.mappings(
+                    auxv: auxv, executable: executable, executablePath: path, read: { Self.read(regions, $0, $1) },
+                    open: { name in
+                        guard let file = try? UntrustedFile.open((sysroot ?? "") + name) else { return nil }
+                        if let id = ELFFile.buildID(of: file) { buildIDsFromFiles[name] = Hex.string(id) }
+                        return file
+                    })
+                named = found
+                if let id = ELFFile.buildID(of: executable) { buildIDsFromFiles[path] = Hex.string(id) }
+                softErrors += problems.map { SoftError(stage: "core", message: $0) }
+                softErrors.append(SoftError(stage: "core", message: "no NT_FILE note: mappings named from the dynamic linker's list of loaded objects, "
+                    + "their files taken by name\(sysroot.map { " under \($0)" } ?? "") (the core holds no build-id to check them by)"))
+            } else {
+                softErrors.append(SoftError(stage: "core", message: "no NT_FILE note: mappings are not named, images are not found (--exe names the executable)"))
+            }
+        }
+        named.sort { $0.start < $1.start }
+        let vdso = Self.auxvValue(auxv, key: 33)  // AT_SYSINFO_EHDR
+        // /proc/PID/maps as the process would have shown it, from the segments and the named mappings.
+        var maps = ""
+        for segment in segments {
+            let permissions = (segment.flags & 4 != 0 ? "r" : "-") + (segment.flags & 2 != 0 ? "w" : "-")
+                + (segment.flags & 1 != 0 ? "x" : "-") + "p"
+            let file = Self.mapping(containing: segment.address, in: named)
+            let name = file?.path ?? (segment.address == vdso ? "[vdso]" : "")
+            let offset = file.map { $0.offset &+ (segment.address - $0.start) } ?? 0
+            maps += "\(String(segment.address, radix: 16))-\(String(segment.address &+ segment.size, radix: 16)) \(permissions) "
+                + "\(String(offset, radix: 16)) 00:00 \(file == nil ? 0 : 1) \(name)\n"
+        }
+
+        // Images: their build-ids from the first page the dump kept of each.
+        let table = ImageTable(mapsText: maps)
+        var images: [RawImage] = []
+        for image in table.images where image.kind == .file || image.kind == .vdso {
+            var record = RawImage(start: image.start)
+            if let base = image.baseAddress,
+               let identity = ImageIdentity.read(base: base, { address, count in Self.read(regions, address, count) }) {
+                record.buildID = identity.buildID.map(Hex.string)
+                record.architecture = identity.architecture
+                record.package = identity.package
+            } else if let fromFile = buildIDsFromFiles[image.path] {
+                record.buildID = fromFile
+            } else if image.kind != .vdso {
+                softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the core dump"))
+            }
+            images.append(record)
+        }
+
         // The executable: the file mapped at AT_PHDR's page (the program headers are in its first mapping).
         if let phdr = Self.auxvValue(auxv, key: 3),
            let image = table.images.first(where: { image in image.mappings.contains { phdr >= $0.start && phdr < $0.end } }) {
             process.executable = image.path
-            if executableFile, let index = images.firstIndex(where: { $0.start == image.start }) { images[index].descriptor = 0 }
+            if executable != nil, let index = images.firstIndex(where: { $0.start == image.start }) { images[index].descriptor = 0 }
         }
 
         if var live {
@@ -259,6 +282,17 @@ public final class CoreFile: CaptureSource {
         guard low > 0 else { return nil }
         let region = regions[low - 1]
         return address - region.address < UInt64(region.bytes.count) ? region : nil
+    }
+
+    /// The named mapping (of `mappings`, sorted by start) holding `address`, found by bisection.
+    static func mapping(containing address: UInt64, in mappings: [NamedMapping]) -> NamedMapping? {
+        var low = 0, high = mappings.count
+        while low < high {
+            let middle = (low + high) / 2
+            if mappings[middle].start <= address { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, address < mappings[low - 1].end else { return nil }
+        return mappings[low - 1]
     }
 
     /// `count` bytes at `address` from the dumped memory (fewer where the dump has no more); `regions` sorted.

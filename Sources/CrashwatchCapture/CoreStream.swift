@@ -10,6 +10,8 @@ import CrashwatchSystem
 public enum CoreStream {
     /// The most bytes kept of a file mapping (its headers and notes live at its start).
     static let fileHeadBytes: UInt64 = 64 << 10
+    /// The most bytes kept of any other segment of a core without NT_FILE (see `compact`).
+    static let unnamedSegmentBytes: UInt64 = 1 << 20
     /// The most note bytes read.
     public static let noteLimit = 64 << 20
 
@@ -47,6 +49,9 @@ public enum CoreStream {
         var stackPointers: [UInt64] = []
         var fileStarts = Set<UInt64>()
         var vdso: UInt64?
+        // A core without NT_FILE (qemu's) names its files only through the dynamic linker's list in its data
+        // (LinkMap): then the start of every segment is kept, as far as the limit allows.
+        var hasFileNote = false
         // Each thread's stack: the segment its stack pointer is in, or (a stack overflow: the pointer in the guard
         // page) the next readable one at most 64 KiB above it — the rule of a live capture (`planStack`) —
         // from just below the red zone. Worked out once per set of notes: segment index → lowest start.
@@ -87,6 +92,7 @@ public enum CoreStream {
                 stackPointers += added.filter { $0.name == "CORE" && $0.type == CoreFile.NoteType.prstatus && $0.descriptor.count >= 112 + architecture.prstatusSize }
                     .compactMap { RegisterDecoder.stackPointer(Array($0.descriptor[112..<(112 + architecture.prstatusSize)]), architecture: architecture) }
                 for mapping in CoreFile.fileMappings(added) { fileStarts.insert(mapping.start) }
+                hasFileNote = hasFileNote || added.contains { $0.name == "CORE" && $0.type == CoreFile.NoteType.file }
                 vdso = vdso ?? CoreFile.auxvValue(added.first { $0.name == "CORE" && $0.type == CoreFile.NoteType.auxv }?.descriptor ?? [], key: 33)
                 stackLows = nil
                 continue
@@ -103,6 +109,8 @@ public enum CoreStream {
                 range = low..<min(end, low &+ UInt64(stackBytesPerThread))
             } else if fileStarts.contains(segment.address) || segment.address == vdso {
                 range = segment.address..<min(end, segment.address &+ fileHeadBytes)
+            } else if !hasFileNote && !noteBytes.isEmpty {
+                range = segment.address..<min(end, segment.address &+ unnamedSegmentBytes)
             }
             guard let range, range.count <= limit - keptTotal else {
                 dropped += try input.skip(segment.fileSize)

@@ -20,6 +20,10 @@ public struct CaptureProcessor: FrameProcessor {
     /// Images whose file was refused or missing but whose bytes were copied: rebuilt for the symbolizer.
     private var copiedImages: Set<UInt64> = []
     private var symbolizer: Symbolizer?
+    /// libdw's unwinder, for the stacks libunwind (built for the host, stopped by ARM64's pointer-authentication
+    /// CFI) cannot unwind: every aarch64 capture, and any other architecture than the host's.
+    private var dwarfUnwinder: DwarfUnwinder?
+    private let unwindsWithLibdw: Bool
     private let symbolication: Symbolication
     /// Past this (CLOCK_MONOTONIC), remaining threads are left unwound so the report still gets out.
     private let softDeadline: Int64
@@ -39,6 +43,14 @@ public struct CaptureProcessor: FrameProcessor {
         let total = capture.options.deadlineNanoseconds - capture.startedNanoseconds
         softDeadline = capture.options.deadlineNanoseconds - max(min(total / 10, 1_000_000_000), 100_000_000)
         for region in file.regions { space.add(address: region.address, bytes: region.bytes) }
+        unwindsWithLibdw = capture.architecture != .host || capture.architecture == .aarch64
+        if unwindsWithLibdw {
+            do {
+                dwarfUnwinder = try DwarfUnwinder(space: space, elfMachine: capture.architecture.elfMachine, codeMask: capture.codeAddressMask)
+            } catch {
+                softErrors.append(SoftError(stage: "unwind", message: "\(error)"))
+            }
+        }
 
         var identities: [UInt64: RawImage] = [:]
         for image in capture.images { identities[image.start] = image }
@@ -55,6 +67,7 @@ public struct CaptureProcessor: FrameProcessor {
             if let fileForImage {
                 imageFiles[image.start] = fileForImage
                 space.setImageFile(start: image.start, fd: fileForImage.fd)
+                reportToDwarfUnwinder(image, fd: fileForImage.fd)
             }
             for mapping in image.mappings {
                 // Copied bytes are what the process ran. The rest comes from the file: exact for read-only
@@ -69,6 +82,23 @@ public struct CaptureProcessor: FrameProcessor {
                 }
             }
         }
+        reportCopiedImagesToDwarfUnwinder()
+    }
+
+    /// libdw unwinds from files: an image known only by its bytes in memory (copied while held, the vdso of
+    /// a core) becomes one, as for the symbolizer.
+    private mutating func reportCopiedImagesToDwarfUnwinder() {
+        guard dwarfUnwinder != nil else { return }
+        for image in table.images where imageFiles[image.start] == nil && (copiedImages.contains(image.start) || image.kind == .vdso) {
+            guard let rebuilt = rebuildFromMemory(image) else { continue }
+            imageFiles[image.start] = rebuilt
+            reportToDwarfUnwinder(image, fd: rebuilt.fd)
+        }
+    }
+
+    private mutating func reportToDwarfUnwinder(_ image: LoadedImage, fd: Int32) {
+        guard let failure = dwarfUnwinder?.report(name: image.path, fd: fd, loadAddress: image.baseAddress ?? image.start) else { return }
+        softErrors.append(SoftError(stage: "unwind", image: image.path, message: failure))
     }
 
     /// Opens an image's file by its maps path, and keeps it only if it is the file the process mapped.
@@ -120,7 +150,7 @@ public struct CaptureProcessor: FrameProcessor {
             seed = reseeded
         }
         let budget = max(capture.options.maxFrames - prefix.count, 1)
-        var (unwound, stop) = space.unwind(registers: seed, maxFrames: budget)
+        var (unwound, stop) = unwind(seed, maxFrames: budget)
         continueThroughSignalReturns(&unwound, &stop, budget: budget, architecture: registers.architecture, tid: thread?.tid)
         var frames = prefix
         for (index, frame) in unwound.enumerated() {
@@ -163,6 +193,13 @@ public struct CaptureProcessor: FrameProcessor {
         return (frames, reason)
     }
 
+    /// One thread's frames from its registers, by whichever unwinder fits the capture's architecture.
+    private func unwind(_ words: [UInt64], maxFrames: Int) -> (frames: [UnwoundFrame], stop: UnwindStop) {
+        guard unwindsWithLibdw else { return space.unwind(registers: words, maxFrames: maxFrames) }
+        guard let dwarfUnwinder else { return ([], .error(code: 3, message: "libdw's unwinder could not be started")) }
+        return dwarfUnwinder.unwind(registers: words, maxFrames: maxFrames)
+    }
+
     /// libunwind knows glibc's signal trampoline; an unwind that stops at another one (Go's runtime's) is
     /// continued here: the handler returned into code that calls rt_sigreturn with the stack pointer at the
     /// `ucontext_t`, whose saved registers are the interrupted frame's.
@@ -187,7 +224,7 @@ public struct CaptureProcessor: FrameProcessor {
             }
             guard let restored else { return }
             let words = RegisterDecoder.encode(restored).withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
-            var (more, moreStop) = space.unwind(registers: words, maxFrames: budget - unwound.count + (replacesLast ? 1 : 0))
+            var (more, moreStop) = unwind(words, maxFrames: budget - unwound.count + (replacesLast ? 1 : 0))
             guard let first = more.first else { return }
             more[0] = UnwoundFrame(pc: first.pc, sp: first.sp, isSignalFrame: true, hasUnwindInfo: first.hasUnwindInfo)
             if replacesLast { unwound.removeLast() }

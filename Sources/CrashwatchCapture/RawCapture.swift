@@ -189,6 +189,13 @@ public struct RawCapture: Codable, Sendable {
     public var auxv: String
     /// aarch64 NT_ARM_PAC_MASK insn_mask of the crashed thread, when pointer authentication is on.
     public var pointerAuthenticationMask: UInt64?
+
+    /// The bits cleared from code addresses (return addresses, the pc) before they are used: the
+    /// NT_ARM_PAC_MASK insn_mask when known, else on aarch64 every bit a 48-bit user address cannot have
+    /// (a core written without the note, by qemu or a kernel without pointer authentication); 0 on x86-64.
+    public var codeAddressMask: UInt64 {
+        architecture == .aarch64 ? pointerAuthenticationMask ?? 0xff7f_0000_0000_0000 : 0
+    }
     public var threads: [RawThread]
     public var images: [RawImage]
     public var process: ProcessRecord

@@ -233,8 +233,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
 
     /// aarch64 return addresses carry pointer-authentication bits above the address: clear them.
     private func strip(_ pc: UInt64) -> UInt64 {
-        guard let mask = capture.pointerAuthenticationMask else { return pc }
-        return RegisterDecoder.stripPointerAuthentication(pc, mask: mask)
+        RegisterDecoder.stripPointerAuthentication(pc, mask: capture.codeAddressMask)
     }
 
     private mutating func records(_ frames: [UnsymbolizedFrame]) -> [FrameRecord] {

@@ -30,7 +30,7 @@ public enum UnwindStop: Equatable, Sendable {
     case limit
     /// The stack pointer went backwards or repeated: a loop or a corrupted stack.
     case noProgress
-    /// libunwind failed: its error code and text.
+    /// The unwinder failed: libunwind's negative error code and text, or libdw's text (code 3).
     case error(code: Int32, message: String)
 
     /// A short text for the report (`end of stack`, `frame limit reached`, …).
@@ -39,7 +39,7 @@ public enum UnwindStop: Equatable, Sendable {
         case .end: "end of stack"
         case .limit: "frame limit reached"
         case .noProgress: "stack pointer did not advance"
-        case .error(let code, let message): "unwinding failed: \(message) (\(code))"
+        case .error(let code, let message): "unwinding failed: \(message)" + (code < 0 ? " (\(code))" : "")
         }
     }
 }
@@ -49,7 +49,7 @@ public enum UnwindStop: Equatable, Sendable {
 /// no /proc, no path. Owns neither the bytes nor the descriptors it is given: the caller keeps both
 /// alive as long as the space.
 public final class CapturedAddressSpace {
-    private let handle: OpaquePointer
+    fileprivate let handle: OpaquePointer
 
     public init() throws(SystemError) {
         guard let handle = cw_space_create() else { throw SystemError("libunwind address space", errno: lastErrno()) }
@@ -122,16 +122,60 @@ public final class CapturedAddressSpace {
                 cw_unwind(handle, regs.baseAddress, regs.count, frames.baseAddress, Int32(maxFrames), &stop)
             }
         }
-        let frames = raw[0..<Int(count)].map {
-            UnwoundFrame(pc: $0.pc, sp: $0.sp, isSignalFrame: $0.signal_frame != 0, hasUnwindInfo: $0.has_unwind_info != 0)
+        return unwoundFrames(raw, count: count, stop: stop) { String(cString: cw_unwind_error_name($0)) }
+    }
+}
+
+/// The frames a C unwinder filled in and why it stopped; `message` names an error code.
+private func unwoundFrames(_ raw: [cw_frame], count: Int32, stop: Int32, message: (Int32) -> String) -> (frames: [UnwoundFrame], stop: UnwindStop) {
+    let frames = raw[0..<Int(count)].map {
+        UnwoundFrame(pc: $0.pc, sp: $0.sp, isSignalFrame: $0.signal_frame != 0, hasUnwindInfo: $0.has_unwind_info != 0)
+    }
+    let reason: UnwindStop = switch stop {
+    case CW_UNWIND_STOP_END: .end
+    case CW_UNWIND_STOP_LIMIT: .limit
+    case CW_UNWIND_STOP_NO_PROGRESS: .noProgress
+    default: .error(code: stop, message: message(stop))
+    }
+    return (frames, reason)
+}
+
+/// libdw's unwinder over a `CapturedAddressSpace`'s memory, for the stacks the host's libunwind cannot
+/// unwind: another architecture's (an aarch64 core on x86-64), and ARM64's with pointer authentication.
+/// Unwind tables come from the image files reported to it (open, checked, by descriptor). Frames after
+/// the first have no known stack pointer (libdw 0.188 gives an unwound frame's pc only).
+public final class DwarfUnwinder {
+    private let handle: OpaquePointer
+    /// Keeps the memory alive as long as the unwinder reads it.
+    private let space: CapturedAddressSpace
+
+    /// An unwinder for the ELF machine `elfMachine`, clearing `codeMask` (ARM64 PAC bits) from the pc,
+    /// the link register and every word it reads.
+    public init(space: CapturedAddressSpace, elfMachine: UInt16, codeMask: UInt64) throws(SystemError) {
+        guard let handle = cw_dwfl_unwinder_create(space.handle, elfMachine, codeMask) else {
+            throw SystemError("libdw unwinder", errno: lastErrno())
         }
-        let reason: UnwindStop = switch stop {
-        case CW_UNWIND_STOP_END: .end
-        case CW_UNWIND_STOP_LIMIT: .limit
-        case CW_UNWIND_STOP_NO_PROGRESS: .noProgress
-        default: .error(code: stop, message: String(cString: cw_unwind_error_name(stop)))
+        self.handle = handle
+        self.space = space
+    }
+
+    deinit { cw_dwfl_unwinder_destroy(handle) }
+
+    /// Reports the ELF file open at `fd` as image `name` loaded at `loadAddress`; libdw's reason when it cannot use it.
+    public func report(name: String, fd: Int32, loadAddress: UInt64) -> String? {
+        cw_dwfl_unwinder_report(handle, name, fd, loadAddress) == 0 ? nil : String(cString: cw_dwfl_unwinder_error(handle))
+    }
+
+    /// Unwinds one thread from its registers (NT_PRSTATUS words), at most `maxFrames` frames.
+    public func unwind(registers: [UInt64], maxFrames: Int) -> (frames: [UnwoundFrame], stop: UnwindStop) {
+        var raw = [cw_frame](repeating: cw_frame(), count: max(maxFrames, 1))
+        var stop: Int32 = 0
+        let count = registers.withUnsafeBufferPointer { regs in
+            raw.withUnsafeMutableBufferPointer { frames in
+                cw_dwfl_unwind(handle, regs.baseAddress, regs.count, frames.baseAddress, Int32(maxFrames), &stop)
+            }
         }
-        return (frames, reason)
+        return unwoundFrames(raw, count: count, stop: stop) { _ in String(cString: cw_dwfl_unwinder_error(handle)) }
     }
 }
 

@@ -214,6 +214,7 @@ typedef struct {
 #define CW_UNWIND_STOP_END 0         /* the outermost frame was reached */
 #define CW_UNWIND_STOP_LIMIT 1       /* max_frames were collected */
 #define CW_UNWIND_STOP_NO_PROGRESS 2 /* the stack pointer went backwards or repeated: a loop or a corrupt stack */
+#define CW_UNWIND_STOP_ERROR 3       /* libdw's unwinder failed: cw_dwfl_unwinder_error says why */
 
 /**
  * Unwinds one thread from `registers` (the host's NT_PRSTATUS layout as 64-bit words) through `space`.
@@ -224,6 +225,33 @@ int cw_unwind(cw_space *space, const uint64_t *registers, size_t register_count,
 
 /** libunwind's text for a negative UNW_E* code. */
 const char *cw_unwind_error_name(int code);
+
+/* ---- unwinding with libdw (dwunwind.c): other architectures than the host's, and ARM64 ---- */
+
+/** libdw's unwinder over a captured address space, for one architecture. */
+typedef struct cw_dwfl_unwinder cw_dwfl_unwinder;
+
+/**
+ * Starts an unwinder for `elf_machine` (EM_AARCH64 or EM_X86_64) reading memory from `memory` (kept alive
+ * by the caller), with `code_mask` (ARM64 pointer-authentication bits, else 0) cleared from every word
+ * read and from the pc and link register. NULL with errno on failure.
+ */
+cw_dwfl_unwinder *cw_dwfl_unwinder_create(cw_space *memory, uint16_t elf_machine, uint64_t code_mask);
+
+/** Reports the ELF file open at `fd` (a duplicate is kept) as image `name` loaded at `load_address`; before the first unwind. */
+int cw_dwfl_unwinder_report(cw_dwfl_unwinder *unwinder, const char *name, int fd, uint64_t load_address);
+
+/**
+ * Unwinds one thread from `registers` (NT_PRSTATUS words of the unwinder's architecture), at most
+ * `max_frames` frames; `*stop` is a CW_UNWIND_STOP_* value. Frames after the first have sp 0 (unknown).
+ */
+int cw_dwfl_unwind(cw_dwfl_unwinder *unwinder, const uint64_t *registers, size_t register_count,
+                   cw_frame *frames, int max_frames, int *stop);
+
+/** libdw's text for the unwinder's last failure. */
+const char *cw_dwfl_unwinder_error(cw_dwfl_unwinder *unwinder);
+
+void cw_dwfl_unwinder_destroy(cw_dwfl_unwinder *unwinder);
 
 
 /* ---- symbols (symbols.c) ---- */
