@@ -21,6 +21,11 @@ DEBS += debootstrap debian-archive-keyring libsystemd-dev util-linux
 # aarch64: a fixture cross-built (with PAC return addresses) and run under qemu-user gives the core dump
 # the reader and the ARM64 decoder are tested on (Tests/CrashwatchCaptureTests/CoreFileTests.swift).
 DEBS += qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+# elfutils' own aarch64 test core (tests/backtrace.aarch64.core and its executable) from the elfutils
+# source Debian 12 ships, fetched once into $(ELFUTILS_CORES) and checked by sha256: `make elfutils-cores`.
+DEBS += curl bzip2
+ELFUTILS_CORES := .build/elfutils-tests
+ELFUTILS_ORIG := https://deb.debian.org/debian/pool/main/e/elfutils/elfutils_0.188.orig.tar.bz2
 # ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl and installs the
 # receiver's Python dependency with pip (see pydeps).
 DEBS += libcurl4-openssl-dev openssl python3-pip
@@ -40,7 +45,7 @@ BENCH_JDK := default-jdk-headless
 
 PREFIX ?= /usr/local
 
-.PHONY: all deps pydeps bench-deps build debug fixtures test test-systemd test-ship demo bench install clean
+.PHONY: all deps pydeps elfutils-cores bench-deps build debug fixtures test test-systemd test-ship demo bench install clean
 
 all: build
 
@@ -67,6 +72,16 @@ debug: deps
 fixtures: deps
 	@Fixtures/build.sh $(FIXTURES)
 
+elfutils-cores: $(ELFUTILS_CORES)/backtrace.aarch64.core
+
+$(ELFUTILS_CORES)/backtrace.aarch64.core: | deps
+	@mkdir -p $(ELFUTILS_CORES)
+	curl -fsSL $(ELFUTILS_ORIG) | tar -xjf - -C $(ELFUTILS_CORES) --no-same-owner --strip-components=2 \
+	  elfutils-0.188/tests/backtrace.aarch64.core.bz2 elfutils-0.188/tests/backtrace.aarch64.exec.bz2
+	bunzip2 -f $(ELFUTILS_CORES)/backtrace.aarch64.core.bz2 $(ELFUTILS_CORES)/backtrace.aarch64.exec.bz2
+	@cd $(ELFUTILS_CORES) && sha256sum -c --quiet <<< $$'d424557c15d7dc96d0831c899c2b25955dc2af85551bc2086423e8b7a3f7ada0  backtrace.aarch64.core\n58fa146e241d38d4719c63fe20ac355fd813048de86b4219b9a2e2d3aa84c1a4  backtrace.aarch64.exec' \
+	  || { rm -f backtrace.aarch64.core backtrace.aarch64.exec; echo "elfutils-cores: the files do not match their sha256" >&2; exit 1; }
+
 pydeps: deps
 	@$(PYTHON_ENV) python3 -c 'import opentelemetry.proto.collector.logs.v1.logs_service_pb2' 2>/dev/null || { \
 	  echo "installing opentelemetry-proto==$(OTLP_PROTO_VERSION) into $(PYDEPS)"; \
@@ -75,7 +90,7 @@ pydeps: deps
 
 # The Swift suites, then the systemd suite (Tests/systemd) and the ship suite (Tests/shipping) against
 # the debug binary just built. Each suite runs even when an earlier one failed; any failing fails `make test`.
-test: deps fixtures pydeps
+test: deps fixtures pydeps elfutils-cores
 	$(SWIFT) build
 	@$(SWIFT) test 2>&1 | tee .build/test.log; swift_status=$${PIPESTATUS[0]}; \
 	$(MAKE) --no-print-directory test-systemd; systemd_status=$$?; \

@@ -204,6 +204,10 @@ public final class CoreFile: CaptureSource {
             if executable != nil, let index = images.firstIndex(where: { $0.start == image.start }) { images[index].descriptor = 0 }
         }
 
+        // The machine is the one reading the core (a core_pattern helper's is the crashed one's); the
+        // architecture is always the crashed process's.
+        var host = CaptureHost.record()
+        host.architecture = architecture.rawValue
         if var live {
             if live.executable.isEmpty { live.executable = process.executable }
             process = live
@@ -214,7 +218,7 @@ public final class CoreFile: CaptureSource {
             architecture: architecture, maps: maps, auxv: Hex.string(auxv),
             pointerAuthenticationMask: notes.first(where: { $0.name == "LINUX" && $0.type == NoteType.armPACMask })
                 .flatMap { try? RegisterDecoder.decodePointerAuthenticationMask($0.descriptor) }?.instructionMask,
-            threads: threads, images: images, process: process, host: CaptureHost.record(),
+            threads: threads, images: images, process: process, host: host,
             ptraceScope: nil, seccompMode: nil, capturedBytes: regions.reduce(0) { $0 + $1.bytes.count },
             stackByteLimitPerThread: options.stackBytesPerThread, captureByteLimit: options.captureBytes,
             softErrors: softErrors,

@@ -1,0 +1,172 @@
+// AArch64CoreTests.swift — aarch64 crashes on this (x86-64) machine, from real data: fixtures cross-built with
+// PAC return addresses (`-mbranch-protection=pac-ret`) and run under qemu-aarch64, whose guest core dumps
+// `crashwatch analyze-core --exe --sysroot` reads; and elfutils' own aarch64 test core. The reference is
+// `eu-stack -s -i --core` on the same core: wherever it names a frame (before PAC-signed return addresses
+// derail it), the report has that frame — same address, function, file and line — in the same order, and
+// the report goes on to the outermost frame with every address PAC-free.
+import Foundation
+import Testing
+
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/qemu-aarch64-static")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/aarch64-linux-gnu-gcc")))
+struct AArch64CoreTests {
+    static let sysroot = "/usr/aarch64-linux-gnu"
+    /// The lowest address with a bit a 48-bit user address cannot have: PAC bits.
+    static let pacBits: UInt64 = 1 << 48
+
+    /// One frame as eu-stack prints it: `#3  0x0000005500000824 outer` and an optional `    FILE:LINE:COL`.
+    struct EUFrame {
+        var address: UInt64
+        var function: String?
+        var file: String?
+        var line: Int?
+    }
+
+    /// eu-stack's frames per thread id, in its order.
+    static func euStack(core: String, executable: String) throws -> [Int: [EUFrame]] {
+        let result = try run("/usr/bin/eu-stack", ["-s", "-i", "--core", core, "-e", executable])
+        var threads: [Int: [EUFrame]] = [:]
+        var current: Int?
+        for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("TID ") {
+                current = Int(line.dropFirst(4).dropLast())
+                if let current { threads[current] = [] }
+            } else if line.hasPrefix("#"), let current {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count >= 2, let address = UInt64(fields[1].dropFirst(2), radix: 16) else { continue }
+                threads[current]?.append(EUFrame(address: address, function: fields.count > 2 ? String(fields[2]) : nil))
+            } else if line.hasPrefix("    "), let current, var last = threads[current]?.popLast() {
+                let parts = line.trimmingCharacters(in: .whitespaces).split(separator: ":")
+                if parts.count >= 2 {
+                    last.file = String(parts[0])
+                    last.line = Int(parts[1])
+                }
+                threads[current]?.append(last)
+            }
+        }
+        return threads
+    }
+
+    /// Checks every frame eu-stack names (up to its first PAC-signed address) against the report's frames of
+    /// the same thread, in order; returns how many it compared.
+    static func agree(_ report: WrittenReport, with reference: [Int: [EUFrame]]) -> Int {
+        var compared = 0
+        #expect(report.threads.count == reference.count, "threads: \(report.threads.count) vs eu-stack's \(reference.count)")
+        for thread in report.threads {
+            let tid = thread["tid"] as? Int ?? -1
+            guard let theirs = reference[tid] else {
+                Issue.record("eu-stack has no thread \(tid)")
+                continue
+            }
+            let ours = report.frames(of: thread)
+            var from = 0
+            for frame in theirs.prefix(while: { $0.address < pacBits }) {
+                guard let function = frame.function, !function.hasPrefix("$") else { continue }
+                let match = ours[from...].firstIndex { candidate in
+                    (candidate["address"] as? String).flatMap { UInt64($0.dropFirst(2), radix: 16) } == frame.address
+                        && candidate["function"] as? String == function
+                }
+                guard let match else {
+                    Issue.record("thread \(tid): eu-stack's \(function) at 0x\(String(frame.address, radix: 16)) is not in the report after frame \(from): \(report.functions(of: thread))")
+                    break
+                }
+                if let file = frame.file { #expect((ours[match]["file"] as? String) == file, "thread \(tid) \(function): file") }
+                if let line = frame.line { #expect(ours[match]["line"] as? Int == line, "thread \(tid) \(function): line") }
+                from = match + 1
+                compared += 1
+            }
+            for frame in ours {
+                let address = (frame["address"] as? String).flatMap { UInt64($0.dropFirst(2), radix: 16) } ?? .max
+                #expect(address < pacBits, "thread \(tid): frame \(frame["index"] ?? "?") has PAC bits or no address: \(frame["address"] ?? "nil")")
+                #expect((frame["function"] as? String)?.hasPrefix("$") != true, "a mapping symbol named a frame")
+            }
+        }
+        return compared
+    }
+
+    /// Cross-builds fixture `name` (its BUILD flags, PAC return addresses), runs it under qemu-aarch64 (with
+    /// pointer authentication or without) and returns the guest core and the executable.
+    static func crash(_ name: String, pointerAuthentication: Bool, in directory: String) throws -> (core: String, executable: String) {
+        let source = "\(Paths.root)/Fixtures/\(name).c"
+        let text = try String(contentsOfFile: source, encoding: .utf8)
+        func header(_ key: String) -> String? {
+            text.split(separator: "\n").first { $0.contains(" * \(key):") }
+                .map { String($0.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)[1]).trimmingCharacters(in: .whitespaces) }
+        }
+        let flags = (header("BUILD") ?? "-O0 -g").split(separator: " ").map(String.init)
+        let executable = "\(directory)/\(name)"
+        let built = try run("/usr/bin/aarch64-linux-gnu-gcc", ["-pthread", "-Wall", "-mbranch-protection=pac-ret", source] + flags + ["-o", executable])
+        try #require(built.termination == .exited(0), "cross build of \(name): \(built.stderr)")
+        let cpu = pointerAuthentication ? [] : ["-cpu", "max,pauth=off"]
+        let arguments = (header("ARGS") ?? "").split(separator: " ").map(String.init)
+        _ = try run("/bin/sh", ["-c", "ulimit -c unlimited; exec \"$@\"", "sh", "/usr/bin/qemu-aarch64-static"] + cpu
+                    + ["-L", sysroot, executable] + arguments, workingDirectory: directory)
+        // qemu writes the guest's core and the kernel one of qemu itself (x86-64): only the first is wanted.
+        try? FileManager.default.removeItem(atPath: "\(directory)/core")
+        let core = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("qemu_\(name)_") && $0.hasSuffix(".core") },
+                                "qemu wrote no core for \(name)")
+        return ("\(directory)/\(core)", executable)
+    }
+
+    static func analyze(_ core: String, _ options: [String], in directory: String) throws -> WrittenReport {
+        let output = "\(directory)/report.json"
+        let analyzed = try run(Paths.crashwatch, ["analyze-core", "-o", output] + options + [core])
+        #expect(analyzed.termination == .exited(0), "\(analyzed.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: output))
+        #expect(try SchemaValidator().validate(reportJSON: data).isEmpty)
+        return WrittenReport(path: output, data: data, json: try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+    }
+
+    @Test("a qemu-aarch64 core gives eu-stack's frames and the whole stack, PAC bits stripped",
+          arguments: [("null_deref", ["crash_here", "middle", "outer", "main", "__libc_start_main", "_start"]),
+                      ("abort", ["raise", "abort", "crash_here", "caller", "main", "__libc_start_main", "_start"]),
+                      ("inline_o2", ["leaf_inlined", "middle_inlined", "crash_outer", "main", "__libc_start_main", "_start"]),
+                      ("segv_reraise", ["crash_here", "caller", "main", "__libc_start_main", "_start"]),
+                      ("threads64", ["crash_here", "main", "__libc_start_main", "_start"])],
+          [true, false])
+    func qemuCore(_ fixture: (name: String, crashedStack: [String]), pointerAuthentication: Bool) throws {
+        let directory = try TemporaryDirectory("cw-a64")
+        let (core, executable) = try Self.crash(fixture.name, pointerAuthentication: pointerAuthentication, in: directory.path)
+        let report = try Self.analyze(core, ["--exe", executable, "--sysroot", Self.sysroot], in: directory.path)
+        #expect(report.json["source"] as? String == "core")
+        #expect((report.json["host"] as? [String: Any])?["architecture"] as? String == "aarch64")
+        #expect((report.json["process"] as? [String: Any])?["executable"] as? String == executable)
+        let crashed = try #require(report.crashedThreads.first)
+        // The crashed thread, outermost frames included: its functions in order (unnamed libc frames between).
+        let functions = report.functions(of: crashed).filter { $0 != "?" }
+        #expect(functions == fixture.crashedStack, "crashed thread: \(report.functions(of: crashed))")
+
+        let reference = try Self.euStack(core: core, executable: executable)
+        #expect(Self.agree(report, with: reference) >= 1)
+        // With pointer authentication on, eu-stack (elfutils 0.188) meets signed return addresses; the report does not.
+        let signed = reference.values.joined().contains { $0.address >= Self.pacBits }
+        #expect(signed == pointerAuthentication, "PAC-signed return addresses in eu-stack's frames: \(signed)")
+        if fixture.name == "threads64" {
+            #expect(report.threads.count == 65)
+            for thread in report.threads where thread["crashed"] as? Bool != true {
+                let names = report.functions(of: thread)
+                #expect(names.contains("park_bottom") && names.contains("thread_main"), "thread \(thread["tid"] ?? "?"): \(names)")
+            }
+        }
+    }
+
+    @Test("elfutils' own aarch64 test core: every thread has real frames, the main thread down to _start")
+    func elfutilsTestCore() throws {
+        let directory = "\(Paths.root)/.build/elfutils-tests"
+        let core = "\(directory)/backtrace.aarch64.core", executable = "\(directory)/backtrace.aarch64.exec"
+        try #require(FileManager.default.fileExists(atPath: core) && FileManager.default.fileExists(atPath: executable),
+                     "\(core) is missing: `make elfutils-cores` fetches it (make test does)")
+        let output = try TemporaryDirectory("cw-elfutils-core")
+        let report = try Self.analyze(core, ["--exe", executable], in: output.path)
+        #expect(report.signal["name"] as? String == "SIGABRT")
+        let threads = Dictionary(uniqueKeysWithValues: report.threads.map { ($0["tid"] as? Int ?? -1, $0) })
+        let worker = try #require(threads[24044]), main = try #require(threads[24043])
+        #expect(worker["crashed"] as? Bool == true)
+        #expect(report.functions(of: worker) == ["raise", "sigusr2", "stdarg", "backtracegen", "start", "start_thread", "__clone"])
+        #expect(report.functions(of: main) == ["pthread_join", "main", "__libc_start_main", "_start"])
+        let lines = report.frames(of: worker).compactMap { $0["line"] as? Int }
+        #expect(lines == [110, 155, 169, 184])
+        #expect(report.frames(of: main)[1]["line"] as? Int == 221)
+        #expect(Self.agree(report, with: try Self.euStack(core: core, executable: executable)) >= 10)
+    }
+}
