@@ -11,7 +11,7 @@ import Glibc
 enum AnalyzeCoreCommand {
     static let specs: [OptionSpec] = SpoolSettings.locationSpecs + [
         OptionSpec("output", short: "o", value: "FILE", help: "write the report to FILE instead of the spool"),
-        OptionSpec("exe", value: "PATH", help: "the crashed program's executable, when the path the core names is not it (moved, rebuilt elsewhere)"),
+        OptionSpec("exe", value: "PATH", help: "the crashed program's executable, when the path the core names is not it (moved, rebuilt elsewhere) or it names none"),
         OptionSpec("sysroot", value: "DIR", help: "find the image files under DIR (a copy of the crashed machine's files); report paths stay as the core has them"),
     ] + RunCommand.specs.filter { RunCommand.processingOptionNames.contains($0.name) } + [
         OptionSpec("help", short: "h", help: "show this help"),
@@ -27,7 +27,12 @@ enum AnalyzeCoreCommand {
         report needs, and unwound and symbolized by the same confined worker as 'crashwatch run' (60 s at
         most), with the image files found on this machine (a file whose build-id differs is not used). The
         report says "source": "core"; its time is the core file's modification time, and its host is this
-        machine. It goes to the spool (or -o FILE), and its path is printed.
+        machine (the architecture is the core's). It goes to the spool (or -o FILE), and its path is printed.
+
+        Either architecture on either host: an aarch64 core is unwound with libdw, PAC-signed return addresses
+        stripped, with its images under --sysroot (e.g. /usr/aarch64-linux-gnu, Debian's cross libraries). A
+        core without NT_FILE (qemu-user's) names its images from the dynamic linker's list in the dump, and
+        needs --exe for the executable.
 
         Options:
         \(renderOptions(specs))
