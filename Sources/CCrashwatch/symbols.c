@@ -404,6 +404,10 @@ static int32_t symbol_source(Dwfl_Module *module, Elf *symbol_elf) {
  * or below the address in the same section that is not one is the function; NULL when there is none.
  * Symbols are scanned once per looked-up address (the caller caches), at most CW_MAX_SYMBOL_SCAN of them. */
 #define CW_MAX_SYMBOL_SCAN (1 << 21)
+static int is_mapping_symbol(const char *name) {
+    return name[0] == '$' && strchr("xdat", name[1]) && name[1] && (name[2] == 0 || name[2] == '.');
+}
+
 static const char *function_symbol(Dwfl_Module *module, Dwarf_Addr address, GElf_Word section, GElf_Off *offset,
                                    GElf_Sym *symbol, Elf **symbol_elf) {
     int count = dwfl_module_getsymtab(module);
@@ -417,7 +421,7 @@ static const char *function_symbol(Dwfl_Module *module, Dwarf_Addr address, GElf
         Dwarf_Addr bias;
         const char *name = dwfl_module_getsym_info(module, i, &candidate, &value, &candidate_section, &elf, &bias);
         int type = GELF_ST_TYPE(candidate.st_info);
-        if (!name || name[0] == '$' || name[0] == 0 || (type != STT_FUNC && type != STT_NOTYPE)) continue;
+        if (!name || name[0] == 0 || is_mapping_symbol(name) || (type != STT_FUNC && type != STT_NOTYPE)) continue;
         if (candidate_section != section || value > address || (best && value <= best_value)) continue;
         if (candidate.st_size && address - value >= candidate.st_size) continue;
         best = name;
@@ -446,7 +450,7 @@ int cw_symbolize(cw_symbolizer *s, uint64_t address, cw_symbol *out) {
     Elf *symbol_elf = NULL;
     Dwarf_Addr symbol_bias = 0;
     const char *name = dwfl_module_addrinfo(module, address, &offset, &symbol, &section_index, &symbol_elf, &symbol_bias);
-    if (name && name[0] == '$') name = function_symbol(module, address, section_index, &offset, &symbol, &symbol_elf);
+    if (name && is_mapping_symbol(name)) name = function_symbol(module, address, section_index, &offset, &symbol, &symbol_elf);
     if (name) {
         out->name = name;
         out->offset = offset;
