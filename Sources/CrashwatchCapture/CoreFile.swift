@@ -182,7 +182,7 @@ public final class CoreFile: CaptureSource {
         // Images: their build-ids from the first page the dump kept of each.
         let table = ImageTable(mapsText: maps)
         var images: [RawImage] = []
-        for image in table.images where image.kind == .file || image.kind == .vdso {
+        for image in table.images where image.kind == .file || image.kind == .memfd || image.kind == .vdso {
             var record = RawImage(start: image.start)
             if let base = image.baseAddress,
                let identity = ImageIdentity.read(base: base, { address, count in Self.read(regions, address, count) }) {

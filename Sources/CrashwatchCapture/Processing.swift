@@ -42,7 +42,6 @@ public struct CaptureProcessor: FrameProcessor {
         symbolication = Symbolication(rawValue: capture.options.symbolication) ?? .full
         let total = capture.options.deadlineNanoseconds - capture.startedNanoseconds
         softDeadline = capture.options.deadlineNanoseconds - max(min(total / 10, 1_000_000_000), 100_000_000)
-        for region in file.regions { space.add(address: region.address, bytes: region.bytes) }
         unwindsWithLibdw = capture.architecture != .host || capture.architecture == .aarch64
         if unwindsWithLibdw {
             do {
@@ -54,6 +53,10 @@ public struct CaptureProcessor: FrameProcessor {
 
         var identities: [UInt64: RawImage] = [:]
         for image in capture.images { identities[image.start] = image }
+        // Read-only pages of an image whose very file is open come from the file, as in a live capture, even
+        // where a core dumped them too: the kernel dumps each image's first page, whose ELF header the
+        // program may have overwritten (the loader never reads it again; the unwinder would).
+        var servedByFiles: [Range<UInt64>] = []
         for image in table.images where image.kind == .file || image.kind == .memfd || image.kind == .vdso {
             let identity = identities[image.start]
             space.addImage(start: image.start, end: image.end, base: image.baseAddress ?? image.start)
@@ -61,6 +64,8 @@ public struct CaptureProcessor: FrameProcessor {
             var fileForImage: OwnedDescriptor?
             if let index = identity?.descriptor, index >= 0, index < passedFiles.count {
                 fileForImage = passedFiles[index]
+                // A file given for an image whose memory showed no build-id (its headers overwritten, or not dumped).
+                if identity?.buildID == nil, let found = ELFFile.buildID(of: passedFiles[index]) { fileBuildIDs[image.start] = Hex.string(found) }
             } else if image.kind == .file && !image.isDeleted {
                 fileForImage = openMapped(image, buildID: identity?.buildID)
             }
@@ -77,12 +82,27 @@ public struct CaptureProcessor: FrameProcessor {
                 if copied { continue }
                 if let fileForImage {
                     space.add(address: mapping.start, length: mapping.size, fd: fileForImage.fd, offset: mapping.offset)
+                    if !mapping.permissions.isWritable { servedByFiles.append(mapping.start..<mapping.end) }
                 } else if mapping.permissions.isWritable {
                     space.addZeros(address: mapping.start, length: mapping.size)
                 }
             }
         }
+        servedByFiles.sort { $0.lowerBound < $1.lowerBound }
+        for region in file.regions where !Self.contains(servedByFiles, region.address..<region.address &+ UInt64(region.bytes.count)) {
+            space.add(address: region.address, bytes: region.bytes)
+        }
         reportCopiedImagesToDwarfUnwinder()
+    }
+
+    /// Whether one of `ranges` (sorted by start, not overlapping) holds all of `range`.
+    private static func contains(_ ranges: [Range<UInt64>], _ range: Range<UInt64>) -> Bool {
+        var low = 0, high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].lowerBound <= range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        return low > 0 && ranges[low - 1].upperBound >= range.upperBound
     }
 
     /// libdw unwinds from files: an image known only by its bytes in memory (copied while held, the vdso of

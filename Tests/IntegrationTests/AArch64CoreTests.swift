@@ -144,8 +144,11 @@ struct AArch64CoreTests {
         let reference = try Self.euStack(core: core, executable: executable)
         #expect(Self.agree(report, with: reference) >= 1)
         // With pointer authentication on, eu-stack (elfutils 0.188) meets signed return addresses; the report does not.
-        let signed = reference.values.joined().contains { $0.address >= Self.pacBits }
-        #expect(signed == pointerAuthentication, "PAC-signed return addresses in eu-stack's frames: \(signed)")
+        // (A signature is 7 bits: one return address in 128 comes out with none. null_deref has three.)
+        let signed = reference.values.joined().filter { $0.address >= Self.pacBits }.count
+        if !pointerAuthentication || fixture.name == "null_deref" {
+            #expect((signed > 0) == pointerAuthentication, "PAC-signed return addresses in eu-stack's frames: \(signed)")
+        }
         if fixture.name == "threads64" {
             #expect(report.threads.count == 65)
             for thread in report.threads where thread["crashed"] as? Bool != true {
