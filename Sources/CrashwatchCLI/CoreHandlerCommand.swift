@@ -12,6 +12,9 @@ import FoundationEssentials
 enum CoreHandlerCommand {
     static let specs: [OptionSpec] = SpoolSettings.locationSpecs + SpoolSettings.retentionSpecs + [
         OptionSpec("max-memory", value: "SIZE", help: "keep at most SIZE of the core's memory (stacks, image headers; default 64M)"),
+        OptionSpec("keep-core", value: "DIR", help: "also keep the core dump itself in DIR, gzip-compressed, readable by root only, named as its report with .core.gz"),
+        OptionSpec("keep-core-max", value: "SIZE", help: "keep no core whose compressed size passes SIZE (default 1G); the report says why it was not kept"),
+        OptionSpec("keep-cores", value: "N", help: "keep the newest N cores in the --keep-core directory, removing older ones (default 10)"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
     static let usage = "crashwatch core-handler [OPTIONS] PID TID SIGNAL TIME"
@@ -24,7 +27,9 @@ enum CoreHandlerCommand {
         (%P the pid and %i the thread id in the initial pid namespace, %s the signal, %t the time). The
         core is read once and only what the report needs is kept — each thread's stack from its stack
         pointer up (1 MiB at most), the first 64 KiB of each file mapping, the vdso — at most --max-memory
-        in all, so a core of any size costs a few MiB; the core itself is not kept. While the kernel dumps,
+        in all, so a core of any size costs a few MiB. With --keep-core DIR the core itself is also kept,
+        gzip-compressed as it streams past (mode 0600, capped by --keep-core-max, the newest --keep-cores of
+        them), and the report's "coreFile" says where. While the kernel dumps,
         /proc/PID still shows the process: its whole command line, cwd, cgroup, systemd unit and
         invocation id and CRASHWATCH_APP_* go into the report. It replaces systemd-coredump's own
         core_pattern; to keep both, have systemd-coredump store cores and run 'crashwatch analyze-core' on
@@ -51,10 +56,19 @@ enum CoreHandlerCommand {
                                         helpCommand: "crashwatch core-handler --help")
             }
             var limit = 64 << 20
+            var keptCoreLimit: UInt64 = 1 << 30
+            var keptCores = 10
             let policy: RetentionPolicy
             do throws(UsageError) {
                 if let text = parsed.value("max-memory") {
                     do { limit = Int(clamping: try ByteSize.parse(text)) } catch { throw UsageError("--max-memory: \(error)") }
+                }
+                if let text = parsed.value("keep-core-max") {
+                    do { keptCoreLimit = UInt64(clamping: try ByteSize.parse(text)) } catch { throw UsageError("--keep-core-max: \(error)") }
+                }
+                if let text = parsed.value("keep-cores") {
+                    guard let number = Int(text), number >= 1 else { throw UsageError("--keep-cores needs a whole number of at least 1, not '\(text)'") }
+                    keptCores = number
                 }
                 policy = try settings.retention(parsed)
             } catch {
@@ -63,16 +77,35 @@ enum CoreHandlerCommand {
             var options = CaptureOptions(crashwatchVersion: CLI.version)
             options.captureBytes = limit
             let deadline = Clock.monotonicNanoseconds() + processingSeconds * 1_000_000_000
+            let input = InputStream(fd: 0)
+            var keeper: CoreKeeper?
+            var keeperFailure: String?
+            if let directory = parsed.value("keep-core") {
+                do { keeper = try CoreKeeper(directory: directory, limit: keptCoreLimit, count: keptCores, pid: pid) } catch {
+                    keeperFailure = "--keep-core \(directory): \(error); the core was not kept"
+                }
+                keeper?.attach(to: input)
+            }
             let source: CoreFile
             do {
                 let live = ProcFS.exists(pid) ? LiveCapture.processRecord(pid: pid, through: ProcFS.exists(tid) ? tid : pid, options: options) : nil
-                source = try CoreReports.source(InputStream(fd: 0), options: options, timeNanoseconds: seconds * 1_000_000_000,
+                source = try CoreReports.source(input, options: options, timeNanoseconds: seconds * 1_000_000_000,
                                                 deadlineNanoseconds: deadline, process: live)
             } catch {
+                if let keeper { _ = keeper.finish(name: ReportFileName(timeNanoseconds: seconds * 1_000_000_000, pid: pid, executable: "", id: UUID())) }
                 throw CommandFailure("core-handler: pid \(pid): \(error)", status: ExitCode.dataError)
             }
+            let name = CoreReports.fileName(source.capture)
+            // The rest of the core through the keeper, before the reports say where it is.
+            if let keeper {
+                do { try input.drain() } catch { keeper.abandon("reading the rest of the core: \(error)") }
+                switch keeper.finish(name: name) {
+                case .success(let path): source.capture.coreFile = path
+                case .failure(let error): keeperFailure = error.description
+                }
+            }
+            if let keeperFailure { source.capture.softErrors.append(SoftError(stage: "core", message: keeperFailure)) }
             let capture = source.capture
-            let name = CoreReports.fileName(capture)
             // The minimal report first: whatever happens to processing, this crash is on disk.
             let minimal: [UInt8]
             do { minimal = try ReportBuilder.minimal(capture, crashwatchVersion: CLI.version).encodedJSON() } catch {
@@ -99,5 +132,88 @@ enum CoreHandlerCommand {
             _ = try? spool.prune(policy: policy, protecting: name)
             return ExitCode.success
         }
+    }
+}
+
+/// The core dump itself, kept gzip-compressed as it streams past (`core-handler --keep-core DIR`): compressed
+/// into a temporary file while the report's reader consumes the core, then given the report's name with
+/// `.core.gz`, or dropped when it passes its cap. The directory keeps the newest `count` cores.
+final class CoreKeeper {
+    private let directory: DirectoryHandle
+    private let path: String
+    private let temporaryName: String
+    private var file: WritableFile?
+    private let writer: GzipWriter
+    private let limit: UInt64
+    private let count: Int
+    /// Why the core is not kept, once something went wrong.
+    private(set) var failure: String?
+
+    init(directory path: String, limit: UInt64, count: Int, pid: Int32) throws(SystemError) {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        directory = try DirectoryHandle(openingPath: trimmed)
+        self.path = trimmed
+        temporaryName = ".tmp-core-\(pid)-\(UUID().uuidString.lowercased())"
+        // A core holds the process's memory (keys, tokens, data): readable by root alone.
+        let created = try directory.createFile(named: temporaryName, permissions: 0o600)
+        do { try created.setPermissions(0o600) } catch {
+            try? directory.removeFile(named: temporaryName)
+            throw error
+        }
+        writer = try created.compressing()
+        file = consume created
+        self.limit = limit
+        self.count = count
+    }
+
+    /// Copies what `input` consumes into the kept core.
+    func attach(to input: InputStream) {
+        input.tee = { [self] bytes in
+            guard failure == nil else { return }
+            do { try writer.write(bytes) } catch {
+                failure = "writing the kept core: \(error)"
+                return
+            }
+            if writer.written > limit { failure = "the compressed core passed --keep-core-max (\(limit) bytes)" }
+        }
+    }
+
+    /// Gives up keeping the core (the first reason stays).
+    func abandon(_ reason: String) {
+        if failure == nil { failure = reason }
+    }
+
+    /// Ends the core, names it `name.core.gz` and prunes the directory; the kept path, or why there is none.
+    func finish(name: ReportFileName) -> Result<String, CoreFileError> {
+        let finalName = String(name.text.dropLast(".json".count)) + ".core.gz"
+        if failure == nil {
+            do {
+                try writer.finish()
+                // zlib holds back up to a few hundred KiB: the cap is checked once more with the whole stream.
+                if writer.written > limit { throw CoreFileError("the compressed core passed --keep-core-max (\(limit) bytes)") }
+                if let file = file.take() {
+                    try file.synchronize()
+                    try file.close()
+                }
+                try directory.rename(temporaryName, to: finalName)
+                try directory.synchronize()
+            } catch {
+                failure = error is CoreFileError ? "\(error)" : "keeping the core: \(error)"
+            }
+        }
+        if let failure {
+            _ = file.take()
+            try? directory.removeFile(named: temporaryName)
+            return .failure(CoreFileError(failure + "; the core was not kept"))
+        }
+        prune()
+        return .success("\(path)/\(finalName)")
+    }
+
+    /// Removes the oldest kept cores beyond `count` (names begin with the crash time).
+    private func prune() {
+        guard let names = try? directory.entryNames() else { return }
+        let kept = names.filter { $0.hasSuffix(".core.gz") && !$0.hasPrefix(".") }.sorted()
+        for name in kept.dropLast(count) { try? directory.removeFile(named: name) }
     }
 }

@@ -18,7 +18,8 @@ public struct CoreFileError: Error, Equatable, Sendable, CustomStringConvertible
 
 /// A core file mapped read-only, with its capture decoded and its memory in place.
 public final class CoreFile: CaptureSource {
-    public let capture: RawCapture
+    /// What the core holds, as a capture; a `core_pattern` helper adds where it kept the core itself.
+    public var capture: RawCapture
     public let regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)]
     private let mapping: MappedFile
 

@@ -167,6 +167,8 @@ public struct RawCapture: Codable, Sendable {
     public var runID: String?
     /// `core` for a capture read from a core dump; nil for a live one.
     public var source: String?
+    /// Where the core dump was kept (`CrashReport.coreFile`).
+    public var coreFile: String?
     /// Whether the death was seen only at the threads' exit stops: `signal` has no siginfo.
     public var seenAtExit = false
     /// For an abnormal exit (kind `abnormalExit`): why the process was killed.

@@ -137,6 +137,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         report.hangReportID = capture.hangReportID
         report.runID = capture.runID
         report.source = capture.source
+        report.coreFile = capture.coreFile
         report.exit = capture.exit
         report.diagnostics.processing = state
         return report

@@ -50,6 +50,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
     /// Where the process's state came from: `core` for a report built from a core dump
     /// (`crashwatch analyze-core`); nil for a live capture.
     public var source: String?
+    /// Where the core dump itself was kept, gzip-compressed (`crashwatch core-handler --keep-core DIR`); nil
+    /// when it was not.
+    public var coreFile: String?
     /// The process that died.
     public var process: ProcessRecord
     /// The machine it died on.
@@ -81,6 +84,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.hangReportID = nil
         self.runID = nil
         self.source = nil
+        self.coreFile = nil
         self.process = process
         self.host = host
         self.threads = threads

@@ -70,6 +70,7 @@ struct ReportJSONWriter {
         member("hangReportID", indent: indent); string(report.hangReportID)
         member("runID", indent: indent); string(report.runID)
         member("source", indent: indent); string(report.source)
+        member("coreFile", indent: indent); string(report.coreFile)
         member("process", indent: indent); write(report.process, indent: indent)
         member("host", indent: indent); write(report.host, indent: indent)
         member("threads", indent: indent); lines(report.threads, indent: indent) { $0.write($1, indent: indent + 2) }

@@ -157,8 +157,14 @@ public final class InputStream {
     public let fd: Int32
     /// Bytes consumed so far.
     public private(set) var position: UInt64 = 0
+    /// Sees every byte the stream consumes, read or skipped, in order (a copy of the stream being kept).
+    public var tee: ((UnsafeRawBufferPointer) -> Void)?
 
     public init(fd: Int32) { self.fd = fd }
+
+    /// Reads the stream to its end; how many bytes that was.
+    @discardableResult
+    public func drain() throws(SystemError) -> UInt64 { try skip(.max) }
 
     /// Up to `count` bytes: fewer only at the end of the stream.
     public func read(_ count: Int) throws(SystemError) -> [UInt8] {
@@ -170,6 +176,7 @@ public final class InputStream {
             }
             if got < 0 { throw SystemError("read", errno: lastErrno()) }
             if got == 0 { break }
+            if let tee { bytes.withUnsafeBytes { tee(UnsafeRawBufferPointer(rebasing: $0[filled..<filled + got])) } }
             filled += got
         }
         position += UInt64(filled)
@@ -186,10 +193,37 @@ public final class InputStream {
             let got = buffer.withUnsafeMutableBytes { raw in retryingOnEINTR { Glibc.read(fd, raw.baseAddress, want) } }
             if got < 0 { throw SystemError("read", errno: lastErrno()) }
             if got == 0 { break }
+            if let tee { buffer.withUnsafeBytes { tee(UnsafeRawBufferPointer(rebasing: $0[0..<got])) } }
             left -= UInt64(got)
         }
         position += count - left
         return count - left
+    }
+}
+
+/// A gzip stream written to an open file as its input arrives (zlib, level 1: a core dump is mostly zeros
+/// and repeated pages, and is compressed while the kernel waits).
+public final class GzipWriter {
+    private let handle: OpaquePointer
+
+    /// Starts the stream on the open file `fd` (kept open by its owner; `WritableFile.compressing()`).
+    init(fd: Int32) throws(SystemError) {
+        guard let handle = cw_gzip_writer_create(fd, 1) else { throw SystemError("gzip", errno: lastErrno()) }
+        self.handle = handle
+    }
+
+    deinit { cw_gzip_writer_destroy(handle) }
+
+    /// Compressed bytes written so far.
+    public var written: UInt64 { cw_gzip_writer_written(handle) }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        guard cw_gzip_writer_write(handle, bytes.baseAddress, bytes.count) == 0 else { throw SystemError("write", errno: lastErrno()) }
+    }
+
+    /// Ends the stream: the gzip trailer.
+    public func finish() throws(SystemError) {
+        guard cw_gzip_writer_finish(handle) == 0 else { throw SystemError("write", errno: lastErrno()) }
     }
 }
 

@@ -414,6 +414,9 @@ public struct WritableFile: ~Copyable, Sendable {
         guard retryingOnEINTR({ fsync(fd) }) == 0 else { throw SystemError("fsync \(name)", errno: lastErrno()) }
     }
 
+    /// A gzip stream written into this file as its input arrives; the file must stay open while it is used.
+    public func compressing() throws(SystemError) -> GzipWriter { try GzipWriter(fd: fd) }
+
     /// Closes the file, reporting a failure (delayed write errors surface here on some file systems).
     ///
     /// The descriptor is released even when this throws; close is never retried (Linux frees it on EINTR).

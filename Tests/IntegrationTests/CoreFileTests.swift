@@ -141,11 +141,63 @@ import Testing
         let bigCore = try #require(try FileManager.default.contentsOfDirectory(atPath: big).first { $0.hasPrefix("core") })
         let size = try #require(try FileManager.default.attributesOfItem(atPath: "\(big)/\(bigCore)")[.size] as? Int)
         #expect(size > 1 << 30, "the core has \(size) bytes")
-        let measured = try run("/bin/sh", ["-c", "exec /usr/bin/time -f 'maxrss %M' '\(Paths.crashwatch)' core-handler --spool '\(spool)' 1 1 6 1796000000 < '\(big)/\(bigCore)'"])
+        // Kept as well (--keep-core): compressed as it streams, in the same memory.
+        let kept = "\(big)/kept"
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: true)
+        let measured = try run("/bin/sh", ["-c", "exec /usr/bin/time -f 'maxrss %M' '\(Paths.crashwatch)' core-handler --spool '\(spool)' --keep-core '\(kept)' 1 1 6 1796000000 < '\(big)/\(bigCore)'"])
         #expect(measured.termination == .exited(0), "\(measured.stderr)")
         let kilobytes = Int(measured.stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }?.dropFirst(7) ?? "") ?? .max
         #expect(kilobytes < 160 * 1024, "core-handler's peak RSS for a \(size)-byte core: \(kilobytes) KiB")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: kept).filter { $0.hasSuffix(".core.gz") }.count == 1)
         try? FileManager.default.removeItem(atPath: big)
+    }
+
+    @Test("core-handler --keep-core keeps the core itself, compressed, capped and pruned; the report says where or why not")
+    func keptCore() throws {
+        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
+        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        let directory = try TemporaryDirectory("cw-kept-core")
+        _ = try run("/bin/sh", ["-c", "ulimit -c unlimited; exec '\(Paths.fixture("null_deref"))'"], workingDirectory: directory.path)
+        let core = "\(directory.path)/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("core") }))
+        let spool = "\(directory.path)/spool", kept = "\(directory.path)/kept"
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: true)
+        func handle(_ options: [String]) throws -> WrittenReport {
+            let quoted = options.map { "'\($0)'" }.joined(separator: " ")
+            let handled = try run("/bin/sh", ["-c", "exec '\(Paths.crashwatch)' core-handler --spool '\(spool)' \(quoted) 1 1 11 1796000000 < '\(core)'"])
+            #expect(handled.termination == .exited(0), "\(handled.stderr)")
+            let path = handled.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(try SchemaValidator().validate(reportJSON: data).isEmpty)
+            return WrittenReport(path: path, data: data, json: try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+        }
+        func keptNames() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: kept).sorted() }
+        let softErrors = { (report: WrittenReport) in (report.json["softErrors"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String } }
+
+        // Kept: byte for byte the core, root-only, named as its report.
+        let report = try handle(["--keep-core", kept])
+        let path = try #require(report.json["coreFile"] as? String)
+        #expect(path == "\(kept)/" + ((report.path as NSString).lastPathComponent as NSString).deletingPathExtension + ".core.gz")
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
+        let same = try run("/usr/bin/python3", ["-c", "import gzip, sys; sys.exit(gzip.open(sys.argv[1]).read() != open(sys.argv[2], 'rb').read())", path, core])
+        #expect(same.termination == .exited(0), "the kept core is not the core: \(same.stderr)")
+
+        // Over the cap: not kept, nothing left behind, the report says why.
+        try FileManager.default.removeItem(atPath: path)
+        let capped = try handle(["--keep-core", kept, "--keep-core-max", "1K"])
+        #expect(capped.json["coreFile"] is NSNull)
+        #expect(softErrors(capped).contains { $0.contains("--keep-core-max") }, "\(softErrors(capped))")
+        let left = try keptNames()
+        #expect(left.isEmpty, "\(left)")
+
+        // The newest --keep-cores stay.
+        for _ in 0..<3 { _ = try handle(["--keep-core", kept, "--keep-cores", "2"]) }
+        let remaining = try keptNames()
+        #expect(remaining.count == 2 && remaining.allSatisfy { $0.hasSuffix(".core.gz") }, "\(remaining)")
+
+        // A directory that cannot be used: the report is still written, saying so.
+        let nowhere = try handle(["--keep-core", "\(directory.path)/missing"])
+        #expect(nowhere.json["coreFile"] is NSNull)
+        #expect(softErrors(nowhere).contains { $0.contains("missing") }, "\(softErrors(nowhere))")
     }
 
     @Test("analyze-core refuses what is not a core dump, naming it")
