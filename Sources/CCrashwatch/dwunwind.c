@@ -176,11 +176,26 @@ static int has_cfi(Dwfl *dwfl, Dwarf_Addr address) {
     return 0;
 }
 
+/* Whether `address` lies in a PLT section of its module: stubs with no CFI and no frame record of their own. */
+static int in_plt(Dwfl *dwfl, Dwarf_Addr address) {
+    Dwfl_Module *module = dwfl_addrmodule(dwfl, address);
+    if (!module) return 0;
+    Dwarf_Addr offset = address, bias;
+    Elf_Scn *section = dwfl_module_address_section(module, &offset, &bias);
+    Elf *elf = dwfl_module_getelf(module, &bias);
+    GElf_Shdr header;
+    size_t names;
+    if (!section || !elf || !gelf_getshdr(section, &header) || elf_getshdrstrndx(elf, &names) != 0) return 0;
+    const char *name = elf_strptr(elf, names, header.sh_name);
+    return name && (strcmp(name, ".plt") == 0 || strcmp(name, ".iplt") == 0 || strcmp(name, ".plt.sec") == 0);
+}
+
 struct walk {
     cw_dwfl_unwinder *u;
     cw_frame *frames;
     int max_frames, count, stop;
     int expect_repeat; /* the frame-pointer walk's first step is about to repeat the last frame's pc */
+    int called;        /* the unwind starts at a return address (after a PLT stub): not a signal frame */
 };
 
 static int on_frame(Dwfl_Frame *state, void *arg) {
@@ -207,7 +222,8 @@ static int on_frame(Dwfl_Frame *state, void *arg) {
     /* libdw's frame API (0.188) gives no register of an unwound frame: only the first frame's sp is known. */
     frame->pc = pc;
     frame->sp = w->count == 0 ? w->u->registers[w->u->machine == EM_AARCH64 ? 31 : 19] : 0;
-    frame->signal_frame = w->count > 0 && activation;
+    frame->signal_frame = w->count > 0 && activation && !w->called;
+    w->called = 0;
     frame->has_unwind_info = has_cfi(w->u->dwfl, activation ? pc : pc - 1);
     w->count++;
     w->expect_repeat = w->u->machine == EM_AARCH64 && w->count >= 2 && !frame->has_unwind_info && frame[-1].has_unwind_info;
@@ -236,6 +252,21 @@ int cw_dwfl_unwind(cw_dwfl_unwinder *u, const uint64_t *registers, size_t regist
     u->registers = registers;
     u->register_count = register_count;
     struct walk w = {.u = u, .frames = frames, .max_frames = max_frames, .count = 0, .stop = CW_UNWIND_STOP_END};
+    /* An ARM64 PLT stub has no CFI and pushes no frame record, so libdw's frame-record walk would take
+     * the caller's record for the stub's and skip a frame: the stub's caller is at lr, every other
+     * register as it is. The stub is the first frame; the unwind goes on from lr. */
+    uint64_t from_lr[34];
+    if (u->machine == EM_AARCH64 && register_count >= 33 && register_count <= 34 && max_frames > 1) {
+        uint64_t pc = registers[32] & ~u->code_mask;
+        if (!has_cfi(u->dwfl, pc) && in_plt(u->dwfl, pc)) {
+            frames[0] = (cw_frame){.pc = pc, .sp = registers[31], .signal_frame = 0, .has_unwind_info = 0};
+            w.count = 1;
+            w.called = 1;
+            memcpy(from_lr, registers, register_count * sizeof *registers);
+            from_lr[32] = registers[30];
+            u->registers = from_lr;
+        }
+    }
     int result = dwfl_getthread_frames(u->dwfl, 1, on_frame, &w);
     if (result < 0) {
         /* The caller of the last frame was not found (or, with no frame, the registers were refused). */

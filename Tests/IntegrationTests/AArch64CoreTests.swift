@@ -47,8 +47,8 @@ struct AArch64CoreTests {
         return threads
     }
 
-    /// Checks every frame eu-stack names (up to its first PAC-signed address) against the report's frames of
-    /// the same thread, in order; returns how many it compared.
+    /// Checks every frame eu-stack names (up to its first PAC-signed address, and where it unwound to it from
+    /// a frame it knew) against the report's frames of the same thread, in order; returns how many it compared.
     static func agree(_ report: WrittenReport, with reference: [Int: [EUFrame]]) -> Int {
         var compared = 0
         #expect(report.threads.count == reference.count, "threads: \(report.threads.count) vs eu-stack's \(reference.count)")
@@ -60,8 +60,12 @@ struct AArch64CoreTests {
             }
             let ours = report.frames(of: thread)
             var from = 0
-            for frame in theirs.prefix(while: { $0.address < pacBits }) {
+            let trusted = theirs.prefix(while: { $0.address < pacBits })
+            for (index, frame) in trusted.enumerated() {
                 guard let function = frame.function, !Self.isMappingSymbol(function) else { continue }
+                // Below a frame eu-stack could not name (libc: it has no file for it), it guessed the caller
+                // from the link register, which may be stale: only frames it unwound to by CFI are a reference.
+                guard index == 0 || trusted[index - 1].function != nil else { continue }
                 let match = ours[from...].firstIndex { candidate in
                     (candidate["address"] as? String).flatMap { UInt64($0.dropFirst(2), radix: 16) } == frame.address
                         && candidate["function"] as? String == function
@@ -142,7 +146,8 @@ struct AArch64CoreTests {
         #expect(functions == fixture.crashedStack, "crashed thread: \(report.functions(of: crashed))")
 
         let reference = try Self.euStack(core: core, executable: executable)
-        #expect(Self.agree(report, with: reference) >= 1)
+        // (abort crashes in libc, which eu-stack has no file for: nothing of its own to compare.)
+        #expect(Self.agree(report, with: reference) >= (fixture.name == "abort" ? 0 : 1))
         // With pointer authentication on, eu-stack (elfutils 0.188) meets signed return addresses; the report does not.
         // (A signature is 7 bits: one return address in 128 comes out with none. null_deref has three.)
         let signed = reference.values.joined().filter { $0.address >= Self.pacBits }.count
@@ -156,6 +161,59 @@ struct AArch64CoreTests {
                 #expect(names.contains("park_bottom") && names.contains("thread_main"), "thread \(thread["tid"] ?? "?"): \(names)")
             }
         }
+    }
+
+    /// Rewrites the crashed thread of a qemu core (null_deref's, crashed in the leaf crash_here: lr returns into
+    /// middle, fp is middle's frame) as if middle had called the executable's first PLT stub instead, which has
+    /// not returned: pc inside the stub, sp middle's (where its frame record is: fp), every other register as
+    /// it is. Prints the stub's address and lr.
+    static let intoPLT = """
+        import struct, sys
+        core, exe = sys.argv[1], sys.argv[2]
+        data, ex = bytearray(open(core, 'rb').read()), open(exe, 'rb').read()
+        entry_offset, = struct.unpack_from('<Q', ex, 24)
+        shoff, = struct.unpack_from('<Q', ex, 40)
+        shentsize, shnum, shstrndx = struct.unpack_from('<HHH', ex, 58)
+        section = lambda i: struct.unpack_from('<IIQQQQ', ex, shoff + i * shentsize)
+        names = section(shstrndx)[4]
+        plt = [section(i)[3] for i in range(shnum) if ex[names + section(i)[0]:].split(b'\\0')[0] == b'.plt'][0]
+        phoff, = struct.unpack_from('<Q', data, 32)
+        phnum, = struct.unpack_from('<H', data, 56)
+        prstatus, auxv = None, None
+        for i in range(phnum):
+            kind, _, offset, _, _, size = struct.unpack_from('<IIQQQQ', data, phoff + i * 56)
+            at = offset
+            while kind == 4 and at < offset + size:
+                namesz, descsz, note = struct.unpack_from('<III', data, at)
+                desc = at + 12 + ((namesz + 3) & ~3)
+                if note == 1 and prstatus is None: prstatus = desc
+                if note == 6: auxv = (desc, descsz)
+                at = desc + ((descsz + 3) & ~3)
+        entry = [v for k, v in (struct.unpack_from('<QQ', data, auxv[0] + j) for j in range(0, auxv[1], 16)) if k == 9][0]
+        regs = prstatus + 112
+        fp, lr = struct.unpack_from('<QQ', data, regs + 29 * 8)
+        stub = entry - entry_offset + plt + 0x24
+        struct.pack_into('<Q', data, regs + 32 * 8, stub)
+        struct.pack_into('<Q', data, regs + 31 * 8, fp)  # middle's sp at its call: its frame record is at sp
+        open(core, 'wb').write(data)
+        print(hex(stub), hex(lr))
+        """
+
+    @Test("a thread stopped in a PLT stub (no CFI, no frame record of its own): its caller is at lr, no frame skipped")
+    func stoppedInPLT() throws {
+        let directory = try TemporaryDirectory("cw-a64-plt")
+        let (core, executable) = try Self.crash("null_deref", pointerAuthentication: true, in: directory.path)
+        let patched = try run("/usr/bin/python3", ["-c", Self.intoPLT, core, executable])
+        #expect(patched.termination == .exited(0), "\(patched.stderr)")
+        let addresses = patched.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
+        try #require(addresses.count == 2)
+        let report = try Self.analyze(core, ["--exe", executable, "--sysroot", Self.sysroot], in: directory.path)
+        let crashed = try #require(report.crashedThreads.first)
+        let frames = report.frames(of: crashed)
+        #expect(frames.first?["address"] as? String == addresses[0])
+        #expect(frames.dropFirst().first?["address"] as? String == addresses[1])
+        #expect(report.functions(of: crashed).filter { $0 != "?" } == ["middle", "outer", "main", "__libc_start_main", "_start"],
+                "\(report.functions(of: crashed))")
     }
 
     @Test("elfutils' own aarch64 test core: every thread has real frames, the main thread down to _start")
