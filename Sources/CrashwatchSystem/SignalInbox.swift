@@ -70,6 +70,10 @@ public enum SelfProcess {
         guard cw_set_child_subreaper() == 0 else { throw SystemError("prctl(PR_SET_CHILD_SUBREAPER)", errno: lastErrno()) }
     }
 
+    /// Lets go of the resident pages of code and constants that only loading and start-up used
+    /// (`cw_drop_loaded_pages`); what runs next faults back in what it needs.
+    public static func releaseStartupPages() { cw_drop_loaded_pages() }
+
     /// Stops the supervisor with a job-control stop signal until it is continued.
     public static func stop(with signal: Signal) { cw_stop_self(signal.number) }
 

@@ -115,19 +115,23 @@ public final class CapturedAddressSpace {
 
     /// Unwinds one thread from its registers (the host's NT_PRSTATUS words), at most `maxFrames` frames.
     public func unwind(registers: [UInt64], maxFrames: Int) -> (frames: [UnwoundFrame], stop: UnwindStop) {
-        var raw = [cw_frame](repeating: cw_frame(), count: max(maxFrames, 1))
-        var stop: Int32 = 0
-        let count = registers.withUnsafeBufferPointer { regs in
-            raw.withUnsafeMutableBufferPointer { frames in
-                cw_unwind(handle, regs.baseAddress, regs.count, frames.baseAddress, Int32(maxFrames), &stop)
-            }
+        unwindThrough(registers, maxFrames: maxFrames, message: { String(cString: cw_unwind_error_name($0)) }) {
+            cw_unwind(handle, $0, $1, $2, $3, $4)
         }
-        return unwoundFrames(raw, count: count, stop: stop) { String(cString: cw_unwind_error_name($0)) }
     }
 }
 
-/// The frames a C unwinder filled in and why it stopped; `message` names an error code.
-private func unwoundFrames(_ raw: [cw_frame], count: Int32, stop: Int32, message: (Int32) -> String) -> (frames: [UnwoundFrame], stop: UnwindStop) {
+/// Runs a C unwinder (`call(registers, count, frames, maxFrames, &stop)`, returning how many frames it filled
+/// in) and reads what it found; `message` names an error code.
+private func unwindThrough(_ registers: [UInt64], maxFrames: Int, message: (Int32) -> String,
+                           _ call: (UnsafePointer<UInt64>?, Int, UnsafeMutablePointer<cw_frame>?, Int32, UnsafeMutablePointer<Int32>) -> Int32)
+    -> (frames: [UnwoundFrame], stop: UnwindStop)
+{
+    var raw = [cw_frame](repeating: cw_frame(), count: max(maxFrames, 1))
+    var stop: Int32 = 0
+    let count = registers.withUnsafeBufferPointer { regs in
+        raw.withUnsafeMutableBufferPointer { frames in call(regs.baseAddress, regs.count, frames.baseAddress, Int32(maxFrames), &stop) }
+    }
     let frames = raw[0..<Int(count)].map {
         UnwoundFrame(pc: $0.pc, sp: $0.sp, isSignalFrame: $0.signal_frame != 0, hasUnwindInfo: $0.has_unwind_info != 0)
     }
@@ -168,14 +172,9 @@ public final class DwarfUnwinder {
 
     /// Unwinds one thread from its registers (NT_PRSTATUS words), at most `maxFrames` frames.
     public func unwind(registers: [UInt64], maxFrames: Int) -> (frames: [UnwoundFrame], stop: UnwindStop) {
-        var raw = [cw_frame](repeating: cw_frame(), count: max(maxFrames, 1))
-        var stop: Int32 = 0
-        let count = registers.withUnsafeBufferPointer { regs in
-            raw.withUnsafeMutableBufferPointer { frames in
-                cw_dwfl_unwind(handle, regs.baseAddress, regs.count, frames.baseAddress, Int32(maxFrames), &stop)
-            }
+        unwindThrough(registers, maxFrames: maxFrames, message: { _ in String(cString: cw_dwfl_unwinder_error(handle)) }) {
+            cw_dwfl_unwind(handle, $0, $1, $2, $3, $4)
         }
-        return unwoundFrames(raw, count: count, stop: stop) { _ in String(cString: cw_dwfl_unwinder_error(handle)) }
     }
 }
 

@@ -149,9 +149,11 @@ struct AArch64CoreTests {
         // (abort crashes in libc, which eu-stack has no file for: nothing of its own to compare.)
         #expect(Self.agree(report, with: reference) >= (fixture.name == "abort" ? 0 : 1))
         // With pointer authentication on, eu-stack (elfutils 0.188) meets signed return addresses; the report does not.
-        // (A signature is 7 bits: one return address in 128 comes out with none. null_deref has three.)
+        // (A signature is 7 bits: one return address in 128 comes out with none; null_deref has three, and one
+        // thread, stopped where it crashed: eu-stack's frame-record guesses below an unnamed frame, as in a
+        // thread of threads64 stopped in a PLT stub, can read any word.)
         let signed = reference.values.joined().filter { $0.address >= Self.pacBits }.count
-        if !pointerAuthentication || fixture.name == "null_deref" {
+        if fixture.name == "null_deref" {
             #expect((signed > 0) == pointerAuthentication, "PAC-signed return addresses in eu-stack's frames: \(signed)")
         }
         if fixture.name == "threads64" {

@@ -93,6 +93,13 @@ int cw_tgkill(pid_t pid, pid_t tid, int signo);
 /** pidfd_open(2): a close-on-exec descriptor that becomes readable when process `pid` ends; -1 with errno. */
 int cw_pidfd_open(pid_t pid);
 
+/**
+ * Drops the read-only pages (code, constants) of every loaded object from the process's resident set, as
+ * MADV_DONTNEED does: unchanged from their files, they come back from the page cache on their next use.
+ * The pages only loading and start-up touched (relocation tables, initialisers, option parsing) stay out.
+ */
+void cw_drop_loaded_pages(void);
+
 /** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
 int cw_set_child_subreaper(void);
 
