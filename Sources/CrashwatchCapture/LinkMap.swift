@@ -84,6 +84,11 @@ enum LinkMap {
             if (name ?? "").isEmpty, let interpreter, loadBias == interpreterBase { name = interpreter }
             // The executable itself (empty name), and the vdso (no path): not files to open.
             guard let path = name, path.hasPrefix("/") else { continue }
+            // Looked for under the sysroot: a name that climbs out of it is not followed.
+            guard !path.split(separator: "/").contains("..") else {
+                problems.append("\(path): a name with '..' in it is not looked up")
+                continue
+            }
             guard let file = open(path) else {
                 problems.append("\(path): cannot open it to lay out its segments")
                 continue

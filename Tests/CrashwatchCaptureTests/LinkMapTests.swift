@@ -46,13 +46,16 @@ import Testing
     @Test("the executable and each listed object are laid out from their files; a loop in the list is cut")
     func loopingList() throws {
         var (executable, auxv, memory, bias) = try Self.process(firstEntry: 0x7000_1000)
-        // main program (no name) -> libc -> an object whose name never ends -> back to libc.
+        // main program (no name) -> libc -> an object whose name never ends -> one whose name climbs out of
+        // the sysroot -> back to libc.
         memory.put(0x7000_1000, words: [bias, 0x7000_2000, 0, 0x7000_1100, 0])
         memory.put(0x7000_1100, words: [0x7f00_0000_0000, 0x7000_3000, 0, 0x7000_1200, 0x7000_1000])
-        memory.put(0x7000_1200, words: [0x7f10_0000_0000, 0x7000_4000, 0, 0x7000_1100, 0x7000_1100])
+        memory.put(0x7000_1200, words: [0x7f10_0000_0000, 0x7000_4000, 0, 0x7000_1300, 0x7000_1100])
+        memory.put(0x7000_1300, words: [0x7f20_0000_0000, 0x7000_6000, 0, 0x7000_1100, 0x7000_1200])
         memory.regions[0x7000_2000] = [0]
         memory.regions[0x7000_3000] = Array(Self.libc.utf8) + [0]
         memory.regions[0x7000_4000] = [UInt8](repeating: UInt8(ascii: "a"), count: 5000)
+        memory.regions[0x7000_6000] = Array("/usr/lib/../../etc/shadow".utf8) + [0]
         var opened: [String] = []
         let (mappings, problems) = LinkMap.mappings(auxv: auxv, executable: executable, executablePath: "/srv/app",
                                                     read: memory.read, open: { path in
@@ -61,6 +64,7 @@ import Testing
                                                     })
         #expect(opened == [Self.libc])
         #expect(problems.contains { $0.contains("loops") }, "\(problems)")
+        #expect(problems.contains { $0.contains("'..'") }, "\(problems) \(mappings.map(\.path))")
         let executableLoads = try #require(LinkMap.programHeaders(of: executable)).programHeaders.filter { $0.type == ProgramHeader.loadType }
         #expect(mappings.filter { $0.path == "/srv/app" }.count == executableLoads.count)
         #expect(mappings.filter { $0.path == "/srv/app" }.allSatisfy { $0.start >= bias && $0.start % 4096 == 0 })
