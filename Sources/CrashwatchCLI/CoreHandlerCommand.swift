@@ -92,7 +92,7 @@ enum CoreHandlerCommand {
                 source = try CoreReports.source(input, options: options, timeNanoseconds: seconds * 1_000_000_000,
                                                 deadlineNanoseconds: deadline, process: live)
             } catch {
-                if let keeper { _ = keeper.finish(name: ReportFileName(timeNanoseconds: seconds * 1_000_000_000, pid: pid, executable: "", id: UUID())) }
+                keeper?.discard()
                 throw CommandFailure("core-handler: pid \(pid): \(error)", status: ExitCode.dataError)
             }
             let name = CoreReports.fileName(source.capture)
@@ -178,6 +178,12 @@ final class CoreKeeper {
         }
     }
 
+    /// Removes what was written of the core: it is not one, or no report will name it.
+    func discard() {
+        _ = file.take()
+        try? directory.removeFile(named: temporaryName)
+    }
+
     /// Gives up keeping the core (the first reason stays).
     func abandon(_ reason: String) {
         if failure == nil { failure = reason }
@@ -202,8 +208,7 @@ final class CoreKeeper {
             }
         }
         if let failure {
-            _ = file.take()
-            try? directory.removeFile(named: temporaryName)
+            discard()
             return .failure(CoreFileError(failure + "; the core was not kept"))
         }
         prune()

@@ -194,6 +194,12 @@ import Testing
         let remaining = try keptNames()
         #expect(remaining.count == 2 && remaining.allSatisfy { $0.hasSuffix(".core.gz") }, "\(remaining)")
 
+        // Not a core at all: refused (65), and nothing is kept of it.
+        let refused = try run("/bin/sh", ["-c", "echo not a core | exec '\(Paths.crashwatch)' core-handler --spool '\(spool)' --keep-core '\(kept)' 1 1 11 1796000000"])
+        #expect(refused.termination == .exited(65), "\(refused.stderr)")
+        let afterRefusal = try keptNames()
+        #expect(afterRefusal == remaining, "\(afterRefusal)")
+
         // A directory that cannot be used: the report is still written, saying so.
         let nowhere = try handle(["--keep-core", "\(directory.path)/missing"])
         #expect(nowhere.json["coreFile"] is NSNull)
