@@ -46,7 +46,7 @@ struct CoreBuilder {
 
     func read(options: CaptureOptions = CaptureOptions(crashwatchVersion: "test")) throws -> CoreFile {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-core-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: path, contents: Data(bytes()))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes()))
         defer { try? FileManager.default.removeItem(atPath: path) }
         return try CoreFile(try UntrustedFile.open(path), limit: 1 << 30, timeNanoseconds: 1_000, options: options,
                             deadlineNanoseconds: .max)
@@ -108,7 +108,7 @@ struct CoreBuilder {
     @Test func streamedCoreKeepsWhatAReportNeeds() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-core-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        FileManager.default.createFile(atPath: path, contents: Data(Self.sample.bytes()))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(Self.sample.bytes()))
         let input = try UntrustedFile.open(path)
         let compact = try CoreStream.compact(InputStream(fd: input.fd), stackBytesPerThread: 1 << 20, limit: 1 << 20)
         let core = try CoreFile(compact.core, limit: 1 << 30, timeNanoseconds: 1_000, options: CaptureOptions(crashwatchVersion: "t"),
@@ -121,7 +121,7 @@ struct CoreBuilder {
 
         var bytes = Self.sample.bytes()
         bytes.replaceSubrange(54..<56, with: [0xff, 0xff])  // e_phentsize 65,535: a 4 GiB table
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         let hostile = try UntrustedFile.open(path)
         #expect(throws: CoreFileError.self) {
             try CoreStream.compact(InputStream(fd: hostile.fd), stackBytesPerThread: 1 << 20, limit: 1 << 20)
@@ -156,7 +156,7 @@ struct CoreBuilder {
         var bytes = Self.sample.bytes()
         bytes.replaceSubrange(32..<40, with: CoreBuilder.words([UInt64(bytes.count)]))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-core-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(throws: CoreFileError.self) {
             try CoreFile(try UntrustedFile.open(path), limit: 1 << 30, timeNanoseconds: 0,

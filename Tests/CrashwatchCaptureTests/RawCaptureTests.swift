@@ -99,7 +99,7 @@ func sampleCapture(pc: UInt64 = 0x40_1000, sp: UInt64 = 0x7ffc_0000_1000, maps: 
         let file = try MemoryFile.create(name: "image")
         try file.write([UInt8](repeating: 0x11, count: 8192))
         let captured = [UInt8](repeating: 0x22, count: 16)
-        try captured.withUnsafeBytes { buffer in
+        captured.withUnsafeBytes { buffer in
             space.add(address: 0x1000, length: 0x2000, fd: file.fd, offset: 0)
             space.add(address: 0x1800, bytes: buffer)
             space.addZeros(address: 0x3000, length: 0x100)
@@ -134,7 +134,7 @@ func sampleCapture(pc: UInt64 = 0x40_1000, sp: UInt64 = 0x7ffc_0000_1000, maps: 
 
     private func problem(_ bytes: [UInt8]) throws -> String? {
         let space = try CapturedAddressSpace()
-        return try bytes.withUnsafeBytes { buffer in
+        return bytes.withUnsafeBytes { buffer in
             space.add(address: 0x10000, bytes: buffer)
             space.addImage(start: 0x10000, end: 0x10400, base: 0x10000)
             return space.unwindTableProblem(at: 0x10100)
