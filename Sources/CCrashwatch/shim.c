@@ -268,6 +268,9 @@ void cw_die_by_signal(int signo) {
     /* Still here: the signal did not kill us (PID 1 of a PID namespace, or a stop-class signal). */
 }
 
+/* The worker's nice value: CFS gives a nice-10 process about a tenth of a contended CPU against nice 0. */
+#define CW_WORKER_NICE 10
+
 /* The worker's side of cw_spawn_worker: async-signal-safe calls only. Never returns. */
 static void worker_child(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
                          const cw_worker_limits *limits) {
@@ -308,6 +311,9 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
     }
     limit.rlim_cur = limit.rlim_max = 0;
     setrlimit(RLIMIT_CORE, &limit);
+    /* Processing yields the CPU to the supervisor's tracer thread and to the services it traces: a report
+     * can wait a few milliseconds, another process's signal stop should not. */
+    setpriority(PRIO_PROCESS, 0, CW_WORKER_NICE);
     if (limits->drop_privileges) {
         if (setgroups(limits->group_count, (const gid_t *)limits->groups) != 0) _exit(126);
         if (setresgid(limits->gid, limits->gid, limits->gid) != 0) _exit(126);
