@@ -40,6 +40,22 @@ struct unit_functions {
     size_t count;
 };
 
+/* A module's function symbols (no ARM mapping symbols) sorted by address, built on its first lookup that
+ * libdw answered with a mapping symbol. */
+struct indexed_symbol {
+    GElf_Addr value;
+    GElf_Sym symbol;
+    GElf_Word section;
+    const char *name;
+    Elf *elf;
+};
+
+struct symbol_index {
+    Dwfl_Module *module;
+    struct indexed_symbol *symbols;
+    size_t count;
+};
+
 struct cw_symbolizer {
     Dwfl *dwfl;
     char *debuginfo_path;   /* libdw's search path: ":.debug:/usr/lib/debug" plus the caller's directories */
@@ -51,6 +67,8 @@ struct cw_symbolizer {
     struct unit_functions *units; /* function indexes of units dwarf_getscopes cannot search */
     size_t unit_count;
     size_t indexed_ranges;
+    struct symbol_index *symbol_indexes; /* modules' function symbols by address, for mapping-symbol hits */
+    size_t symbol_index_count;
 };
 
 /* The session whose lookup is running: libdw's callbacks get the module, not the session. */
@@ -382,6 +400,8 @@ void cw_symbolizer_destroy(cw_symbolizer *s) {
     free(s->level_names);
     for (size_t i = 0; i < s->unit_count; i++) free(s->units[i].ranges);
     free(s->units);
+    for (size_t i = 0; i < s->symbol_index_count; i++) free(s->symbol_indexes[i].symbols);
+    free(s->symbol_indexes);
     free(s);
 }
 
@@ -401,36 +421,68 @@ static int32_t symbol_source(Dwfl_Module *module, Elf *symbol_elf) {
 
 /* ARM's mapping symbols ($x, $d, $x.42: where code or data starts) are no function names, yet libdw (0.188)
  * returns one where the function's own symbol has no size (glibc's aarch64 _start). The closest symbol at
- * or below the address in the same section that is not one is the function; NULL when there is none.
- * Symbols are scanned once per looked-up address (the caller caches), at most CW_MAX_SYMBOL_SCAN of them. */
-#define CW_MAX_SYMBOL_SCAN (1 << 21)
+ * or below the address in the same section that is not one is the function. */
+#define CW_MAX_INDEXED_SYMBOLS (1 << 21)
+#define CW_MAX_SYMBOL_WALK 64
 static int is_mapping_symbol(const char *name) {
-    return name[0] == '$' && strchr("xdat", name[1]) && name[1] && (name[2] == 0 || name[2] == '.');
+    return name[0] == '$' && name[1] && strchr("xdat", name[1]) && (name[2] == 0 || name[2] == '.');
 }
 
-static const char *function_symbol(Dwfl_Module *module, Dwarf_Addr address, GElf_Word section, GElf_Off *offset,
-                                   GElf_Sym *symbol, Elf **symbol_elf) {
-    int count = dwfl_module_getsymtab(module);
-    const char *best = NULL;
-    GElf_Addr best_value = 0;
-    for (int i = 1; i < count && i < CW_MAX_SYMBOL_SCAN; i++) {
-        GElf_Sym candidate;
-        GElf_Addr value;
-        GElf_Word candidate_section;
-        Elf *elf;
-        Dwarf_Addr bias;
-        const char *name = dwfl_module_getsym_info(module, i, &candidate, &value, &candidate_section, &elf, &bias);
-        int type = GELF_ST_TYPE(candidate.st_info);
-        if (!name || name[0] == 0 || is_mapping_symbol(name) || (type != STT_FUNC && type != STT_NOTYPE)) continue;
-        if (candidate_section != section || value > address || (best && value <= best_value)) continue;
-        if (candidate.st_size && address - value >= candidate.st_size) continue;
-        best = name;
-        best_value = value;
-        *symbol = candidate;
-        *symbol_elf = elf;
+static int by_symbol_value(const void *a, const void *b) {
+    const struct indexed_symbol *x = a, *y = b;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The module's index, built the first time it is asked for (at most CW_MAX_INDEXED_SYMBOLS symbols). */
+static const struct symbol_index *symbol_index(cw_symbolizer *s, Dwfl_Module *module) {
+    for (size_t i = 0; i < s->symbol_index_count; i++) {
+        if (s->symbol_indexes[i].module == module) return &s->symbol_indexes[i];
     }
-    if (best) *offset = address - best_value;
-    return best;
+    struct symbol_index *grown = realloc(s->symbol_indexes, (s->symbol_index_count + 1) * sizeof *grown);
+    if (!grown) return NULL;
+    s->symbol_indexes = grown;
+    struct symbol_index *index = &grown[s->symbol_index_count++];
+    *index = (struct symbol_index){.module = module};
+    int total = dwfl_module_getsymtab(module);
+    size_t limit = total > 1 ? (size_t)total - 1 : 0;
+    if (limit > CW_MAX_INDEXED_SYMBOLS) limit = CW_MAX_INDEXED_SYMBOLS;
+    index->symbols = limit ? malloc(limit * sizeof *index->symbols) : NULL;
+    if (!index->symbols) return index;
+    for (size_t i = 1; i <= limit; i++) {
+        struct indexed_symbol entry;
+        Dwarf_Addr bias;
+        const char *name = dwfl_module_getsym_info(module, (int)i, &entry.symbol, &entry.value, &entry.section, &entry.elf, &bias);
+        int type = GELF_ST_TYPE(entry.symbol.st_info);
+        if (!name || name[0] == 0 || is_mapping_symbol(name) || (type != STT_FUNC && type != STT_NOTYPE)) continue;
+        entry.name = name;
+        index->symbols[index->count++] = entry;
+    }
+    qsort(index->symbols, index->count, sizeof *index->symbols, by_symbol_value);
+    return index;
+}
+
+/* The function containing `address` in `section`: the nearest indexed symbol at or below it (looking back
+ * at most CW_MAX_SYMBOL_WALK symbols) whose size, if it has one, covers it. NULL when there is none. */
+static const char *function_symbol(cw_symbolizer *s, Dwfl_Module *module, Dwarf_Addr address, GElf_Word section,
+                                   GElf_Off *offset, GElf_Sym *symbol, Elf **symbol_elf) {
+    const struct symbol_index *index = symbol_index(s, module);
+    if (!index || index->count == 0) return NULL;
+    size_t low = 0, high = index->count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (index->symbols[middle].value <= address) low = middle + 1;
+        else high = middle;
+    }
+    for (size_t i = low, steps = 0; i > 0 && steps < CW_MAX_SYMBOL_WALK; i--, steps++) {
+        const struct indexed_symbol *candidate = &index->symbols[i - 1];
+        if (candidate->section != section) continue;
+        if (candidate->symbol.st_size && address - candidate->value >= candidate->symbol.st_size) continue;
+        *offset = address - candidate->value;
+        *symbol = candidate->symbol;
+        *symbol_elf = candidate->elf;
+        return candidate->name;
+    }
+    return NULL;
 }
 
 int cw_symbolize(cw_symbolizer *s, uint64_t address, cw_symbol *out) {
@@ -450,7 +502,7 @@ int cw_symbolize(cw_symbolizer *s, uint64_t address, cw_symbol *out) {
     Elf *symbol_elf = NULL;
     Dwarf_Addr symbol_bias = 0;
     const char *name = dwfl_module_addrinfo(module, address, &offset, &symbol, &section_index, &symbol_elf, &symbol_bias);
-    if (name && is_mapping_symbol(name)) name = function_symbol(module, address, section_index, &offset, &symbol, &symbol_elf);
+    if (name && is_mapping_symbol(name)) name = function_symbol(s, module, address, section_index, &offset, &symbol, &symbol_elf);
     if (name) {
         out->name = name;
         out->offset = offset;
