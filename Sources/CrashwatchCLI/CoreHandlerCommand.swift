@@ -215,10 +215,13 @@ final class CoreKeeper {
         return .success("\(path)/\(finalName)")
     }
 
-    /// Removes the oldest kept cores beyond `count` (names begin with the crash time).
+    /// Removes the oldest kept cores beyond `count`: only files named as crashwatch names them (a report's name
+    /// with `.core.gz`, beginning with the crash time), whatever else the directory holds.
     private func prune() {
         guard let names = try? directory.entryNames() else { return }
-        let kept = names.filter { $0.hasSuffix(".core.gz") && !$0.hasPrefix(".") }.sorted()
+        let kept = names.filter { name in
+            name.hasSuffix(".core.gz") && ReportFileName(parsing: name.dropLast(".core.gz".count) + ".json") != nil
+        }.sorted()
         for name in kept.dropLast(count) { try? directory.removeFile(named: name) }
     }
 }

@@ -189,15 +189,17 @@ import Testing
         let left = try keptNames()
         #expect(left.isEmpty, "\(left)")
 
-        // The newest --keep-cores stay.
+        // The newest --keep-cores stay; a file crashwatch did not name is never pruned.
+        _ = FileManager.default.createFile(atPath: "\(kept)/someone-else.core.gz", contents: Data("x".utf8))
         for _ in 0..<3 { _ = try handle(["--keep-core", kept, "--keep-cores", "2"]) }
-        let remaining = try keptNames()
+        let remaining = try keptNames().filter { $0 != "someone-else.core.gz" }
         #expect(remaining.count == 2 && remaining.allSatisfy { $0.hasSuffix(".core.gz") }, "\(remaining)")
+        #expect(FileManager.default.fileExists(atPath: "\(kept)/someone-else.core.gz"))
 
         // Not a core at all: refused (65), and nothing is kept of it.
         let refused = try run("/bin/sh", ["-c", "echo not a core | exec '\(Paths.crashwatch)' core-handler --spool '\(spool)' --keep-core '\(kept)' 1 1 11 1796000000"])
         #expect(refused.termination == .exited(65), "\(refused.stderr)")
-        let afterRefusal = try keptNames()
+        let afterRefusal = try keptNames().filter { $0 != "someone-else.core.gz" }
         #expect(afterRefusal == remaining, "\(afterRefusal)")
 
         // A directory that cannot be used: the report is still written, saying so.
