@@ -149,9 +149,14 @@ final class CoreKeeper {
     /// Why the core is not kept, once something went wrong.
     private(set) var failure: String?
 
-    init(directory path: String, limit: UInt64, count: Int, pid: Int32) throws(SystemError) {
+    init(directory path: String, limit: UInt64, count: Int, pid: Int32) throws {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         directory = try DirectoryHandle(openingPath: trimmed)
+        // As for the spool: a directory others may write without the sticky bit lets them swap what is kept.
+        let status = try directory.status()
+        if status.permissions & 0o002 != 0 && status.permissions & 0o1000 == 0 {
+            throw CoreFileError("writable by anyone without the sticky bit (as a spool may not be)")
+        }
         self.path = trimmed
         temporaryName = ".tmp-core-\(pid)-\(UUID().uuidString.lowercased())"
         // A core holds the process's memory (keys, tokens, data): readable by root alone.

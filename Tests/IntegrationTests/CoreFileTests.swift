@@ -206,6 +206,14 @@ import Testing
         let nowhere = try handle(["--keep-core", "\(directory.path)/missing"])
         #expect(nowhere.json["coreFile"] is NSNull)
         #expect(softErrors(nowhere).contains { $0.contains("missing") }, "\(softErrors(nowhere))")
+        // Nor one anyone may write without the sticky bit (others could swap what is kept).
+        let open = "\(directory.path)/open"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: open)
+        let refusedDirectory = try handle(["--keep-core", open])
+        #expect(refusedDirectory.json["coreFile"] is NSNull)
+        #expect(softErrors(refusedDirectory).contains { $0.contains("sticky bit") }, "\(softErrors(refusedDirectory))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: open).isEmpty)
     }
 
     @Test("analyze-core refuses what is not a core dump, naming it")
