@@ -1288,22 +1288,28 @@ def case_faults_reset_mid_body():
     account(ids, spool, receiver, [follower.stdout])
 
 
+def check_quarantined_alone(report, fault, reason):
+    """One report shipped to a receiver answering `fault`: exit 0, the report quarantined with `reason` in its
+    outcome line and in its .reason file, the spool emptied, the report accounted for."""
+    spool = make_spool([report])
+    receiver = Receiver(fault=fault)
+    result = ship(spool, receiver)
+    check(result.returncode == 0, lambda: f"{fault}: exit {result.returncode}, expected 0: {result.describe()}")
+    quarantined = parse_outcomes(result.stdout)["quarantined"]
+    check(len(quarantined) == 1 and quarantined[0][0] == report.id and reason in quarantined[0][2],
+          lambda: f"quarantined lines {quarantined}, expected {reason!r}: {result.describe()}")
+    check_equal(quarantine_of(spool), [report.name], ".quarantine")
+    written = quarantine_reason(spool, report.name)
+    check(reason in written, f".quarantine/{report.name}.reason: {written!r}")
+    check_equal(spool_reports(spool), [], "the spool")
+    account([report.id], spool, receiver, [result.stdout])
+
+
 def case_faults_partial_success():
     """partialSuccess.rejectedLogRecords > 0: a single report is quarantined with the server's message;
     a batch is re-sent one report per request and only the rejected one is quarantined."""
     report = REPORTS["sigfpe"]
-    spool = make_spool([report])
-    receiver = Receiver(fault="partial:1:service.name is not allowed here")
-    result = ship(spool, receiver)
-    check(result.returncode == 0, lambda: f"partial success: exit {result.returncode}, expected 0: {result.describe()}")
-    quarantined = parse_outcomes(result.stdout)["quarantined"]
-    check(len(quarantined) == 1 and quarantined[0][0] == report.id and "service.name is not allowed here" in quarantined[0][2],
-          lambda: f"quarantined lines {quarantined}: {result.describe()}")
-    check_equal(quarantine_of(spool), [report.name], ".quarantine")
-    reason = quarantine_reason(spool, report.name)
-    check("service.name is not allowed here" in reason, f".quarantine/{report.name}.reason: {reason!r}")
-    check_equal(spool_reports(spool), [], "the spool")
-    account([report.id], spool, receiver, [result.stdout])
+    check_quarantined_alone(report, "partial:1:service.name is not allowed here", "service.name is not allowed here")
     # rejectedLogRecords 0 with a message is a warning, not a rejection: shipped.
     spool = make_spool([report])
     receiver = Receiver(fault="partial:0:attribute value truncated")
@@ -1333,17 +1339,7 @@ def case_faults_partial_success():
 
 def case_faults_bad_request():
     """400 with a reason: quarantined with "HTTP 400: <reason>"; a batch goes one by one."""
-    report = REPORTS["abort"]
-    spool = make_spool([report])
-    receiver = Receiver(fault="400:tenant quota exhausted forever")
-    result = ship(spool, receiver)
-    check(result.returncode == 0, lambda: f"400: exit {result.returncode}, expected 0: {result.describe()}")
-    quarantined = parse_outcomes(result.stdout)["quarantined"]
-    check(len(quarantined) == 1 and "HTTP 400: tenant quota exhausted forever" in quarantined[0][2],
-          lambda: f"quarantined lines {quarantined}, expected 'HTTP 400: tenant quota exhausted forever': {result.describe()}")
-    reason = quarantine_reason(spool, report.name)
-    check("HTTP 400: tenant quota exhausted forever" in reason, f".quarantine/{report.name}.reason: {reason!r}")
-    account([report.id], spool, receiver, [result.stdout])
+    check_quarantined_alone(REPORTS["abort"], "400:tenant quota exhausted forever", "HTTP 400: tenant quota exhausted forever")
     reports = [REPORTS["null_deref"], REPORTS["sigfpe"]]
     ids = [r.id for r in reports]
     spool = make_spool(reports)
