@@ -279,25 +279,16 @@ public final class CoreFile: CaptureSource {
     static func region(containing address: UInt64, in regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)])
         -> (address: UInt64, bytes: UnsafeRawBufferPointer)?
     {
-        var low = 0, high = regions.count
-        while low < high {
-            let middle = (low + high) / 2
-            if regions[middle].address <= address { low = middle + 1 } else { high = middle }
-        }
-        guard low > 0 else { return nil }
-        let region = regions[low - 1]
+        guard let index = regions.lastIndex(startingAtOrBelow: address, start: { $0.address }) else { return nil }
+        let region = regions[index]
         return address - region.address < UInt64(region.bytes.count) ? region : nil
     }
 
     /// The named mapping (of `mappings`, sorted by start) holding `address`, found by bisection.
     static func mapping(containing address: UInt64, in mappings: [NamedMapping]) -> NamedMapping? {
-        var low = 0, high = mappings.count
-        while low < high {
-            let middle = (low + high) / 2
-            if mappings[middle].start <= address { low = middle + 1 } else { high = middle }
-        }
-        guard low > 0, address < mappings[low - 1].end else { return nil }
-        return mappings[low - 1]
+        guard let index = mappings.lastIndex(startingAtOrBelow: address, start: { $0.start }),
+              address < mappings[index].end else { return nil }
+        return mappings[index]
     }
 
     /// `count` bytes at `address` from the dumped memory (fewer where the dump has no more); `regions` sorted.

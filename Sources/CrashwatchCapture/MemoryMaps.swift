@@ -425,14 +425,9 @@ public struct ImageTable: Sendable, RandomAccessCollection {
 
     /// The index in `mappings` of the mapping containing the address, by binary search.
     private func mappingIndex(containing address: UInt64) -> Int? {
-        // Find the last mapping whose start is <= address.
-        var low = 0, high = mappings.count
-        while low < high {
-            let middle = (low + high) / 2
-            if mappings[middle].start <= address { low = middle + 1 } else { high = middle }
-        }
-        guard low > 0, mappings[low - 1].contains(address) else { return nil }
-        return low - 1
+        guard let index = mappings.lastIndex(startingAtOrBelow: address, start: { $0.start }),
+              mappings[index].contains(address) else { return nil }
+        return index
     }
 
     /// The mapping that contains the address, nil when the address is not mapped.
@@ -444,5 +439,18 @@ public struct ImageTable: Sendable, RandomAccessCollection {
     public func image(containing address: UInt64) -> LoadedImage? {
         guard let index = mappingIndex(containing: address), let owner = imageIndex[index] else { return nil }
         return images[owner]
+    }
+}
+
+extension RandomAccessCollection where Index == Int {
+    /// In a collection sorted by `start`, the index of the last element starting at or below `key`, found by
+    /// bisection; nil when every element starts above it. (Whether that element reaches `key` is the caller's.)
+    func lastIndex(startingAtOrBelow key: UInt64, start: (Element) -> UInt64) -> Int? {
+        var low = startIndex, high = endIndex
+        while low < high {
+            let middle = low + (high - low) / 2
+            if start(self[middle]) <= key { low = middle + 1 } else { high = middle }
+        }
+        return low > startIndex ? low - 1 : nil
     }
 }

@@ -97,12 +97,8 @@ public struct CaptureProcessor: FrameProcessor {
 
     /// Whether one of `ranges` (sorted by start, not overlapping) holds all of `range`.
     private static func contains(_ ranges: [Range<UInt64>], _ range: Range<UInt64>) -> Bool {
-        var low = 0, high = ranges.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ranges[middle].lowerBound <= range.lowerBound { low = middle + 1 } else { high = middle }
-        }
-        return low > 0 && ranges[low - 1].upperBound >= range.upperBound
+        guard let index = ranges.lastIndex(startingAtOrBelow: range.lowerBound, start: { $0.lowerBound }) else { return false }
+        return ranges[index].upperBound >= range.upperBound
     }
 
     /// libdw unwinds from files: an image known only by its bytes in memory (copied while held, the vdso of
