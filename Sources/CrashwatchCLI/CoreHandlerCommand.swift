@@ -98,7 +98,8 @@ enum CoreHandlerCommand {
             let name = CoreReports.fileName(source.capture)
             // The rest of the core through the keeper, before the reports say where it is.
             if let keeper {
-                do { try input.drain() } catch { keeper.abandon("reading the rest of the core: \(error)") }
+                // Once the keeper gave up (over its cap), the rest need not be read: the kernel stops dumping.
+                do { try input.drain(while: { keeper.failure == nil }) } catch { keeper.abandon("reading the rest of the core: \(error)") }
                 switch keeper.finish(name: name) {
                 case .success(let path): source.capture.coreFile = path
                 case .failure(let error): keeperFailure = error.description

@@ -162,9 +162,17 @@ public final class InputStream {
 
     public init(fd: Int32) { self.fd = fd }
 
-    /// Reads the stream to its end; how many bytes that was.
+    /// Reads the stream to its end, or until `keepGoing` says no (asked every MiB); how many bytes that was.
     @discardableResult
-    public func drain() throws(SystemError) -> UInt64 { try skip(.max) }
+    public func drain(while keepGoing: () -> Bool = { true }) throws(SystemError) -> UInt64 {
+        var total: UInt64 = 0
+        while keepGoing() {
+            let got = try skip(1 << 20)
+            total += got
+            if got < 1 << 20 { break }
+        }
+        return total
+    }
 
     /// Up to `count` bytes: fewer only at the end of the stream.
     public func read(_ count: Int) throws(SystemError) -> [UInt8] {
