@@ -67,24 +67,39 @@ public struct CapturedCrash {
     public let table: ImageTable
 }
 
-/// The stopped threads' names, read from /proc on a thread of their own (the global Dispatch queue) while
+/// The stopped threads' names, read from /proc on a thread of their own (a Dispatch queue) while
 /// the tracer thread, the only one ptrace answers, reads their registers and stacks: three system calls a
 /// thread taken off the hold (65 threads: about 0.25 ms of 3). `wait()` gives them in the order of `tids`.
 final class ThreadNameReading: @unchecked Sendable {
-    /// Written by the reading thread before it signals `done`, read only after `wait()`.
+    /// A queue of its own: a serial queue gets a thread even when the shared pool's are busy (writing an
+    /// earlier crash's report), so the names never wait behind other work while the process is held.
+    private static let queue = DispatchQueue(label: "crashwatch.thread-names", qos: .userInteractive)
+    private let pid: Int32
+    private let tids: [Int32]
+    /// Written by the reading thread before it signals `done`, read only after `done` was waited for.
     private var names: [String?] = []
     private let done = DispatchSemaphore(value: 0)
 
     init(pid: Int32, tids: [Int32]) {
-        DispatchQueue.global(qos: .userInteractive).async { [self] in
-            let reader = ProcFS.ThreadNames(pid: pid)
-            names = tids.map { reader.name(of: $0) }
+        self.pid = pid
+        self.tids = tids
+        Self.queue.async { [self] in
+            names = Self.read(pid: pid, tids: tids)
             done.signal()
         }
     }
 
-    func wait() -> [String?] {
-        done.wait()
+    private static func read(pid: Int32, tids: [Int32]) -> [String?] {
+        let reader = ProcFS.ThreadNames(pid: pid)
+        return tids.map { reader.name(of: $0) }
+    }
+
+    /// The names, in the order of `tids`. Should the reading thread not have finished within `timeout`
+    /// nanoseconds (it cannot block on /proc, but never hold the process on a hunch), they are read here.
+    func wait(timeout: Int64 = 100_000_000) -> [String?] {
+        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout))) == .success else {
+            return Self.read(pid: pid, tids: tids)
+        }
         return names
     }
 }
