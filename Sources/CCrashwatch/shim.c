@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
@@ -206,6 +207,22 @@ int cw_spawn_traced(char *const *paths, size_t path_count, char *const *argv, ch
 
 int cw_set_child_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+int cw_start_thread(void *(*body)(void *), void *context) {
+    /* The new thread inherits the mask in force at pthread_create: block everything around it, so there
+       is no moment at which a signal for the process could land on the thread. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int failure = pthread_create(&thread, &attributes, body, context);
+    pthread_attr_destroy(&attributes);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    return failure;
 }
 
 int cw_block_and_open_signalfd(const int *signals, size_t count, sigset_t *previous_mask) {

@@ -283,6 +283,10 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         if let count = CgroupMemory.oomKills(of: SelfProcess.pid) { oomKillCounts[count.cgroup] = count.kills }
     }
 
+    func supervisorStarted() {
+        LiveCapture.startHelper()
+    }
+
     func supervisorWarning(_ line: String) {
         StandardStream.err(line + "\n")
     }
@@ -296,13 +300,17 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let checkpoint: OwnedDescriptor
         /// The line printed when the minimal report could not be written: not printed twice.
         let minimalFailure: String?
+        /// The minimal report's writing, which the final report must not overtake (same name).
+        let minimal: MinimalReportWriting
 
-        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?) {
+        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?,
+             minimal: MinimalReportWriting) {
             self.capture = capture
             self.name = name
             self.output = output
             self.checkpoint = checkpoint
             self.minimalFailure = minimalFailure
+            self.minimal = minimal
         }
     }
 
@@ -312,25 +320,39 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         if exit == nil { StandardStream.err((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n") }
         let deadline = stopped.deadlineNanoseconds
         let captured: CapturedCrash
-        let output: OwnedDescriptor
-        let checkpoint: OwnedDescriptor
+        let name: ReportFileName
+        let minimal: MinimalReportWriting
         do {
-            captured = try LiveCapture.capture(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
-                                               hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit)
-            if crash.hang != nil { hangReports[crash.pid] = captured.capture.reportID }
-            output = try MemoryFile.create(name: "crashwatch-report")
-            checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
+            let inProgress = try LiveCapture.begin(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
+                                                   hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit)
+            let essentials = inProgress.capture
+            if crash.hang != nil { hangReports[crash.pid] = essentials.reportID }
+            name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: essentials.process.executable,
+                                  id: UUID(uuidString: essentials.reportID) ?? UUID())
+            // Durable before the process is released: whatever happens to processing, this crash is on disk.
+            // Written on the helper thread while this one reads the names and copies the stacks (the report
+            // has neither): the two take about as long.
+            let table = inProgress.table
+            minimal = MinimalReportWriting(on: inProgress.helper) { [self] in
+                write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name)
+            }
+            captured = inProgress.copyMemory()
         } catch {
             StandardStream.err("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
             return nil
         }
-        let capture = captured.capture
-        let name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: capture.process.executable,
-                                  id: UUID(uuidString: capture.reportID) ?? UUID())
-        // Durable before the process is released: whatever happens to processing, this crash is on disk.
-        let minimal = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version, table: captured.table)
-        let written = write(minimal, name: name)
+        let written = minimal.wait(until: deadline)
         if !written.ok { StandardStream.err(written.line + "\n") }
+        let capture = captured.capture
+        let output: OwnedDescriptor
+        let checkpoint: OwnedDescriptor
+        do {
+            output = try MemoryFile.create(name: "crashwatch-report")
+            checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
+        } catch {
+            StandardStream.err("crashwatch: cannot process the capture of \(crash.executable)[\(crash.pid)]: \(error); its report stays minimal\n")
+            return nil
+        }
 
         var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(configuration.supervisor.captureTimeoutNanoseconds / 1_000_000_000) + 1,
                                   fileSizeBytes: UInt64(workerReportBytes), identity: nil)
@@ -348,7 +370,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
             limits: limits, deadlineNanoseconds: deadline,
             context: JobState(capture: capture, name: name, output: output, checkpoint: checkpoint,
-                             minimalFailure: written.ok ? nil : written.line),
+                             minimalFailure: written.ok ? nil : written.line, minimal: minimal),
             prepare: {
                 do { try captured.complete() } catch { return "cannot write the capture for the worker: \(error)" }
                 return nil
@@ -370,6 +392,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
+        // Normally long done; only a minimal report still being written at the capture deadline is not.
+        _ = state.minimal.wait(until: Int64.max)
         var capture = state.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         let why: String
@@ -518,6 +542,31 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         } catch {
             return (false, "crashwatch: \(error)")
         }
+    }
+}
+
+/// The minimal report being written on the capture's helper thread (or, without one, written at once on
+/// this thread): `wait` gives the outcome. Its result is written before the helper's task ends and read
+/// only after a successful wait.
+final class MinimalReportWriting: @unchecked Sendable {
+    private var result: (ok: Bool, line: String)?
+    private var task: HelperTask?
+
+    init(on helper: HelperThread?, _ write: @escaping @Sendable () -> (ok: Bool, line: String)) {
+        guard let helper else {
+            result = write()
+            return
+        }
+        task = helper.submit { [self] in result = write() }
+    }
+
+    /// The outcome once written; if it is not by `deadline` (the capture's: the process is released then
+    /// whatever happens), a failure saying so.
+    func wait(until deadline: Int64) -> (ok: Bool, line: String) {
+        if let task, !task.wait(until: deadline) {
+            return (false, "crashwatch: the minimal report was not written before the capture deadline")
+        }
+        return result ?? (false, "crashwatch: the minimal report was not written")
     }
 }
 

@@ -3,12 +3,11 @@
 // memory, and the bytes of images whose file is gone or is not a file at all. Nothing here unwinds,
 // symbolizes or opens a path the process named: it reads /proc and the process's memory with code we
 // trust, checks every length read from the process before use, and stays under byte caps. Runs on the
-// tracer thread.
+// tracer thread; what needs no tracer (/proc reads) on a helper thread meanwhile.
 import CrashwatchModel
 import CrashwatchSupervisor
 import CrashwatchSymbols
 import CrashwatchSystem
-import Dispatch
 import FoundationEssentials
 
 /// What a capture records and how hard processing tries.
@@ -67,40 +66,35 @@ public struct CapturedCrash {
     public let table: ImageTable
 }
 
-/// The stopped threads' names, read from /proc on a thread of their own (a Dispatch queue) while
-/// the tracer thread, the only one ptrace answers, reads their registers and stacks: three system calls a
-/// thread taken off the hold (65 threads: about 0.25 ms of 3). `wait()` gives them in the order of `tids`.
-final class ThreadNameReading: @unchecked Sendable {
-    /// A queue of its own: a serial queue gets a thread even when the shared pool's are busy (writing an
-    /// earlier crash's report), so the names never wait behind other work while the process is held.
-    private static let queue = DispatchQueue(label: "crashwatch.thread-names", qos: .userInteractive)
-    private let pid: Int32
-    private let tids: [Int32]
-    /// Written by the reading thread before it signals `done`, read only after `done` was waited for.
-    private var names: [String?] = []
-    private let done = DispatchSemaphore(value: 0)
-
-    init(pid: Int32, tids: [Int32]) {
-        self.pid = pid
-        self.tids = tids
-        Self.queue.async { [self] in
-            names = Self.read(pid: pid, tids: tids)
-            done.signal()
-        }
+/// What the capture's helper thread reads from /proc while the tracer thread — the only one ptrace answers —
+/// reads registers: the process's record. Written before the helper's task ends and read only after waiting
+/// for it succeeded; should the helper be late (it cannot block on /proc, but the hold never waits on a
+/// hunch), the tracer thread reads it itself.
+private final class ProcessFactsReading: @unchecked Sendable {
+    struct Facts {
+        var process: ProcessRecord
+        var ptraceScope: Int?
+        var seccompMode: Int?
     }
 
-    private static func read(pid: Int32, tids: [Int32]) -> [String?] {
-        let reader = ProcFS.ThreadNames(pid: pid)
-        return tids.map { reader.name(of: $0) }
+    private let read: @Sendable () -> Facts
+    private var facts: Facts?
+    private var task: HelperTask?
+
+    init(pid: Int32, through: Int32, options: CaptureOptions, helper: HelperThread?) {
+        read = {
+            Facts(process: LiveCapture.processRecord(pid: pid, through: through, options: options),
+                  ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
+                  seccompMode: (try? ProcFS.threadStatus(pid))?.seccompMode)
+        }
+        guard let helper else { return }
+        task = helper.submit { [self] in facts = read() }
     }
 
-    /// The names, in the order of `tids`. Should the reading thread not have finished within `timeout`
-    /// nanoseconds (it cannot block on /proc, but never hold the process on a hunch), they are read here.
-    func wait(timeout: Int64 = 100_000_000) -> [String?] {
-        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout))) == .success else {
-            return Self.read(pid: pid, tids: tids)
-        }
-        return names
+    /// The facts, and whether the helper thread read them (false: it was late, or there is none).
+    func wait(until deadline: Int64) -> (Facts, fromHelper: Bool) {
+        if let task, task.wait(until: deadline), let facts { return (facts, true) }
+        return (read(), false)
     }
 }
 
@@ -108,21 +102,43 @@ final class ThreadNameReading: @unchecked Sendable {
 public enum LiveCapture {
     /// Handled faults whose stacks are captured besides the threads' own (the newest).
     static let maximumFaultStacks = 16
+    /// How long the tracer thread waits for the helper's /proc reads before doing them itself.
+    static let helperWait: Int64 = 100_000_000
 
-    /// Captures `crash` (whose threads `stopped` holds). Never fails as a whole: what could not be read
-    /// becomes a soft error; only a failure to create the capture file itself is thrown.
-    /// `hangReportID` links a crash to the hang report taken of the same process before (a watchdog's kill);
-    /// `exit` makes the capture an abnormal exit's (a SIGKILL death seen at the threads' exit stops).
+    /// The thread a capture hands work to that needs no tracer (its /proc reads; the caller's minimal
+    /// report). Nil when none could be started.
+    public static let helper: HelperThread? = HelperThread.start()
+
+    /// Starts `helper` now, so that no crash pays for creating it — once the command runs: see
+    /// `SupervisorObserver.supervisorStarted`.
+    public static func startHelper() { _ = helper }
+
+    /// Captures `crash` (whose threads `stopped` holds) whole: `begin` and `copyMemory()` in a row.
     public static func capture(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
                                deadlineNanoseconds: Int64, hangReportID: String? = nil, exit: ExitRecord? = nil)
         throws(SystemError) -> CapturedCrash {
+        try begin(crash, stopped: stopped, options: options, deadlineNanoseconds: deadlineNanoseconds,
+                  hangReportID: hangReportID, exit: exit).copyMemory()
+    }
+
+    /// The first part of a capture of `crash` (whose threads `stopped` holds): every thread's registers, the
+    /// maps, the images' identities and the process record — what the minimal report is made of
+    /// (`CaptureInProgress.capture`). `copyMemory()` reads the rest — the threads' names (but the crashed
+    /// thread's), the stacks, the bytes of deleted images — and the caller may run it while the minimal
+    /// report is written on `helper`: 65 names are ~0.5 ms of /proc reads, the report's fsync as much.
+    /// Never fails as a whole: what could not be read becomes a soft error; only a failure to create the
+    /// capture file itself is thrown. `hangReportID` links a crash to the hang report taken of the same
+    /// process before (a watchdog's kill); `exit` makes the capture an abnormal exit's (a SIGKILL death seen
+    /// at the threads' exit stops).
+    public static func begin(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
+                             deadlineNanoseconds: Int64, hangReportID: String? = nil, exit: ExitRecord? = nil)
+        throws(SystemError) -> CaptureInProgress {
         let started = Clock.monotonicNanoseconds()
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
-        var writer = RawCaptureWriter(file: file)
         var reader = Reader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds)
 
-        // Threads: names (read on another CPU meanwhile: /proc needs no tracer), registers, stacks.
-        let names = ThreadNameReading(pid: crash.pid, tids: stopped.threads)
+        // The process record from /proc on the helper thread; registers here meanwhile.
+        let facts = ProcessFactsReading(pid: crash.pid, through: crash.tid, options: options, helper: helper)
         var threads: [RawThread] = []
         var plans: [StackPlan] = []
         for tid in stopped.threads {
@@ -131,38 +147,25 @@ public enum LiveCapture {
             if let plan { plans.append(StackPlan(index: threads.count, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)) }
             threads.append(thread)
         }
-        // Every stack in few system calls: one process_vm_readv and one write per batch.
-        for (index, range, cut) in reader.copyStacks(plans, writer: &writer) {
-            threads[index].stackStart = range.lowerBound
-            threads[index].stackEnd = range.upperBound
-            threads[index].stackCapped = cut
+        let images = reader.identifyImages()
+        let (read, fromHelper) = facts.wait(until: min(Clock.monotonicNanoseconds() + helperWait, stopped.deadlineNanoseconds))
+        for index in threads.indices where threads[index].tid == crash.crashedThreadID {
+            threads[index].name = crash.crashedThreadName.map(capped)
         }
-        let read = names.wait()
-        for index in threads.indices { threads[index].name = read[index].map(capped) }
         for tid in stopped.unstopped {
             threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false,
                                      registers: [], missingReason: "the thread did not stop before the capture deadline"))
             reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: "thread did not stop before the capture deadline"))
         }
-        // Handlers on an alternate stack: each fault's own stack is elsewhere.
-        for fault in crash.handledFaults.suffix(Self.maximumFaultStacks) {
-            if let sp = RegisterDecoder.stackPointer(fault.registers, architecture: .host) {
-                reader.captureStack(near: sp, tid: fault.tid, writer: &writer)
-            }
-        }
-        let original = crash.originalFault.map(RawFault.init)
-        let images = reader.images(writer: &writer)
         var capture = RawCapture(
-            reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal), originalFault: original,
-            handledFaults: crash.handledFaults.map(RawFault.init),
+            reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal),
+            originalFault: crash.originalFault.map(RawFault.init), handledFaults: crash.handledFaults.map(RawFault.init),
             timeNanoseconds: crash.timeNanoseconds, startedNanoseconds: started, holdDurationMs: 0,
             architecture: .host, maps: reader.mapsText, auxv: Hex.string(reader.auxv),
             pointerAuthenticationMask: reader.pointerAuthenticationMask(tid: stopped.crashedTID),
-            threads: threads, images: images.records,
-            process: reader.processRecord(), host: CaptureHost.record(),
-            ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
-            seccompMode: (try? ProcFS.threadStatus(crash.pid))?.seccompMode,
-            capturedBytes: reader.capturedBytes, stackByteLimitPerThread: options.stackBytesPerThread,
+            threads: threads, images: images, process: read.process, host: CaptureHost.record(),
+            ptraceScope: read.ptraceScope, seccompMode: read.seccompMode,
+            capturedBytes: 0, stackByteLimitPerThread: options.stackBytesPerThread,
             captureByteLimit: options.captureBytes, softErrors: reader.softErrors,
             options: ProcessingOptions(
                 maxFrames: options.maxFrames, symbolication: options.symbolication.rawValue,
@@ -179,19 +182,81 @@ public enum LiveCapture {
         capture.hangReportID = hangReportID
         capture.runID = options.runID
         capture.seenAtExit = crash.seenAtExit
+        var laterErrors: [SoftError] = []
         if let exit {
             capture.kind = .abnormalExit
             capture.exit = exit
         } else if crash.seenAtExit {
-            capture.softErrors.append(SoftError(stage: "signal", tid: crash.tid, message:
+            laterErrors.append(SoftError(stage: "signal", tid: crash.tid, message:
                 "\(crash.signal.signal.name) reached no signal-delivery stop: the kernel forced it (a seccomp filter's kill, or a signal frame it could not set up); captured at the threads' exit, its siginfo is not known"))
         }
+        capture.softErrors += laterErrors
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
-        return CapturedCrash(capture: capture, file: file, regionBytes: writer.regionBytes, imageFiles: images.files,
-                             table: reader.table)
+        return CaptureInProgress(capture: capture, reader: reader, writer: RawCaptureWriter(file: file), file: file,
+                                 plans: plans, faults: crash.handledFaults.suffix(maximumFaultStacks).map { ($0.tid, $0.registers) },
+                                 laterErrors: laterErrors, helper: fromHelper ? helper : nil)
     }
 }
 
+/// A capture whose registers, names, maps, image identities and process record are read (`capture`: all a
+/// minimal report needs) and whose memory is not copied yet: `copyMemory()` completes it.
+public struct CaptureInProgress: ~Copyable {
+    /// The capture so far: no thread names but the crashed thread's, no stack ranges, image copies or image
+    /// files yet, nor their soft errors.
+    public let capture: RawCapture
+    fileprivate var reader: Reader
+    fileprivate var writer: RawCaptureWriter
+    fileprivate let file: OwnedDescriptor
+    fileprivate let plans: [StackPlan]
+    /// Each handled fault's thread and registers: its stack is copied too (a handler on an alternate stack).
+    fileprivate let faults: [(tid: Int32, registers: [UInt8])]
+    /// Soft errors that come after the reader's in the capture.
+    fileprivate let laterErrors: [SoftError]
+    /// The helper thread, when it answered in time during `begin` (nil: do its work on this thread).
+    public let helper: HelperThread?
+
+    fileprivate init(capture: RawCapture, reader: consuming Reader, writer: consuming RawCaptureWriter, file: OwnedDescriptor,
+                     plans: [StackPlan], faults: [(tid: Int32, registers: [UInt8])], laterErrors: [SoftError], helper: HelperThread?) {
+        self.capture = capture
+        self.reader = reader
+        self.writer = writer
+        self.file = file
+        self.plans = plans
+        self.faults = faults
+        self.laterErrors = laterErrors
+        self.helper = helper
+    }
+
+    /// The maps as parsed during the capture (the minimal report is built from them, not parsed again).
+    public var table: ImageTable { reader.table }
+
+    /// Reads the threads' names and copies the memory — every stack in few system calls (one
+    /// process_vm_readv and one write per batch), the stacks of handled faults, the non-writable bytes of
+    /// images whose file is gone — and opens the files of deleted and memfd images: the complete capture.
+    public consuming func copyMemory() -> CapturedCrash {
+        var capture = self.capture
+        let names = ProcFS.ThreadNames(pid: capture.pid)
+        for index in capture.threads.indices where capture.threads[index].name == nil {
+            capture.threads[index].name = names.name(of: capture.threads[index].tid).map(capped)
+        }
+        for (index, range, cut) in reader.copyStacks(plans, writer: &writer) {
+            capture.threads[index].stackStart = range.lowerBound
+            capture.threads[index].stackEnd = range.upperBound
+            capture.threads[index].stackCapped = cut
+        }
+        // Handlers on an alternate stack: each fault's own stack is elsewhere.
+        for fault in faults {
+            if let sp = RegisterDecoder.stackPointer(fault.registers, architecture: .host) {
+                reader.captureStack(near: sp, tid: fault.tid, writer: &writer)
+            }
+        }
+        let files = reader.copyImages(&capture.images, writer: &writer)
+        capture.capturedBytes = reader.capturedBytes
+        capture.softErrors = reader.softErrors + laterErrors
+        capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - capture.startedNanoseconds) / 1_000) / 1_000
+        return CapturedCrash(capture: capture, file: file, regionBytes: writer.regionBytes, imageFiles: files, table: reader.table)
+    }
+}
 extension LiveCapture {
     /// The process record of a live (or stopped, or exiting) process, read from /proc through thread `through`.
     public static func processRecord(pid: Int32, through: Int32, options: CaptureOptions) -> ProcessRecord {
@@ -359,7 +424,7 @@ private struct Reader {
 
     // MARK: Threads
 
-    /// A thread's registers, and the plan for copying its stack (its name is read apart: ThreadNameReading).
+    /// A thread's registers, and the plan for copying its stack (its name is read apart: ProcFactsReading).
     mutating func thread(_ tid: Int32, crashed: Bool) -> (RawThread, StackPlan?) {
         let bytes: [UInt8]
         do {
@@ -523,19 +588,20 @@ private struct Reader {
 
     // MARK: Images
 
-    /// Every image's identity from memory; the non-writable bytes of images whose file is gone or is no
-    /// file (deleted, memfd, vdso); and, for deleted and memfd images, the file itself through /proc.
-    mutating func images(writer: inout RawCaptureWriter) -> (records: [RawImage], files: [OwnedDescriptor]) {
-        var records: [RawImage] = []
-        var files: [OwnedDescriptor] = []
-        let executable = ProcFS.readLink("/proc/\(through)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
-        // Shared anonymous memory and System V segments (`/dev/zero (deleted)`, `/SYSV…`) and device
-        // mappings are file-backed but never ELF images.
-        let candidates = table.images.prefix(Self.maximumImages).filter { image in
+    /// The images a capture identifies: file-backed, memfd and the vdso (shared anonymous memory, System V
+    /// segments and device mappings are file-backed but never ELF images).
+    var imageCandidates: [LoadedImage] {
+        table.images.prefix(Self.maximumImages).filter { image in
             (image.kind == .file || image.kind == .memfd || image.kind == .vdso)
                 && !image.path.hasPrefix("/dev/") && !image.path.hasPrefix("/SYSV")
         }
-        for image in candidates {
+    }
+
+    /// Every image's identity (build-id, architecture, package) from the process's memory, one record per
+    /// `imageCandidates` entry.
+    mutating func identifyImages() -> [RawImage] {
+        var records: [RawImage] = []
+        for image in imageCandidates {
             var record = RawImage(start: image.start)
             if let base = image.baseAddress, let identity = identify(base: base) {
                 record.buildID = identity.buildID.map(Hex.string)
@@ -544,20 +610,31 @@ private struct Reader {
             } else if image.kind != .vdso {
                 softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the process's memory"))
             }
-            let gone = image.isDeleted || image.kind == .memfd
-            if gone || image.kind == .vdso {
-                record.copied = copyImage(image, writer: &writer)
-            }
-            if gone, files.count < Self.maximumImageFiles, let file = openMappedFile(image, isExecutable: image.path == executable) {
-                record.descriptor = files.count
-                files.append(file)
-            }
             records.append(record)
         }
         if table.images.count > Self.maximumImages {
             softErrors.append(SoftError(stage: "images", message: "\(table.images.count) images mapped; only the first \(Self.maximumImages) were identified"))
         }
-        return (records, files)
+        return records
+    }
+
+    /// For the images of `records` (from `identifyImages`) whose file is gone or is no file (deleted, memfd,
+    /// vdso): their non-writable bytes, and for deleted and memfd images the file itself through /proc.
+    /// Returns the files opened, which `RawImage.descriptor` indexes.
+    mutating func copyImages(_ records: inout [RawImage], writer: inout RawCaptureWriter) -> [OwnedDescriptor] {
+        var files: [OwnedDescriptor] = []
+        let executable = ProcFS.readLink("/proc/\(through)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
+        for (index, image) in imageCandidates.enumerated() where index < records.count {
+            let gone = image.isDeleted || image.kind == .memfd
+            if gone || image.kind == .vdso {
+                records[index].copied = copyImage(image, writer: &writer)
+            }
+            if gone, files.count < Self.maximumImageFiles, let file = openMappedFile(image, isExecutable: image.path == executable) {
+                records[index].descriptor = files.count
+                files.append(file)
+            }
+        }
+        return files
     }
 
     static let maximumImages = 8192

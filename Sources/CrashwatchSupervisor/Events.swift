@@ -124,6 +124,10 @@ public struct AbnormalExit: Equatable, Sendable {
 ///
 /// Implementations must return promptly: the crashed process waits for them.
 public protocol SupervisorObserver: AnyObject {
+    /// The command runs, traced (it has exec'd): from now on the observer may start threads. Not before: in a
+    /// process's first `pthread_create` glibc installs a handler for signal 33, and the command would no
+    /// longer inherit it ignored.
+    func supervisorStarted()
     /// A traced process is about to die of a crash signal; every thread in `stopped` stays stopped
     /// until this returns, so registers and memory can be read. Returns the processing to run once the
     /// process is released, if any.

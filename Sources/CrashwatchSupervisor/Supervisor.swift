@@ -143,6 +143,7 @@ public final class Supervisor {
         }
         mainPID = child.pid
         followedProcesses.insert(child.pid)
+        observer?.supervisorStarted()
 
         let status: WaitStatus
         do {

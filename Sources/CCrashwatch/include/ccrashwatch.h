@@ -103,6 +103,10 @@ void cw_drop_loaded_pages(void);
 /** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
 int cw_set_child_subreaper(void);
 
+/** Starts a detached thread running `body(context)` with every signal blocked (it never takes one meant for
+    the process); 0 or an errno. */
+int cw_start_thread(void *(*body)(void *), void *context);
+
 /** Blocks `signals` in the calling thread (returning the previous mask) and opens a signalfd for them. */
 int cw_block_and_open_signalfd(const int *signals, size_t count, sigset_t *previous_mask);
 

@@ -1,0 +1,61 @@
+// HelperThread.swift — a thread of crashwatch's own that runs the work it is handed, in order. For work
+// that must start at once while a crashed process is held: a Dispatch queue gets a pool thread, and the
+// pool lets idle threads go, so the next crash would pay for creating one (about 0.1 ms on the tracer
+// thread, which is the one that asks for it).
+import CCrashwatch
+import Dispatch
+import Glibc
+import Synchronization
+
+/// A long-lived thread (every signal blocked) running submitted work one piece at a time.
+public final class HelperThread: Sendable {
+    private let queue = Mutex<[@Sendable () -> Void]>([])
+    private let available = DispatchSemaphore(value: 0)
+
+    /// Starts the thread; nil when the system would not create one (callers then do the work themselves).
+    public static func start() -> HelperThread? {
+        let helper = HelperThread()
+        let context = Unmanaged.passRetained(helper).toOpaque()
+        guard cw_start_thread({ context in
+            // The thread owns this reference for as long as it runs, which is as long as the process.
+            Unmanaged<HelperThread>.fromOpaque(context!).takeRetainedValue().serve()
+        }, context) == 0 else {
+            Unmanaged<HelperThread>.fromOpaque(context).release()
+            return nil
+        }
+        return helper
+    }
+
+    private init() {}
+
+    private func serve() -> Never {
+        while true {
+            available.wait()
+            let work = queue.withLock { $0.removeFirst() }
+            work()
+        }
+    }
+
+    /// Runs `work` on the thread after what was submitted before it; returns what tells when it is done.
+    @discardableResult
+    public func submit(_ work: @escaping @Sendable () -> Void) -> HelperTask {
+        let task = HelperTask()
+        queue.withLock { $0.append { work(); task.done.signal() } }
+        available.signal()
+        return task
+    }
+}
+
+/// Work submitted to a `HelperThread`: wait for it to end.
+public final class HelperTask: Sendable {
+    fileprivate let done = DispatchSemaphore(value: 0)
+
+    /// Waits until the work has run or the monotonic clock reaches `deadline` (nanoseconds); whether it ran.
+    /// Once true, later calls return true at once.
+    public func wait(until deadline: Int64) -> Bool {
+        let remaining = max(deadline - Clock.monotonicNanoseconds(), 0)
+        guard done.wait(timeout: .now() + .nanoseconds(Int(clamping: remaining))) == .success else { return false }
+        done.signal()
+        return true
+    }
+}
