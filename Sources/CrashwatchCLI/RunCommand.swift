@@ -269,22 +269,28 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     /// Each memory cgroup's OOM-kill count when last read (tracer thread only): a SIGKILL death after
     /// which it rose was the OOM killer's.
     private var oomKillCounts: [String: UInt64] = [:]
+    /// The /proc reads started for the crash whose threads are being stopped (tracer thread only).
+    private var readAhead: CaptureReadAhead?
     /// Why each process whose threads are being captured at their SIGKILL exit was killed (tracer thread only).
     private var abnormalExits: [Int32: ExitRecord] = [:]
 
     init(configuration: RunCommand.Configuration) {
         self.configuration = configuration
-        // The code and constants loading and start-up touched leave the resident set; the crash path, run once
-        // next, and the event loop bring back what they use (idle RSS 10.4 -> 9.0 MB).
+        // The code and constants loading and start-up touched leave the resident set; the crash path, warmed
+        // up once the command runs (`supervisorStarted`), and the event loop bring back what they use (idle
+        // RSS 10.4 -> 9.0 MB).
         SelfProcess.releaseStartupPages()
-        // On this thread, before the command starts (about 1 ms): doing it on a Dispatch thread changed the
-        // signal dispositions the command inherits (signal 33 no longer ignored; TransparencyTests).
         LiveCapture.prepare()
         if let count = CgroupMemory.oomKills(of: SelfProcess.pid) { oomKillCounts[count.cgroup] = count.kills }
     }
 
     func supervisorStarted() {
+        // Not before: a thread started then would un-ignore signal 33 for the command (TransparencyTests).
         LiveCapture.startHelper()
+    }
+
+    func supervisorStopping(_ crash: DetectedCrash) {
+        readAhead = LiveCapture.readAhead(crash, options: configuration.capture)
     }
 
     func supervisorWarning(_ line: String) {
@@ -301,10 +307,10 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         /// The line printed when the minimal report could not be written: not printed twice.
         let minimalFailure: String?
         /// The minimal report's writing, which the final report must not overtake (same name).
-        let minimal: MinimalReportWriting
+        let minimal: HelperComputation<(ok: Bool, line: String)>
 
         init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?,
-             minimal: MinimalReportWriting) {
+             minimal: HelperComputation<(ok: Bool, line: String)>) {
             self.capture = capture
             self.name = name
             self.output = output
@@ -321,10 +327,13 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let deadline = stopped.deadlineNanoseconds
         let captured: CapturedCrash
         let name: ReportFileName
-        let minimal: MinimalReportWriting
+        let minimal: HelperComputation<(ok: Bool, line: String)>
         do {
+            let ahead = readAhead
+            readAhead = nil
             let inProgress = try LiveCapture.begin(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
-                                                   hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit)
+                                                   hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit,
+                                                   readAhead: ahead)
             let essentials = inProgress.capture
             if crash.hang != nil { hangReports[crash.pid] = essentials.reportID }
             name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: essentials.process.executable,
@@ -333,7 +342,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             // Written on the helper thread while this one reads the names and copies the stacks (the report
             // has neither): the two take about as long.
             let table = inProgress.table
-            minimal = MinimalReportWriting(on: inProgress.helper) { [self] in
+            minimal = HelperComputation(on: inProgress.helper) { [self] in
                 write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name)
             }
             captured = inProgress.copyMemory()
@@ -341,7 +350,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             StandardStream.err("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
             return nil
         }
-        let written = minimal.wait(until: deadline)
+        // At the deadline the process is released whatever happens.
+        let written = minimal.wait(until: deadline) ?? (false, "crashwatch: the minimal report was not written before the capture deadline")
         if !written.ok { StandardStream.err(written.line + "\n") }
         let capture = captured.capture
         let output: OwnedDescriptor
@@ -542,31 +552,6 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         } catch {
             return (false, "crashwatch: \(error)")
         }
-    }
-}
-
-/// The minimal report being written on the capture's helper thread (or, without one, written at once on
-/// this thread): `wait` gives the outcome. Its result is written before the helper's task ends and read
-/// only after a successful wait.
-final class MinimalReportWriting: @unchecked Sendable {
-    private var result: (ok: Bool, line: String)?
-    private var task: HelperTask?
-
-    init(on helper: HelperThread?, _ write: @escaping @Sendable () -> (ok: Bool, line: String)) {
-        guard let helper else {
-            result = write()
-            return
-        }
-        task = helper.submit { [self] in result = write() }
-    }
-
-    /// The outcome once written; if it is not by `deadline` (the capture's: the process is released then
-    /// whatever happens), a failure saying so.
-    func wait(until deadline: Int64) -> (ok: Bool, line: String) {
-        if let task, !task.wait(until: deadline) {
-            return (false, "crashwatch: the minimal report was not written before the capture deadline")
-        }
-        return result ?? (false, "crashwatch: the minimal report was not written")
     }
 }
 

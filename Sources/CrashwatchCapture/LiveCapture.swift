@@ -66,35 +66,53 @@ public struct CapturedCrash {
     public let table: ImageTable
 }
 
-/// What the capture's helper thread reads from /proc while the tracer thread — the only one ptrace answers —
-/// reads registers: the process's record. Written before the helper's task ends and read only after waiting
-/// for it succeeded; should the helper be late (it cannot block on /proc, but the hold never waits on a
-/// hunch), the tracer thread reads it itself.
-private final class ProcessFactsReading: @unchecked Sendable {
-    struct Facts {
-        var process: ProcessRecord
-        var ptraceScope: Int?
-        var seccompMode: Int?
+/// The process's own record, its seccomp mode and the machine's ptrace scope: /proc reads that need no
+/// stopped thread, made on the helper thread while the supervisor stops the threads (`LiveCapture.readAhead`).
+struct ProcessFacts: Sendable {
+    var process: ProcessRecord
+    var ptraceScope: Int?
+    var seccompMode: Int?
+
+    static func read(pid: Int32, through: Int32, options: CaptureOptions) -> ProcessFacts {
+        let status = (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through))
+        return ProcessFacts(process: LiveCapture.processRecord(pid: pid, through: through, options: options, status: status),
+                            ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
+                            seccompMode: status?.seccompMode)
     }
+}
 
-    private let read: @Sendable () -> Facts
-    private var facts: Facts?
-    private var task: HelperTask?
+/// What a capture reads from /proc before the threads are stopped, on the helper thread (`LiveCapture.readAhead`).
+public struct CaptureReadAhead: Sendable {
+    let pid: Int32
+    let facts: HelperComputation<ProcessFacts>
+}
 
-    init(pid: Int32, through: Int32, options: CaptureOptions, helper: HelperThread?) {
-        read = {
-            Facts(process: LiveCapture.processRecord(pid: pid, through: through, options: options),
-                  ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
-                  seccompMode: (try? ProcFS.threadStatus(pid))?.seccompMode)
+/// The maps and auxv of a stopped process, parsed: read on the helper thread while the tracer thread reads
+/// registers (the stacks are planned from them after).
+struct MapsReading: Sendable {
+    var text = ""
+    var auxv: [UInt8] = []
+    var table = ImageTable(mapsText: "")
+    var softErrors: [SoftError] = []
+
+    /// At most this many maps lines are read (a hostile process can map millions of pages).
+    static let byteLimit = 64 << 20
+
+    init() {}
+
+    /// Reads through thread `through` (a zombie leader's maps read as empty).
+    init(through: Int32) {
+        do {
+            let bytes = try ProcFS.readBytes("/proc/\(through)/maps", limit: Self.byteLimit)
+            if bytes.count >= Self.byteLimit {
+                softErrors.append(SoftError(stage: "images", message: "/proc/\(through)/maps is longer than \(Self.byteLimit) bytes; the rest was not read"))
+            }
+            text = String(decoding: bytes, as: UTF8.self)
+        } catch {
+            softErrors.append(SoftError(stage: "images", message: "\(error)"))
         }
-        guard let helper else { return }
-        task = helper.submit { [self] in facts = read() }
-    }
-
-    /// The facts, and whether the helper thread read them (false: it was late, or there is none).
-    func wait(until deadline: Int64) -> (Facts, fromHelper: Bool) {
-        if let task, task.wait(until: deadline), let facts { return (facts, true) }
-        return (read(), false)
+        auxv = (try? ProcFS.readBytes("/proc/\(through)/auxv", limit: 4096)) ?? []
+        table = ImageTable(mapsText: text)
     }
 }
 
@@ -102,16 +120,33 @@ private final class ProcessFactsReading: @unchecked Sendable {
 public enum LiveCapture {
     /// Handled faults whose stacks are captured besides the threads' own (the newest).
     static let maximumFaultStacks = 16
-    /// How long the tracer thread waits for the helper's /proc reads before doing them itself.
+    /// How long the tracer thread waits for one of the helper's /proc reads before doing it itself (it cannot
+    /// block on /proc, but the hold never waits on a hunch).
     static let helperWait: Int64 = 100_000_000
 
-    /// The thread a capture hands work to that needs no tracer (its /proc reads; the caller's minimal
-    /// report). Nil when none could be started.
+    /// The thread a capture hands work to that needs no tracer (/proc reads; the caller's minimal report),
+    /// so that it runs while the tracer thread — the only one ptrace answers — stops threads and reads
+    /// registers and stacks. Nil when none could be started.
     public static let helper: HelperThread? = HelperThread.start()
 
-    /// Starts `helper` now, so that no crash pays for creating it — once the command runs: see
-    /// `SupervisorObserver.supervisorStarted`.
-    public static func startHelper() { _ = helper }
+    /// Starts reading what a capture of `crash` needs and its threads need not be stopped for (the process
+    /// record), on the helper thread: call before stopping them, and pass the result to `begin`.
+    public static func readAhead(_ crash: DetectedCrash, options: CaptureOptions) -> CaptureReadAhead {
+        let pid = crash.pid, through = crash.tid
+        return CaptureReadAhead(pid: pid, facts: HelperComputation(on: helper) {
+            ProcessFacts.read(pid: pid, through: through, options: options)
+        })
+    }
+
+    /// A stopped thread's registers (its name and stack are read apart); a soft error when they cannot be read.
+    static func readRegisters(_ tid: Int32, crashed: Bool, errors: inout [SoftError]) -> RawThread {
+        do {
+            return RawThread(tid: tid, name: nil, crashed: crashed, registers: try Ptrace.registerSet(tid))
+        } catch {
+            errors.append(SoftError(stage: "registers", tid: tid, message: "\(error)"))
+            return RawThread(tid: tid, name: nil, crashed: crashed, registers: [], missingReason: "registers unreadable")
+        }
+    }
 
     /// Captures `crash` (whose threads `stopped` holds) whole: `begin` and `copyMemory()` in a row.
     public static func capture(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
@@ -131,24 +166,35 @@ public enum LiveCapture {
     /// process before (a watchdog's kill); `exit` makes the capture an abnormal exit's (a SIGKILL death seen
     /// at the threads' exit stops).
     public static func begin(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
-                             deadlineNanoseconds: Int64, hangReportID: String? = nil, exit: ExitRecord? = nil)
-        throws(SystemError) -> CaptureInProgress {
+                             deadlineNanoseconds: Int64, hangReportID: String? = nil, exit: ExitRecord? = nil,
+                             readAhead: CaptureReadAhead? = nil) throws(SystemError) -> CaptureInProgress {
         let started = Clock.monotonicNanoseconds()
+        let helperDeadline = { min(Clock.monotonicNanoseconds() + helperWait, stopped.deadlineNanoseconds) }
+        let facts = readAhead.flatMap { $0.pid == crash.pid ? $0.facts : nil }
+            ?? HelperComputation(on: helper) { [through = crash.tid] in ProcessFacts.read(pid: crash.pid, through: through, options: options) }
+        // The maps on the helper thread, the registers here meanwhile; then the stacks are planned.
+        let maps = HelperComputation(on: helper) { [through = crash.tid] in MapsReading(through: through) }
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
-        var reader = Reader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds)
-
-        // The process record from /proc on the helper thread; registers here meanwhile.
-        let facts = ProcessFactsReading(pid: crash.pid, through: crash.tid, options: options, helper: helper)
         var threads: [RawThread] = []
-        var plans: [StackPlan] = []
+        var stackPointers: [(index: Int, sp: UInt64)] = []
+        var registerErrors: [SoftError] = []
         for tid in stopped.threads {
             // A hang and a SIGKILL have no crashed thread: every thread was stopped from outside.
-            let (thread, plan) = reader.thread(tid, crashed: crash.hang == nil && exit == nil && tid == stopped.crashedTID)
-            if let plan { plans.append(StackPlan(index: threads.count, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)) }
+            let thread = readRegisters(tid, crashed: crash.hang == nil && exit == nil && tid == stopped.crashedTID, errors: &registerErrors)
+            if let sp = RegisterDecoder.stackPointer(thread.registers, architecture: .host) { stackPointers.append((threads.count, sp)) }
             threads.append(thread)
         }
+        let (mapsRead, mapsFromHelper) = maps.value(until: helperDeadline())
+        var reader = Reader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds, maps: mapsRead)
+        reader.softErrors += registerErrors
+        var plans: [StackPlan] = []
+        for (index, sp) in stackPointers {
+            if let plan = reader.planStack(near: sp, tid: threads[index].tid) {
+                plans.append(StackPlan(index: index, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted))
+            }
+        }
         let images = reader.identifyImages()
-        let (read, fromHelper) = facts.wait(until: min(Clock.monotonicNanoseconds() + helperWait, stopped.deadlineNanoseconds))
+        let (read, factsFromHelper) = facts.value(until: helperDeadline())
         for index in threads.indices where threads[index].tid == crash.crashedThreadID {
             threads[index].name = crash.crashedThreadName.map(capped)
         }
@@ -157,6 +203,7 @@ public enum LiveCapture {
                                      registers: [], missingReason: "the thread did not stop before the capture deadline"))
             reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: "thread did not stop before the capture deadline"))
         }
+        let fromHelper = mapsFromHelper && factsFromHelper
         var capture = RawCapture(
             reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal),
             originalFault: crash.originalFault.map(RawFault.init), handledFaults: crash.handledFaults.map(RawFault.init),
@@ -260,7 +307,12 @@ public struct CaptureInProgress: ~Copyable {
 extension LiveCapture {
     /// The process record of a live (or stopped, or exiting) process, read from /proc through thread `through`.
     public static func processRecord(pid: Int32, through: Int32, options: CaptureOptions) -> ProcessRecord {
-        let status = (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through))
+        processRecord(pid: pid, through: through, options: options,
+                      status: (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through)))
+    }
+
+    /// The process record, with the process's status read already (`/proc/PID/status`, else the thread's).
+    static func processRecord(pid: Int32, through: Int32, options: CaptureOptions, status: ProcStatus?) -> ProcessRecord {
         let exeLink = ProcFS.readLink("/proc/\(through)/exe") ?? ""
         let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
         var arguments = ProcFS.commandLineBytes(through).prefix(Reader.maximumArguments)
@@ -332,25 +384,34 @@ struct StackPlan {
 }
 
 extension LiveCapture {
-    /// Gets the capture path ready before the first crash, so a held process does not wait for one-time
-    /// costs: what cannot change until the next boot is read, and a minimal report of a made-up crash of
-    /// this process is built and encoded once (Swift instantiates type metadata and looks up conformances
-    /// on first use: about 0.2 ms of the first report otherwise). Call once, on any thread.
+    /// Reads what cannot change until the next boot, before the first crash. Call once, on the main thread
+    /// before the command starts (it starts no thread); `startHelper` does the rest of the warm-up.
     public static func prepare() {
         CaptureHost.prepare()
-        let registers = [UInt8](repeating: 0, count: Architecture.host.prstatusSize)
-        let process = ProcessRecord(pid: 1, ppid: 0, executable: "", commandLine: [], uid: 0, gid: 0, comm: "")
-        let maps = (try? ProcFS.readBytes("/proc/self/maps", limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        let capture = RawCapture(
-            reportID: CrashReport.newID(), pid: 1, signal: RawSignal(SignalInfo(signo: 11, code: 1, address: 0)),
-            originalFault: nil, timeNanoseconds: Clock.realtimeNanoseconds(), startedNanoseconds: Clock.monotonicNanoseconds(),
-            holdDurationMs: 0, architecture: .host, maps: maps, auxv: "", pointerAuthenticationMask: nil,
-            threads: [RawThread(tid: 1, name: "prepare", crashed: true, registers: registers)],
-            images: [], process: process, host: CaptureHost.record(), ptraceScope: nil, seccompMode: nil,
-            capturedBytes: 0, stackByteLimitPerThread: 0, captureByteLimit: 0, softErrors: [],
-            options: ProcessingOptions(maxFrames: 1, symbolication: "functions", debugDirectories: [], appRoots: [],
-                                       debuginfodURLs: [], deadlineNanoseconds: 0, reportByteLimit: 1 << 20))
-        _ = try? ReportBuilder.minimal(capture, crashwatchVersion: "", table: ImageTable(mapsText: maps)).encodedJSON()
+    }
+
+    /// Starts `helper` and warms the capture path up on it, so that no crash pays for one-time costs: the
+    /// thread's creation and its stack's first pages, and Swift's type metadata and conformance look-ups
+    /// on first use (about 0.2 ms of the first report otherwise) — the /proc reads a capture makes there and a
+    /// minimal report of a made-up crash, built and encoded, all of this process. Call once the command
+    /// runs: see `SupervisorObserver.supervisorStarted`.
+    public static func startHelper() {
+        _ = HelperComputation(on: helper) {
+            let pid = SelfProcess.pid
+            let facts = ProcessFacts.read(pid: pid, through: pid, options: CaptureOptions(crashwatchVersion: ""))
+            let maps = MapsReading(through: pid)
+            let registers = [UInt8](repeating: 0, count: Architecture.host.prstatusSize)
+            let capture = RawCapture(
+                reportID: CrashReport.newID(), pid: pid, signal: RawSignal(SignalInfo(signo: 11, code: 1, address: 0)),
+                originalFault: nil, timeNanoseconds: Clock.realtimeNanoseconds(), startedNanoseconds: Clock.monotonicNanoseconds(),
+                holdDurationMs: 0, architecture: .host, maps: maps.text, auxv: Hex.string(maps.auxv), pointerAuthenticationMask: nil,
+                threads: [RawThread(tid: pid, name: "prepare", crashed: true, registers: registers)],
+                images: [], process: facts.process, host: CaptureHost.record(), ptraceScope: facts.ptraceScope,
+                seccompMode: facts.seccompMode, capturedBytes: 0, stackByteLimitPerThread: 0, captureByteLimit: 0, softErrors: [],
+                options: ProcessingOptions(maxFrames: 1, symbolication: "functions", debugDirectories: [], appRoots: [],
+                                           debuginfodURLs: [], deadlineNanoseconds: 0, reportByteLimit: 1 << 20))
+            return (try? ReportBuilder.minimal(capture, crashwatchVersion: "", table: maps.table).encodedJSON())?.count ?? 0
+        }
     }
 }
 
@@ -395,48 +456,21 @@ private struct Reader {
 
     /// Bytes below the stack pointer a leaf function may use without moving it (x86-64's red zone).
     static let redZone: UInt64 = Architecture.host == .x86_64 ? 128 : 0
-    /// At most this many maps lines are read (a hostile process can map millions of pages).
-    static let mapsByteLimit = 64 << 20
 
-    init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64) {
+    init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64, maps: MapsReading) {
         self.pid = pid
         self.through = through
         self.options = options
         self.deadline = deadline
-        var errors: [SoftError] = []
-        var text = ""
-        do {
-            let bytes = try ProcFS.readBytes("/proc/\(through)/maps", limit: Self.mapsByteLimit)
-            if bytes.count >= Self.mapsByteLimit {
-                errors.append(SoftError(stage: "images", message: "/proc/\(through)/maps is longer than \(Self.mapsByteLimit) bytes; the rest was not read"))
-            }
-            text = String(decoding: bytes, as: UTF8.self)
-        } catch {
-            errors.append(SoftError(stage: "images", message: "\(error)"))
-        }
-        mapsText = text
-        auxv = (try? ProcFS.readBytes("/proc/\(through)/auxv", limit: 4096)) ?? []
-        table = ImageTable(mapsText: text)
-        softErrors = errors
+        mapsText = maps.text
+        auxv = maps.auxv
+        table = maps.table
+        softErrors = maps.softErrors
     }
 
     var remainingBytes: Int { max(options.captureBytes - capturedBytes, 0) }
 
-    // MARK: Threads
-
-    /// A thread's registers, and the plan for copying its stack (its name is read apart: ProcFactsReading).
-    mutating func thread(_ tid: Int32, crashed: Bool) -> (RawThread, StackPlan?) {
-        let bytes: [UInt8]
-        do {
-            bytes = try Ptrace.registerSet(tid)
-        } catch {
-            softErrors.append(SoftError(stage: "registers", tid: tid, message: "\(error)"))
-            return (RawThread(tid: tid, name: nil, crashed: crashed, registers: [], missingReason: "registers unreadable"), nil)
-        }
-        let thread = RawThread(tid: tid, name: nil, crashed: crashed, registers: bytes)
-        guard let sp = RegisterDecoder.stackPointer(bytes, architecture: .host) else { return (thread, nil) }
-        return (thread, planStack(near: sp, tid: tid))
-    }
+    // MARK: Stacks
 
     /// What to copy of the stack `sp` is in: from below the red zone up to the end of its mapping, at most
     /// the per-thread cap (reserved against the total cap now). A stack pointer in a guard page (a stack
@@ -681,12 +715,6 @@ private struct Reader {
               let bytes = try? Ptrace.registerSet(tid, noteType: Int32(PointerAuthenticationMask.noteType), capacity: 16),
               let mask = try? RegisterDecoder.decodePointerAuthenticationMask(bytes) else { return nil }
         return mask.instructionMask
-    }
-
-    // MARK: Process
-
-    func processRecord() -> ProcessRecord {
-        LiveCapture.processRecord(pid: pid, through: through, options: options)
     }
 
     static let maximumArguments = 4096

@@ -128,6 +128,9 @@ public protocol SupervisorObserver: AnyObject {
     /// process's first `pthread_create` glibc installs a handler for signal 33, and the command would no
     /// longer inherit it ignored.
     func supervisorStarted()
+    /// A crash (or hang, or SIGKILL death seen at the exit stops) of `crash.pid` was detected and its threads
+    /// are about to be stopped: the observer may start, on a thread of its own, what needs no stopped thread.
+    func supervisorStopping(_ crash: DetectedCrash)
     /// A traced process is about to die of a crash signal; every thread in `stopped` stays stopped
     /// until this returns, so registers and memory can be read. Returns the processing to run once the
     /// process is released, if any.

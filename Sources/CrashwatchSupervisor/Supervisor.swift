@@ -748,6 +748,7 @@ public final class Supervisor {
     private func capture(_ crash: DetectedCrash, initial: [Int32: ThreadStop], fatalSignal: Signal?, heldSince: Int64)
         throws(SystemError)
     {
+        observer?.supervisorStopping(crash)
         let stopped = try stopAllThreads(of: crash.pid, crashedTID: crash.tid, initial: initial,
                                          deadline: heldSince + options.captureTimeoutNanoseconds)
         let held = HeldProcess(stopped, fatalSignal: fatalSignal)

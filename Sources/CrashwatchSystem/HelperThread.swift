@@ -59,3 +59,34 @@ public final class HelperTask: Sendable {
         return true
     }
 }
+
+/// A value computed on a `HelperThread` — or at once on the calling thread when there is none. The value
+/// is written before the helper's task ends and read only after waiting for it succeeded.
+public final class HelperComputation<Value: Sendable>: @unchecked Sendable {
+    private let compute: @Sendable () -> Value
+    private var result: Value?
+    private var task: HelperTask?
+
+    /// Starts computing on `helper`, or computes now when it is nil.
+    public init(on helper: HelperThread?, _ compute: @escaping @Sendable () -> Value) {
+        self.compute = compute
+        guard let helper else {
+            result = compute()
+            return
+        }
+        task = helper.submit { [self] in result = compute() }
+    }
+
+    /// The value, once computed; nil if that has not happened by `deadline` (monotonic nanoseconds).
+    public func wait(until deadline: Int64) -> Value? {
+        if let task, !task.wait(until: deadline) { return nil }
+        return result
+    }
+
+    /// The value, waited for until `deadline`, else computed again on the calling thread (for reads that
+    /// may be repeated: the late helper's result is then never looked at); and whether the helper gave it.
+    public func value(until deadline: Int64) -> (Value, fromHelper: Bool) {
+        if let value = wait(until: deadline) { return (value, task != nil) }
+        return (compute(), false)
+    }
+}
