@@ -3,8 +3,9 @@
  * and the benchmark target. Thread i (i = 0..63) is named "tNN" (t00 .. t63) and its stack reads,
  * innermost first: libc (pause) -> park_bottom -> park_level repeated (i % 8) + 4 times ->
  * thread_main -> libc thread start. Every thread waits on a 65-party barrier in park_bottom,
- * then blocks in pause() forever. Once all 64 have passed the barrier, the main thread
- * prints "ready" and dereferences NULL in crash_here().
+ * then blocks in pause() forever. Once all 64 have passed the barrier and sleep in pause() (each
+ * counted past the barrier, then seen sleeping in /proc: its stack can no longer change), the main
+ * thread prints "ready" and dereferences NULL in crash_here().
  * With the argument "wait" the main thread prints "ready" and pauses forever instead of
  * crashing (for benchmarks that attach to a live process; the caller kills it).
  *
@@ -21,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,12 +31,39 @@
 #define THREAD_COUNT 64
 
 static pthread_barrier_t all_parked;
+static atomic_int past_barrier;
+static pid_t thread_ids[THREAD_COUNT];
 
 __attribute__((noinline)) void park_bottom(void)
 {
     pthread_barrier_wait(&all_parked);
+    atomic_fetch_add(&past_barrier, 1);
     for (;;)
         pause();
+}
+
+/* Whether thread `tid` of this process is sleeping ('S' in /proc/self/task/TID/stat). */
+static int sleeping(pid_t tid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return 0;
+    char *got = fgets(line, sizeof line, file);
+    fclose(file);
+    char *end = got ? strrchr(line, ')') : NULL;
+    return end && end[1] == ' ' && end[2] == 'S';
+}
+
+/* Past the barrier a thread sleeps only in pause(): wait until every one does. */
+static void wait_until_all_paused(void)
+{
+    while (atomic_load(&past_barrier) < THREAD_COUNT)
+        usleep(100);
+    for (int i = 0; i < THREAD_COUNT; i++)
+        while (!sleeping(thread_ids[i]))
+            usleep(100);
 }
 
 __attribute__((noinline)) void park_level(int level)
@@ -49,6 +78,7 @@ __attribute__((noinline)) void park_level(int level)
 static void *thread_main(void *arg)
 {
     int index = (int)(intptr_t)arg;
+    thread_ids[index] = gettid();
     char name[16];
     snprintf(name, sizeof name, "t%02d", index);
     pthread_setname_np(pthread_self(), name);
@@ -74,6 +104,7 @@ int main(int argc, char **argv)
         }
     }
     pthread_barrier_wait(&all_parked);
+    wait_until_all_paused();
     printf("ready\n");
     fflush(stdout);
     if (argc > 1 && strcmp(argv[1], "wait") == 0) {

@@ -306,17 +306,13 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let checkpoint: OwnedDescriptor
         /// The line printed when the minimal report could not be written: not printed twice.
         let minimalFailure: String?
-        /// The minimal report's writing, which the final report must not overtake (same name).
-        let minimal: HelperComputation<(ok: Bool, line: String)>
 
-        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?,
-             minimal: HelperComputation<(ok: Bool, line: String)>) {
+        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?) {
             self.capture = capture
             self.name = name
             self.output = output
             self.checkpoint = checkpoint
             self.minimalFailure = minimalFailure
-            self.minimal = minimal
         }
     }
 
@@ -325,34 +321,32 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let exit = crash.seenAtExit ? abnormalExits.removeValue(forKey: crash.pid) : nil
         if exit == nil { StandardStream.err((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n") }
         let deadline = stopped.deadlineNanoseconds
-        let captured: CapturedCrash
-        let name: ReportFileName
-        let minimal: HelperComputation<(ok: Bool, line: String)>
+        let inProgress: CaptureInProgress
         do {
             let ahead = readAhead
             readAhead = nil
-            let inProgress = try LiveCapture.begin(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
-                                                   hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit,
-                                                   readAhead: ahead)
-            let essentials = inProgress.capture
-            if crash.hang != nil { hangReports[crash.pid] = essentials.reportID }
-            name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: essentials.process.executable,
-                                  id: UUID(uuidString: essentials.reportID) ?? UUID())
-            // Durable before the process is released: whatever happens to processing, this crash is on disk.
-            // Written on the helper thread while this one reads the names and copies the stacks (the report
-            // has neither): the two take about as long.
-            let table = inProgress.table
-            minimal = HelperComputation(on: inProgress.helper) { [self] in
-                write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name)
-            }
-            captured = inProgress.copyMemory()
+            inProgress = try LiveCapture.begin(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
+                                               hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit,
+                                               readAhead: ahead)
         } catch {
             StandardStream.err("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
             return nil
         }
-        // At the deadline the process is released whatever happens.
-        let written = minimal.wait(until: deadline) ?? (false, "crashwatch: the minimal report was not written before the capture deadline")
+        let essentials = inProgress.capture
+        let table = inProgress.table
+        if crash.hang != nil { hangReports[crash.pid] = essentials.reportID }
+        let name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: essentials.process.executable,
+                                  id: UUID(uuidString: essentials.reportID) ?? UUID())
+        // The names and the memory on the helper thread; meanwhile here the minimal report, which has neither:
+        // durable before the process is released, so that whatever happens to processing, this crash is on disk.
+        let memory = inProgress.copyMemory(on: inProgress.helper)
+        let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name)
         if !written.ok { StandardStream.err(written.line + "\n") }
+        // At the deadline the process is released whatever happens.
+        guard let copied = memory.wait(until: deadline), let captured = copied else {
+            StandardStream.err("crashwatch: the memory of \(crash.executable)[\(crash.pid)] was not copied before the capture deadline; its report stays minimal\n")
+            return nil
+        }
         let capture = captured.capture
         let output: OwnedDescriptor
         let checkpoint: OwnedDescriptor
@@ -380,7 +374,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
             limits: limits, deadlineNanoseconds: deadline,
             context: JobState(capture: capture, name: name, output: output, checkpoint: checkpoint,
-                             minimalFailure: written.ok ? nil : written.line, minimal: minimal),
+                             minimalFailure: written.ok ? nil : written.line),
             prepare: {
                 do { try captured.complete() } catch { return "cannot write the capture for the worker: \(error)" }
                 return nil
@@ -402,8 +396,6 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
-        // Normally long done; only a minimal report still being written at the capture deadline is not.
-        _ = state.minimal.wait(until: Int64.max)
         var capture = state.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         let why: String

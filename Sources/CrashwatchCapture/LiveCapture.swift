@@ -54,7 +54,7 @@ public enum Symbolication: String, Sendable, CaseIterable {
 }
 
 /// A raw capture written to an in-memory file, with the image files opened while the process was held.
-public struct CapturedCrash {
+public struct CapturedCrash: Sendable {
     public let capture: RawCapture
     /// The capture file (a memfd), to hand to the worker: its memory regions, written while the process
     /// was held; `complete()` appends the metadata once it has been released.
@@ -245,8 +245,18 @@ public enum LiveCapture {
     }
 }
 
-/// A capture whose registers, names, maps, image identities and process record are read (`capture`: all a
-/// minimal report needs) and whose memory is not copied yet: `copyMemory()` completes it.
+/// A capture in progress on its way to the helper thread, which takes it (once: nil after).
+private final class Handover: @unchecked Sendable {
+    private var capture: CaptureInProgress?
+
+    init(_ capture: consuming CaptureInProgress) { self.capture = .some(capture) }
+
+    func take() -> CaptureInProgress? { capture.take() }
+}
+
+/// A capture whose registers, maps, image identities and process record are read (`capture`: all a minimal
+/// report needs) and whose thread names and memory are not yet: `copyMemory()` completes it, on the helper
+/// thread while the tracer thread writes the minimal report.
 public struct CaptureInProgress: ~Copyable {
     /// The capture so far: no thread names but the crashed thread's, no stack ranges, image copies or image
     /// files yet, nor their soft errors.
@@ -276,6 +286,13 @@ public struct CaptureInProgress: ~Copyable {
 
     /// The maps as parsed during the capture (the minimal report is built from them, not parsed again).
     public var table: ImageTable { reader.table }
+
+    /// `copyMemory()` on `helper` (nothing in it needs the tracer), or at once without one: wait for it with
+    /// `wait(until:)` (its value is never nil).
+    public consuming func copyMemory(on helper: HelperThread?) -> HelperComputation<CapturedCrash?> {
+        let handover = Handover(self)
+        return HelperComputation(on: helper) { handover.take()?.copyMemory() }
+    }
 
     /// Reads the threads' names and copies the memory — every stack in few system calls (one
     /// process_vm_readv and one write per batch), the stacks of handled faults, the non-writable bytes of
@@ -635,9 +652,12 @@ private struct Reader {
     /// `imageCandidates` entry.
     mutating func identifyImages() -> [RawImage] {
         var records: [RawImage] = []
-        for image in imageCandidates {
+        let candidates = imageCandidates
+        // Headers and notes are nearly always in an image's first page: those of every image in one read.
+        let firstPages = ProcessMemory.read(pid: through, addresses: candidates.compactMap(\.baseAddress), count: Self.pageSize)
+        for image in candidates {
             var record = RawImage(start: image.start)
-            if let base = image.baseAddress, let identity = identify(base: base) {
+            if let base = image.baseAddress, let identity = identify(base: base, firstPage: firstPages[base]) {
                 record.buildID = identity.buildID.map(Hex.string)
                 record.architecture = identity.architecture
                 record.package = identity.package
@@ -705,9 +725,18 @@ private struct Reader {
 
     /// Build-id, architecture and package note from the ELF header and notes in the process's memory.
     /// Every field read is checked: a corrupt header yields nil, never a huge read or a trap.
-    func identify(base: UInt64) -> ImageIdentity? {
-        ImageIdentity.read(base: base) { address, count in ProcessMemory.read(pid: through, address: address, count: count) }
+    /// `firstPage`, when given, is the image's first `pageSize` bytes, read already: what lies in it is not read again.
+    func identify(base: UInt64, firstPage: [UInt8]?) -> ImageIdentity? {
+        ImageIdentity.read(base: base) { address, count in
+            if let page = firstPage, address >= base, count <= page.count, address - base <= UInt64(page.count - count) {
+                let offset = Int(address - base)
+                return Array(page[offset..<offset + count])
+            }
+            return ProcessMemory.read(pid: through, address: address, count: count)
+        }
     }
+
+    static let pageSize = 4096
 
     /// aarch64 only: the code-pointer PAC mask, when the thread uses pointer authentication.
     func pointerAuthenticationMask(tid: Int32) -> UInt64? {

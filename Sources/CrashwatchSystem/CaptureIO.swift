@@ -122,6 +122,29 @@ public enum ProcessMemory {
         return max(got, 0)
     }
 
+    /// Reads `count` bytes at each of `addresses` in as few system calls as the ranges allow (one per 64 when
+    /// all are readable): by address, the bytes of each range that could be read whole. A range that cannot
+    /// is left out (a caller reads it alone) and the next call starts after it.
+    public static func read(pid: Int32, addresses: [UInt64], count: Int) -> [UInt64: [UInt8]] {
+        guard count > 0 else { return [:] }
+        var result: [UInt64: [UInt8]] = [:]
+        var buffer = [UInt8](repeating: 0, count: min(addresses.count, 64) * count)
+        var start = 0
+        while start < addresses.count {
+            let batch = addresses[start..<min(start + 64, addresses.count)]
+            let got = buffer.withUnsafeMutableBytes { raw in
+                read(pid: pid, ranges: batch.indices.map { index in
+                    let at = (index - start) * count
+                    return (batch[index], UnsafeMutableRawBufferPointer(rebasing: raw[at..<at + count]))
+                })
+            }
+            let complete = min(got / count, batch.count)
+            for number in 0..<complete { result[batch[start + number]] = Array(buffer[number * count..<(number + 1) * count]) }
+            start += complete < batch.count ? complete + 1 : complete
+        }
+        return result
+    }
+
     /// Reads up to `count` bytes at `address`.
     public static func read(pid: Int32, address: UInt64, count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
