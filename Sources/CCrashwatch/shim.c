@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
@@ -209,6 +210,11 @@ int cw_set_child_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
+int cw_worker_promote(pid_t pid) {
+    struct sched_param no_priority = {0};
+    return sched_setscheduler(pid, SCHED_OTHER, &no_priority) == 0 ? 0 : errno;
+}
+
 int cw_start_thread(void *(*body)(void *), void *context) {
     /* The new thread inherits the mask in force at pthread_create: block everything around it, so there
        is no moment at which a signal for the process could land on the thread. */
@@ -285,7 +291,7 @@ void cw_die_by_signal(int signo) {
     /* Still here: the signal did not kill us (PID 1 of a PID namespace, or a stop-class signal). */
 }
 
-/* The worker's nice value: CFS gives a nice-10 process about a tenth of a contended CPU against nice 0. */
+/* The worker's nice value once promoted out of SCHED_IDLE: about a tenth of a contended CPU against nice 0. */
 #define CW_WORKER_NICE 10
 
 /* The worker's side of cw_spawn_worker: async-signal-safe calls only. Never returns. */
@@ -329,8 +335,13 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
     limit.rlim_cur = limit.rlim_max = 0;
     setrlimit(RLIMIT_CORE, &limit);
     /* Processing yields the CPU to the supervisor's tracer thread and to the services it traces: a report
-     * can wait a few milliseconds, another process's signal stop should not. */
+     * can wait a few milliseconds, another process's signal stop should not. SCHED_IDLE: any other task
+     * that wakes preempts it at once (at nice 10 under EEVDF a woken task could wait out its slice: 2-6 ms
+     * measured). Should a saturated machine starve it, the supervisor moves it back to SCHED_OTHER at this
+     * nice value halfway to its deadline (cw_worker_promote). */
     setpriority(PRIO_PROCESS, 0, CW_WORKER_NICE);
+    struct sched_param no_priority = {0};
+    sched_setscheduler(0, SCHED_IDLE, &no_priority);
     if (limits->drop_privileges) {
         if (setgroups(limits->group_count, (const gid_t *)limits->groups) != 0) _exit(126);
         if (setresgid(limits->gid, limits->gid, limits->gid) != 0) _exit(126);

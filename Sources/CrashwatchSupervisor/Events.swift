@@ -163,6 +163,10 @@ public final class ProcessingJob {
     public internal(set) var holdNanoseconds: Int64 = 0
     var pid: Int32?
     var killedAtDeadline = false
+    /// When the worker (started SCHED_IDLE) is moved to the normal policy if it still runs: halfway from
+    /// its start to the deadline.
+    var promoteAtNanoseconds = Int64.max
+    var promoted = false
 
     public init(arguments: [String], descriptors: [OwnedDescriptor], environment: [String], limits: WorkerLimits,
                 deadlineNanoseconds: Int64, context: AnyObject?, prepare: (() -> String?)? = nil) {

@@ -677,6 +677,8 @@ public final class Supervisor {
                                       environment: job.environment, descriptors: job.descriptors.map(\.fd),
                                       limits: job.limits)
             job.pid = pid
+            let now = Clock.monotonicNanoseconds()
+            job.promoteAtNanoseconds = now + (job.deadlineNanoseconds - now) / 2
             runningJobs[pid] = job
         } catch {
             observer?.supervisorFinished(job, outcome: .notStarted("\(error)"))
@@ -691,8 +693,9 @@ public final class Supervisor {
         }
     }
 
-    /// Kills workers past their deadline; returns how long the loop may sleep before the next one is due
-    /// (milliseconds, -1 for no limit).
+    /// Kills workers past their deadline, and moves those still running halfway to it out of SCHED_IDLE (a
+    /// machine kept busy would starve them); returns how long the loop may sleep before the next of these is
+    /// due (milliseconds, -1 for no limit).
     private func enforceJobDeadlines() -> Int32 {
         guard !runningJobs.isEmpty else { return -1 }
         let now = Clock.monotonicNanoseconds()
@@ -703,9 +706,17 @@ public final class Supervisor {
                     job.killedAtDeadline = true
                     killProcess(pid)
                 }
-            } else {
-                next = min(next, job.deadlineNanoseconds - now)
+                continue
             }
+            if !job.promoted {
+                if now >= job.promoteAtNanoseconds {
+                    job.promoted = true
+                    _ = promoteWorker(pid)
+                } else {
+                    next = min(next, job.promoteAtNanoseconds - now)
+                }
+            }
+            next = min(next, job.deadlineNanoseconds - now)
         }
         return next == Int64.max ? 100 : Int32(min(next / 1_000_000 + 1, 60_000))
     }

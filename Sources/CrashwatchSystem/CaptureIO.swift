@@ -337,6 +337,13 @@ public func spawnWorker(arguments: [String], environment: [String], descriptors:
     return pid
 }
 
+/// Moves a worker out of SCHED_IDLE (it runs only when nothing else wants its CPU) to the normal policy at
+/// its nice value, so that a busy machine cannot starve it; false when not allowed (an unprivileged
+/// crashwatch without RLIMIT_NICE) or the worker is gone.
+public func promoteWorker(_ pid: Int32) -> Bool {
+    cw_worker_promote(pid) == 0
+}
+
 /// Sends SIGKILL to `pid` (a worker past its deadline); a process already gone is fine.
 public func killProcess(_ pid: Int32) {
     _ = kill(pid, SIGKILL)

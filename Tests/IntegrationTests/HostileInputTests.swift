@@ -287,6 +287,47 @@ final class SilentServer: @unchecked Sendable {
     }
 }
 
+/// Watches, from another thread, for the processing worker whose environment holds `marker` and samples its
+/// scheduling policy (field 41 of /proc/PID/stat: 0 SCHED_OTHER, 5 SCHED_IDLE) until it is gone.
+final class WorkerPolicyWatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var samples: [(seconds: Double, policy: Int)] = []
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(marker: String) {
+        let start = Date()
+        Thread.detachNewThread { [self] in
+            defer { finished.signal() }
+            var worker: String?
+            while worker == nil, Date().timeIntervalSince(start) < 30 {
+                let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { Int($0) != nil } ?? []
+                worker = pids.first { pid in
+                    guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+                          let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+                    return String(decoding: cmdline, as: UTF8.self).contains("__process")
+                        && String(decoding: environ, as: UTF8.self).contains(marker)
+                }
+                if worker == nil { usleep(2_000) }
+            }
+            guard let worker else { return }
+            while let stat = try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") {
+                // Fields after the name: state is field 3, policy field 41.
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                guard fields.count > 38, let policy = Int(fields[38]), fields[0] != "Z" else { return }
+                lock.withLock { samples.append((Date().timeIntervalSince(start), policy)) }
+                usleep(5_000)
+            }
+        }
+    }
+
+    /// The samples, once the worker is gone.
+    func result() -> [(seconds: Double, policy: Int)] {
+        finished.wait()
+        return lock.withLock { samples }
+    }
+}
+
 @Suite(.serialized) struct HostileInputTests {
     /// Environment for every supervised run: no debuginfod unless a test asks for one with `--debuginfod`.
     private let quiet = ["DEBUGINFOD_URLS": ""]
@@ -364,9 +405,19 @@ final class SilentServer: @unchecked Sendable {
         let bare = try run(Paths.fixture(fixture.name))
         let (directory, copy) = try stage(fixture.name)
         let cache = try TemporaryDirectory("cw-debuginfod-cache")
+        // The worker waits on the server: it starts SCHED_IDLE and is moved to SCHED_OTHER halfway to the deadline.
+        let watch = WorkerPolicyWatch(marker: "DEBUGINFOD_URLS=http://127.0.0.1:\(server.port)")
         // A fresh client cache: a miss cached by an earlier run would spare the server the request.
         let supervised = try superviseHostile(copy, options: ["--debuginfod", "http://127.0.0.1:\(server.port)"],
                                               environment: ["DEBUGINFOD_URLS": "", "DEBUGINFOD_CACHE_PATH": cache.path])
+        let policies = watch.result()
+        #expect(policies.first?.policy == 5, "the worker did not start SCHED_IDLE: \(policies.prefix(3))")
+        let promoted = policies.first { $0.policy == 0 }
+        #expect(promoted != nil, "the starved worker was never moved to SCHED_OTHER: \(policies.map(\.policy).suffix(5))")
+        if let first = policies.first, let promoted {
+            // Halfway to the deadline (the worker starts a few ms after the crash; sampling every 5 ms).
+            #expect(promoted.seconds - first.seconds >= captureTimeout / 2 - 0.2, "promoted after \(promoted.seconds - first.seconds) s")
+        }
         // The request died with the worker (or its own timeout): no connection outlives crashwatch by more than the
         // grace period (the server accepts every 50 ms, so wait for the backlog too).
         let deadline = Date().addingTimeInterval(grace)

@@ -103,6 +103,10 @@ void cw_drop_loaded_pages(void);
 /** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
 int cw_set_child_subreaper(void);
 
+/** Moves a processing worker (started SCHED_IDLE by cw_spawn_worker) to SCHED_OTHER at its nice value, so
+    that a machine kept busy cannot starve it; 0 or an errno (EPERM without CAP_SYS_NICE or RLIMIT_NICE). */
+int cw_worker_promote(pid_t pid);
+
 /** Starts a detached thread running `body(context)` with every signal blocked (it never takes one meant for
     the process); 0 or an errno. */
 int cw_start_thread(void *(*body)(void *), void *context);
