@@ -306,13 +306,17 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let checkpoint: OwnedDescriptor
         /// The line printed when the minimal report could not be written: not printed twice.
         let minimalFailure: String?
+        /// The minimal report, which readers leave be until the final report replaces it.
+        let pending: PendingReport?
 
-        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?) {
+        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?,
+             pending: PendingReport?) {
             self.capture = capture
             self.name = name
             self.output = output
             self.checkpoint = checkpoint
             self.minimalFailure = minimalFailure
+            self.pending = pending
         }
     }
 
@@ -340,7 +344,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         // The names and the memory on the helper thread; meanwhile here the minimal report, which has neither:
         // durable before the process is released, so that whatever happens to processing, this crash is on disk.
         let memory = inProgress.copyMemory(on: inProgress.helper)
-        let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name)
+        let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name, final: false)
         if !written.ok { StandardStream.err(written.line + "\n") }
         // At the deadline the process is released whatever happens.
         guard let copied = memory.wait(until: deadline), let captured = copied else {
@@ -374,7 +378,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
             limits: limits, deadlineNanoseconds: deadline,
             context: JobState(capture: capture, name: name, output: output, checkpoint: checkpoint,
-                             minimalFailure: written.ok ? nil : written.line),
+                             minimalFailure: written.ok ? nil : written.line, pending: written.pending),
             prepare: {
                 do { try captured.complete() } catch { return "cannot write the capture for the worker: \(error)" }
                 return nil
@@ -512,37 +516,47 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         return (try? report.encodedJSON()) ?? []
     }
 
-    /// Encodes and writes `report`: a minimal one (held process, no retention), or with `final` the last
-    /// version of a report (see `write(bytes:name:prune:)`).
-    private func write(_ report: CrashReport, name: ReportFileName, final: Bool = false) -> (ok: Bool, line: String) {
+    /// What a report write did: whether it worked, the line to print, and for a minimal report that its full
+    /// report will replace, what keeps readers from claiming it meanwhile (`Spool.writePending`).
+    struct WriteOutcome {
+        let ok: Bool
+        let line: String
+        var pending: PendingReport?
+    }
+
+    /// Encodes and writes `report`: a minimal one while its process is held (`final` false: pending, no
+    /// retention), or the last version of a report (see `write(bytes:name:final:)`).
+    private func write(_ report: CrashReport, name: ReportFileName, final: Bool) -> WriteOutcome {
         do {
-            return write(bytes: try report.encodedJSON(), name: name, prune: final)
+            return write(bytes: try report.encodedJSON(), name: name, final: final)
         } catch {
-            return (false, "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
+            return WriteOutcome(ok: false, line: "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }
     }
 
-    /// Writes (or replaces: same name, same report id) the report, applying retention and sending the
-    /// journal entry after the final one (not while the crashed process is held); returns the line to print.
-    private func write(bytes: [UInt8], name: ReportFileName, prune: Bool = true) -> (ok: Bool, line: String) {
+    /// Writes (or replaces: same name, same report id) the report. A `final` one gets retention and, after it,
+    /// the journal entry (not while the crashed process is held); any other is pending: readers leave it be
+    /// until the final one replaces it, or crashwatch dies.
+    private func write(bytes: [UInt8], name: ReportFileName, final: Bool = true) -> WriteOutcome {
         do {
             let spool = try Spool(path: configuration.spool)
-            let path = try spool.write(bytes: bytes, name: name)
-            if prune {
-                _ = try? spool.prune(policy: configuration.retention, protecting: name)
-                // One structured journal entry per final report (none for the minimal one it replaces);
-                // without a journal the stderr lines are the record. Queued behind this write (final reports
-                // are written on `writer`), so decoding the report for it does not delay the line saying the
-                // report is written.
-                journalEntries.enter()
-                writer.async {
-                    if let report = try? CrashReport.decode(bytes) { _ = JournalRecord.send(report: report, path: path) }
-                    self.journalEntries.leave()
-                }
+            guard final else {
+                let pending = try spool.writePending(bytes: bytes, name: name)
+                return WriteOutcome(ok: true, line: "crashwatch: report written to \(pending.path)", pending: pending)
             }
-            return (true, "crashwatch: report written to \(path)")
+            let path = try spool.write(bytes: bytes, name: name)
+            _ = try? spool.prune(policy: configuration.retention, protecting: name)
+            // One structured journal entry per final report (none for the minimal one it replaces); without a
+            // journal the stderr lines are the record. Queued behind this write (final reports are written on
+            // `writer`), so decoding the report for it does not delay the line saying the report is written.
+            journalEntries.enter()
+            writer.async {
+                if let report = try? CrashReport.decode(bytes) { _ = JournalRecord.send(report: report, path: path) }
+                self.journalEntries.leave()
+            }
+            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)")
         } catch {
-            return (false, "crashwatch: \(error)")
+            return WriteOutcome(ok: false, line: "crashwatch: \(error)")
         }
     }
 }

@@ -419,8 +419,9 @@ enum ClaimCommands {
         moves to the spool's .claims/ folder under the holder's pid and start time. Prints "ID PATH" per
         claimed report (nothing when there is none). Finish with 'crashwatch ack ID' once the receiver
         confirmed, or 'crashwatch release ID' to give it back. A claim whose holder died is claimable
-        again, and taken first. A report another user wrote is taken only when its name, owner and
-        content agree (see the README's spool trust model); others are left where they are.
+        again, and taken first. A minimal report whose crashwatch is still making the full report is
+        left until the full one replaces it. A report another user wrote is taken only when its name,
+        owner and content agree (see the README's spool trust model); others are left where they are.
 
         Options:
         \(renderOptions(claimSpecs))

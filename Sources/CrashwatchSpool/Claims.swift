@@ -256,7 +256,8 @@ extension Spool {
     /// Claims the one report whose id is `id` or starts with it, for `holder` (default: this process).
     ///
     /// An unclaimed report is taken; a claim `holder` already has is returned as it is; a stale claim is
-    /// taken over; a claim of another live process is refused (`.claimedByAnother`). Errors: `.invalidID`,
+    /// taken over; a claim of another live process is refused (`.claimedByAnother`), a pending report too
+    /// (`.reportPending`: its writer is replacing it). Errors: `.invalidID`,
     /// `.noSuchReport`, `.ambiguous`, `.notARegularFile` (a link or other entry under a report's name).
     public func claim(id: String, holder: ClaimHolder? = nil) throws(SpoolError) -> ClaimedReport {
         let prefix = try validatedIDPrefix(id)
@@ -273,6 +274,7 @@ extension Spool {
                         throw .disagreeingReport(spool: path, name: name.text, owner: status.ownerID)
                     }
                 }
+                if isPending(name) { throw .reportPending(spool: path, name: name.text) }
                 if let claim = try take(name, for: me, into: claims) { return claim }
             case .claimed(let entry):
                 if entry.holder == me { return ClaimedReport(name: entry.name, holder: me, spool: self) }
@@ -376,10 +378,14 @@ extension Spool {
         }
     }
 
-    /// Moves unclaimed report `name` into `.claims` for `me`; nil when another reader took it first.
+    /// Moves unclaimed report `name` into `.claims` for `me`; nil when another reader took it first or it is
+    /// pending (`Spool.writePending`).
     private func take(_ name: ReportFileName, for me: ClaimHolder, into claims: borrowing DirectoryHandle)
         throws(SpoolError) -> ClaimedReport?
     {
+        // A pending report is about to be replaced by its writer: claimed now, its replacement would arrive as a
+        // second report with the same id. (Locked on its inode, so a replacement in place already is claimable.)
+        if isPending(name) { return nil }
         let claim = ClaimedReport(name: name, holder: me, spool: self)
         do { try directory.move(name.text, to: claim.entryName, in: claims) } catch let error where error.isNotFound {
             return nil

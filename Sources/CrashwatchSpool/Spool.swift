@@ -142,10 +142,24 @@ public final class Spool: Sendable {
     /// Call `prune(policy:now:)` afterwards to apply retention.
     @discardableResult
     public func write(bytes: some Collection<UInt8>, name: ReportFileName) throws(SpoolError) -> String {
+        try write(bytes: bytes, name: name, pending: false)
+        return path(of: name)
+    }
+
+    /// Writes a report as `write(bytes:name:)` does, as one its writer is still to replace under the same
+    /// name (a minimal report whose full report is being made): readers do not claim it — which would ship
+    /// it and have the full one arrive as a second report with the same id — while the returned value lives.
+    /// That is an exclusive `flock` on the file, held through the open descriptor: it goes when the value
+    /// goes, and with the writer should it die, leaving the report claimable as it is.
+    public func writePending(bytes: some Collection<UInt8>, name: ReportFileName) throws(SpoolError) -> PendingReport {
+        PendingReport(path: path(of: name), lock: try write(bytes: bytes, name: name, pending: true))
+    }
+
+    private func write(bytes: some Collection<UInt8>, name: ReportFileName, pending: Bool) throws(SpoolError) -> OwnedDescriptor? {
         let temporary = name.temporaryName
         do {
-            try directory.writeAtomically(bytes, named: name.text, temporaryName: temporary,
-                                          permissions: Self.reportPermissions, group: reportGroupOverride())
+            return try directory.writeAtomically(bytes, named: name.text, temporaryName: temporary,
+                                                 permissions: Self.reportPermissions, group: reportGroupOverride(), locked: pending)
         } catch {
             switch error.step {
             case .createTemporary: throw .createTemporaryFile(spool: path, name: temporary, error.error)
@@ -156,7 +170,11 @@ public final class Spool: Sendable {
             case .synchronizeDirectory: throw .syncDirectory(spool: path, error.error)
             }
         }
-        return path(of: name)
+    }
+
+    /// Whether the report `name` is pending: its writer will replace it (`writePending`), so it is not claimed yet.
+    public func isPending(_ name: ReportFileName) -> Bool {
+        directory.isLocked(named: name.text)
     }
 
     /// The names of the unclaimed reports in the spool, oldest first, from `readdir` alone: no `stat`,
@@ -270,4 +288,12 @@ public final class Spool: Sendable {
 
     /// The path of entry `name` in the spool.
     func join(_ name: String) -> String { path == "/" ? "/\(name)" : "\(path)/\(name)" }
+}
+
+/// A report its writer published and will replace (`Spool.writePending`): not claimed while this lives.
+public struct PendingReport: Sendable {
+    /// The report's path in the spool.
+    public let path: String
+    /// The published file's descriptor, holding an exclusive `flock` on it.
+    let lock: OwnedDescriptor?
 }

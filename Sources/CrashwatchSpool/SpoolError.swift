@@ -66,6 +66,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case claimReport(spool: String, name: String, SystemError)
     /// The report is claimed by another process that is still alive, so this one may not take, ack or release it.
     case claimedByAnother(spool: String, name: String, pid: Int32)
+    /// The report is a minimal one its writer is about to replace with the full report: not claimable yet.
+    case reportPending(spool: String, name: String)
     /// The report is in the spool but nobody claimed it, so there is nothing to acknowledge or release.
     case notClaimed(spool: String, name: String)
     /// The claim is gone: acknowledged or released already, or taken over after its holder was judged dead.
@@ -95,6 +97,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .notARegularFile(let spool, _, _), .disagreeingReport(let spool, _, _), .tooLarge(let spool, _, _, _), .readReport(let spool, _, _),
              .unsafeSubdirectory(let spool, _, _), .openSubdirectory(let spool, _, _),
              .holderIdentity(let spool, _, _), .claimReport(let spool, _, _), .claimedByAnother(let spool, _, _),
+             .reportPending(let spool, _),
              .notClaimed(let spool, _), .claimLost(let spool, _), .acknowledgeReport(let spool, _, _),
              .releaseReport(let spool, _, _), .quarantineFile(let spool, _, _),
              .writeQuarantineReason(let spool, _, _), .writeAttempts(let spool, _, _):
@@ -114,7 +117,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .writeAttempts(_, _, let error):
             error
         case .untrustedLink, .unsafeLinkDirectory, .notADirectory, .unsafePermissions, .untrustedOwner, .noSuchReport, .ambiguous, .invalidID, .invalidName,
-             .notARegularFile, .disagreeingReport, .tooLarge, .unsafeSubdirectory, .claimedByAnother, .notClaimed, .claimLost:
+             .notARegularFile, .disagreeingReport, .tooLarge, .unsafeSubdirectory, .claimedByAnother, .reportPending,
+             .notClaimed, .claimLost:
             nil
         }
     }
@@ -187,6 +191,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             "cannot claim \(name) in spool \(spool): \(error.reason)"
         case .claimedByAnother(let spool, let name, let pid):
             "\(name) in spool \(spool) is claimed by pid \(pid), which is still running"
+        case .reportPending(let spool, let name):
+            "\(name) in spool \(spool) is a minimal report its crashwatch is replacing with the full one; claim it once that is written"
         case .notClaimed(let spool, let name):
             "\(name) in spool \(spool) is not claimed"
         case .claimLost(let spool, let name):

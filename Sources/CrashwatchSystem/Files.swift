@@ -174,14 +174,20 @@ public struct DirectoryHandle: ~Copyable, Sendable {
     /// whatever the umask, written fully, flushed, closed and renamed over `name` (an entry there is replaced,
     /// never written through); then the directory is flushed. Readers see the old entry or the whole new one.
     /// A failure before the rename removes the temporary file.
+    ///
+    /// With `locked`, the new file gets an exclusive `flock` before it is renamed into place, and its descriptor,
+    /// still open and locking it, is returned (nil without): see `isLocked(named:)`.
+    @discardableResult
     public func writeAtomically(_ bytes: some Collection<UInt8>, named name: String, temporaryName: String,
-                                permissions: UInt32, group: UInt32? = nil) throws(AtomicWriteError)
+                                permissions: UInt32, group: UInt32? = nil, locked: Bool = false) throws(AtomicWriteError)
+        -> OwnedDescriptor?
     {
         let file: WritableFile
         do { file = try createFile(named: temporaryName, permissions: permissions) } catch {
             throw AtomicWriteError(step: .createTemporary, error: error)
         }
         var step = AtomicWriteError.Step.setAttributes
+        var lock: OwnedDescriptor?
         do throws(SystemError) {
             if let group { try file.setGroup(group) }
             try file.setPermissions(permissions)
@@ -190,7 +196,11 @@ public struct DirectoryHandle: ~Copyable, Sendable {
             step = .synchronize
             try file.synchronize()
             step = .write
-            try file.close()
+            if locked {
+                lock = try file.lockedDescriptor()
+            } else {
+                try file.close()
+            }
             step = .rename
             try rename(temporaryName, to: name)
         } catch {
@@ -198,6 +208,18 @@ public struct DirectoryHandle: ~Copyable, Sendable {
             throw AtomicWriteError(step: step, error: error)
         }
         do { try synchronize() } catch { throw AtomicWriteError(step: .synchronizeDirectory, error: error) }
+        return lock
+    }
+
+    /// Whether another open file description holds a `flock` on the regular file `name` that excludes a shared
+    /// one (a file `writeAtomically(locked: true)` published and its writer still holds). Never blocks: the
+    /// file is opened `O_NONBLOCK` and never through a link; a missing or unopenable entry is not locked.
+    public func isLocked(named name: String) -> Bool {
+        guard (try? Self.check(name, "openat")) != nil else { return false }
+        let file = retryingOnEINTR { openat(fd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
+        guard file >= 0 else { return false }
+        defer { Glibc.close(file) }
+        return flock(file, LOCK_SH | LOCK_NB) != 0 && lastErrno() == EWOULDBLOCK
     }
 
     /// The status of entry `name`, without following it when it is a symbolic link (`fstatat`).
@@ -416,6 +438,14 @@ public struct WritableFile: ~Copyable, Sendable {
 
     /// A gzip stream written into this file as its input arrives; the file must stay open while it is used.
     public func compressing() throws(SystemError) -> GzipWriter { try GzipWriter(fd: fd) }
+
+    /// Takes an exclusive `flock` on the file and hands over its descriptor, which keeps the lock until it closes.
+    public consuming func lockedDescriptor() throws(SystemError) -> OwnedDescriptor {
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw SystemError("flock \(name)", errno: lastErrno()) }
+        let descriptor = OwnedDescriptor(adopting: fd)
+        fd = -1
+        return descriptor
+    }
 
     /// Closes the file, reporting a failure (delayed write errors surface here on some file systems).
     ///

@@ -53,6 +53,48 @@ import Testing
         #expect(try spool.claim(limit: 0).isEmpty)
     }
 
+    /// A pending report (a minimal one its crashwatch is replacing with the full report) is listed but not
+    /// claimed — by the oldest-first claim or by id — until it is replaced or its writer lets go (or dies).
+    @Test func pendingReportIsNotClaimedUntilReplaced() throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let (spool, names) = try Self.spool(with: 2, in: temporary)
+        let minimal = reportName(2, minutesAgo: 3)
+        let pending = try spool.writePending(bytes: reportBytes(for: minimal), name: minimal)
+        #expect(pending.path == temporary.join(minimal.text))
+        #expect(spool.isPending(minimal))
+        #expect(!spool.isPending(names[0]))
+        #expect(try spool.reports().map(\.name) == [minimal] + names)
+        #expect(throws: SpoolError.reportPending(spool: temporary.path, name: minimal.text)) {
+            try spool.claim(id: minimal.idText)
+        }
+        #expect(try spool.claim(limit: 5).map(\.name) == names)
+        #expect(try spool.claim(limit: 5).isEmpty)
+
+        // The full report replaces it: claimable at once, though the minimal one's lock still lives.
+        let full = reportBytes(for: minimal) + Array(" ".utf8)
+        try spool.write(bytes: full, name: minimal)
+        #expect(!spool.isPending(minimal))
+        let claimed = try spool.claim(limit: 5)
+        #expect(claimed.map(\.name) == [minimal])
+        #expect(try claimed.first?.bytes() == full)
+        withExtendedLifetime(pending) {}
+    }
+
+    /// A writer that lets go of its pending report without replacing it (it died) leaves it claimable as it is.
+    @Test func pendingReportIsClaimableOnceItsWriterLetsGo() throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let spool = try Spool(path: temporary.path)
+        let minimal = reportName(0, minutesAgo: 1)
+        var pending: PendingReport? = try spool.writePending(bytes: reportBytes(for: minimal), name: minimal)
+        #expect(try spool.claim().isEmpty)
+        #expect(pending != nil)
+        pending = nil
+        #expect(!spool.isPending(minimal))
+        #expect(try spool.claim().map(\.name) == [minimal])
+    }
+
     /// Acknowledging removes a claim for good; a second acknowledgement finds it gone.
     /// A shared spool's subdirectories get its bits exactly, whatever the creator's umask (022 here) takes away:
     /// otherwise the group that may claim could not claim, quarantine or record attempts after the first one.
