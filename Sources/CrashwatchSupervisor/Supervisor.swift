@@ -96,6 +96,9 @@ public final class Supervisor {
     private var watchdog = WatchdogPings()
     /// Processing workers running, by pid, and jobs waiting for a free slot.
     private var runningJobs: [Int32: ProcessingJob] = [:]
+    /// Whether workers starved in SCHED_IDLE may be promoted: not under a seccomp filter (a unit's
+    /// `SystemCallFilter=~@resources` would kill crashwatch itself for the `sched_setscheduler`).
+    private lazy var mayPromoteWorkers = (try? ProcFS.threadStatus(SelfProcess.pid))?.seccompMode == 0
     private var waitingJobs: [ProcessingJob] = []
     /// The main child's end, once seen: the supervisor returns it when no job is left.
     private var finalStatus: WaitStatus?
@@ -708,7 +711,7 @@ public final class Supervisor {
                 }
                 continue
             }
-            if !job.promoted {
+            if !job.promoted && mayPromoteWorkers {
                 if now >= job.promoteAtNanoseconds {
                     job.promoted = true
                     _ = promoteWorker(pid)
