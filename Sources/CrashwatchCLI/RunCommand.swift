@@ -277,8 +277,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     init(configuration: RunCommand.Configuration) {
         self.configuration = configuration
         // The code and constants loading and start-up touched leave the resident set; the crash path, warmed
-        // up once the command runs (`supervisorStarted`), and the event loop bring back what they use (idle
-        // RSS 10.4 -> 9.0 MB).
+        // up next (and on the helper thread once the command runs), and the event loop bring back what they
+        // use (idle RSS 10.4 -> 9.0 MB).
         SelfProcess.releaseStartupPages()
         LiveCapture.prepare()
         if let count = CgroupMemory.oomKills(of: SelfProcess.pid) { oomKillCounts[count.cgroup] = count.kills }

@@ -158,9 +158,9 @@ public enum LiveCapture {
 
     /// The first part of a capture of `crash` (whose threads `stopped` holds): every thread's registers, the
     /// maps, the images' identities and the process record — what the minimal report is made of
-    /// (`CaptureInProgress.capture`). `copyMemory()` reads the rest — the threads' names (but the crashed
-    /// thread's), the stacks, the bytes of deleted images — and the caller may run it while the minimal
-    /// report is written on `helper`: 65 names are ~0.5 ms of /proc reads, the report's fsync as much.
+    /// (`CaptureInProgress.capture`). `copyMemory` reads the rest — the threads' names (but the crashed
+    /// thread's), the stacks, the bytes of deleted images — and the caller may run it on the helper thread
+    /// while this one writes the minimal report: 65 names and stacks are ~0.8 ms, the report about 1 ms.
     /// Never fails as a whole: what could not be read becomes a soft error; only a failure to create the
     /// capture file itself is thrown. `hangReportID` links a crash to the hang report taken of the same
     /// process before (a watchdog's kill); `exit` makes the capture an abnormal exit's (a SIGKILL death seen
@@ -401,33 +401,39 @@ struct StackPlan {
 }
 
 extension LiveCapture {
-    /// Reads what cannot change until the next boot, before the first crash. Call once, on the main thread
-    /// before the command starts (it starts no thread); `startHelper` does the rest of the warm-up.
+    /// Gets the capture path ready before the first crash, so a held process does not wait for one-time
+    /// costs: what cannot change until the next boot is read, and a minimal report of a made-up crash of
+    /// this process is built and encoded once, as the tracer thread builds one while a process is held
+    /// (Swift instantiates type metadata and looks up conformances on first use: about 0.2 ms of the first
+    /// report otherwise). Call once, on the tracer thread before the command starts: it starts no thread.
     public static func prepare() {
         CaptureHost.prepare()
+        let registers = [UInt8](repeating: 0, count: Architecture.host.prstatusSize)
+        let process = ProcessRecord(pid: 1, ppid: 0, executable: "", commandLine: [], uid: 0, gid: 0, comm: "")
+        let maps = (try? ProcFS.readBytes("/proc/self/maps", limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let capture = RawCapture(
+            reportID: CrashReport.newID(), pid: 1, signal: RawSignal(SignalInfo(signo: 11, code: 1, address: 0)),
+            originalFault: nil, timeNanoseconds: Clock.realtimeNanoseconds(), startedNanoseconds: Clock.monotonicNanoseconds(),
+            holdDurationMs: 0, architecture: .host, maps: maps, auxv: "", pointerAuthenticationMask: nil,
+            threads: [RawThread(tid: 1, name: "prepare", crashed: true, registers: registers)],
+            images: [], process: process, host: CaptureHost.record(), ptraceScope: nil, seccompMode: nil,
+            capturedBytes: 0, stackByteLimitPerThread: 0, captureByteLimit: 0, softErrors: [],
+            options: ProcessingOptions(maxFrames: 1, symbolication: "functions", debugDirectories: [], appRoots: [],
+                                       debuginfodURLs: [], deadlineNanoseconds: 0, reportByteLimit: 1 << 20))
+        _ = try? ReportBuilder.minimal(capture, crashwatchVersion: "", table: ImageTable(mapsText: maps)).encodedJSON()
     }
 
-    /// Starts `helper` and warms the capture path up on it, so that no crash pays for one-time costs: the
-    /// thread's creation and its stack's first pages, and Swift's type metadata and conformance look-ups
-    /// on first use (about 0.2 ms of the first report otherwise) — the /proc reads a capture makes there and a
-    /// minimal report of a made-up crash, built and encoded, all of this process. Call once the command
-    /// runs: see `SupervisorObserver.supervisorStarted`.
+    /// Starts `helper` and warms it up with the reads it makes while a process is held, of this process
+    /// (the process record, the maps, the threads' names), so that no crash pays for creating the thread,
+    /// its stack's first pages or first-use costs. Call once the command runs: see
+    /// `SupervisorObserver.supervisorStarted`.
     public static func startHelper() {
         _ = HelperComputation(on: helper) {
             let pid = SelfProcess.pid
             let facts = ProcessFacts.read(pid: pid, through: pid, options: CaptureOptions(crashwatchVersion: ""))
             let maps = MapsReading(through: pid)
-            let registers = [UInt8](repeating: 0, count: Architecture.host.prstatusSize)
-            let capture = RawCapture(
-                reportID: CrashReport.newID(), pid: pid, signal: RawSignal(SignalInfo(signo: 11, code: 1, address: 0)),
-                originalFault: nil, timeNanoseconds: Clock.realtimeNanoseconds(), startedNanoseconds: Clock.monotonicNanoseconds(),
-                holdDurationMs: 0, architecture: .host, maps: maps.text, auxv: Hex.string(maps.auxv), pointerAuthenticationMask: nil,
-                threads: [RawThread(tid: pid, name: "prepare", crashed: true, registers: registers)],
-                images: [], process: facts.process, host: CaptureHost.record(), ptraceScope: facts.ptraceScope,
-                seccompMode: facts.seccompMode, capturedBytes: 0, stackByteLimitPerThread: 0, captureByteLimit: 0, softErrors: [],
-                options: ProcessingOptions(maxFrames: 1, symbolication: "functions", debugDirectories: [], appRoots: [],
-                                           debuginfodURLs: [], deadlineNanoseconds: 0, reportByteLimit: 1 << 20))
-            return (try? ReportBuilder.minimal(capture, crashwatchVersion: "", table: maps.table).encodedJSON())?.count ?? 0
+            let names = ProcFS.ThreadNames(pid: pid)
+            return (facts.process.pid, maps.table.count, names.name(of: pid))
         }
     }
 }
