@@ -79,6 +79,9 @@ public final class Supervisor {
     private let dispositions = DispositionReader()
     /// Processes already reported (crashed or killed), so one death yields one record.
     private var reportedProcesses: Set<Int32> = []
+    /// The threads of processes released to die of their crash, by thread id, each with its process: at
+    /// their exit stops nothing is left to learn (no exit status, no /proc look-up of the thread group).
+    private var dyingThreads: [Int32: Int32] = [:]
     /// Stops of other processes that arrived while a capture waited for its own threads.
     private var deferredEvents: [WaitEvent] = []
     /// Signals sent to the supervisor during a capture, forwarded after it.
@@ -262,6 +265,10 @@ public final class Supervisor {
         case .exited, .signaled:
             handledFaults[tid] = nil
             dispositions.forget(tid)
+            if dyingThreads.removeValue(forKey: tid) != nil, dyingThreads.values.contains(tid) {
+                // The process is gone: threads whose own exit was not reported go with it.
+                dyingThreads = dyingThreads.filter { $0.value != tid }
+            }
             // Kernels that give no exit stop for SIGKILL leave the main child's own report as the record;
             // threads and untraced orphans reaped here are not processes the supervisor reports on.
             if tid == mainPID, case .signaled(let signal, _) = event.status, signal == Signal.kill.number {
@@ -293,6 +300,7 @@ public final class Supervisor {
                 if tid == mainPID { mainExecuted = true }
                 try resume(tid)
             case Event.exit:
+                if dyingThreads[tid] != nil { return try resume(tid) }
                 let exitStatus = WaitStatus(raw: Int32(truncatingIfNeeded: (try? Ptrace.eventMessage(tid)) ?? 0))
                 if case .signaled(let number, _) = exitStatus {
                     let deathSignal = Signal(number)
@@ -768,6 +776,9 @@ public final class Supervisor {
         let held = HeldProcess(stopped, fatalSignal: fatalSignal)
         let job = observer?.supervisorDetected(crash, stopped: held.stopped)
         try held.release()
+        if fatalSignal != nil {
+            for tid in stopped.threads + stopped.unstopped { dyingThreads[tid] = crash.pid }
+        }
         if let job {
             job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
             enqueue(job)
