@@ -15,6 +15,7 @@ enum CoreHandlerCommand {
         OptionSpec("keep-core", value: "DIR", help: "also keep the core dump itself in DIR, gzip-compressed, readable by root only, named as its report with .core.gz"),
         OptionSpec("keep-core-max", value: "SIZE", help: "keep no core whose compressed size passes SIZE (default 1G); the report says why it was not kept"),
         OptionSpec("keep-cores", value: "N", help: "keep the newest N cores in the --keep-core directory, removing older ones (default 10)"),
+        OptionSpec("capture-timeout", value: "SECONDS", help: "finish the report within this long (default 10): the core is read for at most 70% of it, and what came later is not in the report"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
     static let usage = "crashwatch core-handler [OPTIONS] PID TID SIGNAL TIME"
@@ -29,7 +30,9 @@ enum CoreHandlerCommand {
         pointer up (1 MiB at most), the first 64 KiB of each file mapping, the vdso — at most --max-memory
         in all, so a core of any size costs a few MiB. With --keep-core DIR the core itself is also kept,
         gzip-compressed as it streams past (mode 0600, capped by --keep-core-max, the newest --keep-cores of
-        them), and the report's "coreFile" says where. While the kernel dumps,
+        them), and the report's "coreFile" says where. A core still streaming when 70% of
+        --capture-timeout has passed (a huge, mostly empty one) is read no further: the report keeps what
+        came before and says so, and closing the pipe ends the kernel's dump. While the kernel dumps,
         /proc/PID still shows the process: its whole command line, cwd, cgroup, systemd unit and
         invocation id and CRASHWATCH_APP_* go into the report. It replaces systemd-coredump's own
         core_pattern; to keep both, have systemd-coredump store cores and run 'crashwatch analyze-core' on
@@ -43,8 +46,10 @@ enum CoreHandlerCommand {
 
         """
 
-    /// How long processing may take.
-    static let processingSeconds: Int64 = 10
+    /// How long reading and processing may take, by default (`--capture-timeout`).
+    static let defaultTimeoutSeconds = 10.0
+    /// The part of it reading the core may take: processing gets the rest.
+    static let readingShare = 0.7
 
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(usage: usage, help: help, specs: specs, operands: 4...4, arguments) { parsed, settings throws(CommandFailure) in
@@ -58,6 +63,7 @@ enum CoreHandlerCommand {
             var limit = 64 << 20
             var keptCoreLimit: UInt64 = 1 << 30
             var keptCores = 10
+            var timeout = defaultTimeoutSeconds
             let policy: RetentionPolicy
             do throws(UsageError) {
                 if let text = parsed.value("max-memory") {
@@ -71,13 +77,21 @@ enum CoreHandlerCommand {
                     keptCores = number
                 }
                 policy = try settings.retention(parsed)
+                if let text = parsed.value("capture-timeout") {
+                    guard let value = Double(text), value > 0, value <= 3600 else {
+                        throw UsageError("--capture-timeout needs a number of seconds between 0 and 3600, not '\(text)'")
+                    }
+                    timeout = value
+                }
             } catch {
                 return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch core-handler --help")
             }
             var options = CaptureOptions(crashwatchVersion: CLI.version)
             options.captureBytes = limit
-            let deadline = Clock.monotonicNanoseconds() + processingSeconds * 1_000_000_000
+            let started = Clock.monotonicNanoseconds()
+            let deadline = started + Int64(timeout * 1e9)
             let input = InputStream(fd: 0)
+            input.deadlineNanoseconds = started + Int64(timeout * readingShare * 1e9)
             var keeper: CoreKeeper?
             var keeperFailure: String?
             if let directory = parsed.value("keep-core") {
@@ -100,10 +114,16 @@ enum CoreHandlerCommand {
             if let keeper {
                 // Once the keeper gave up (over its cap), the rest need not be read: the kernel stops dumping.
                 do { try input.drain(while: { keeper.failure == nil }) } catch { keeper.abandon("reading the rest of the core: \(error)") }
+                if input.stoppedAtDeadline { keeper.abandon("the core was still streaming at the reading deadline") }
                 switch keeper.finish(name: name) {
                 case .success(let path): source.capture.coreFile = path
                 case .failure(let error): keeperFailure = error.description
                 }
+            }
+            if input.stoppedAtDeadline {
+                let tenths = Int((timeout * readingShare * 10).rounded())
+                source.capture.softErrors.append(SoftError(stage: "deadline", message:
+                    "the core was read no further than byte \(input.position): \(tenths / 10).\(tenths % 10) s (70% of --capture-timeout) had passed; what it held after that is not in the report"))
             }
             if let keeperFailure { source.capture.softErrors.append(SoftError(stage: "core", message: keeperFailure)) }
             let capture = source.capture

@@ -182,8 +182,31 @@ public final class InputStream {
     public private(set) var position: UInt64 = 0
     /// Sees every byte the stream consumes, read or skipped, in order (a copy of the stream being kept).
     public var tee: ((UnsafeRawBufferPointer) -> Void)?
+    /// When reading stops (CLOCK_MONOTONIC nanoseconds): the stream then reads as ended. A writer that stalls
+    /// or streams without end (a huge, mostly empty core through a pipe) cannot keep the reader past it.
+    public var deadlineNanoseconds: Int64?
+    /// Whether the stream read as ended because the deadline came, not because its writer ended it.
+    public private(set) var stoppedAtDeadline = false
 
     public init(fd: Int32) { self.fd = fd }
+
+    /// Whether a read may go on: at once without a deadline; else once there is something to read before
+    /// the deadline (false when it came first, which ends the stream for good).
+    private func readable() -> Bool {
+        guard let deadline = deadlineNanoseconds, !stoppedAtDeadline else { return !stoppedAtDeadline }
+        while true {
+            let remaining = deadline - Clock.monotonicNanoseconds()
+            if remaining > 0 {
+                var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, Int32(clamping: (remaining + 999_999) / 1_000_000))
+                if ready > 0 { return true }
+                if ready < 0 && lastErrno() == EINTR { continue }
+                if ready < 0 { return true }  // the read itself says what is wrong
+            }
+            stoppedAtDeadline = true
+            return false
+        }
+    }
 
     /// Reads the stream to its end, or until `keepGoing` says no (asked every MiB); how many bytes that was.
     @discardableResult
@@ -201,7 +224,7 @@ public final class InputStream {
     public func read(_ count: Int) throws(SystemError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var filled = 0
-        while filled < count {
+        while filled < count, readable() {
             let got = bytes.withUnsafeMutableBytes { raw in
                 retryingOnEINTR { Glibc.read(fd, raw.baseAddress! + filled, count - filled) }
             }
@@ -219,7 +242,7 @@ public final class InputStream {
     public func skip(_ count: UInt64) throws(SystemError) -> UInt64 {
         var left = count
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while left > 0 {
+        while left > 0, readable() {
             let want = Int(min(left, UInt64(buffer.count)))
             let got = buffer.withUnsafeMutableBytes { raw in retryingOnEINTR { Glibc.read(fd, raw.baseAddress, want) } }
             if got < 0 { throw SystemError("read", errno: lastErrno()) }

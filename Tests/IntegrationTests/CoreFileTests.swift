@@ -133,6 +133,25 @@ import Testing
             #expect(fromCore.functions(of: thread) == live.functions(of: theirs))
         }
 
+        // A core that stops streaming after its first MiB (a dump that stalls, or one too big to read in
+        // time): reading stops at 70% of --capture-timeout, the report has every thread from the notes and
+        // says where reading stopped, nothing half-read is kept, and core-handler ends within the timeout.
+        let stalled = "\(directory.path)/stalled"
+        try FileManager.default.createDirectory(atPath: stalled, withIntermediateDirectories: true)
+        let cut = try run("/bin/sh", ["-c", "{ head -c 1048576 '\(directory.path)/\(core)'; sleep 4; printf x; } | /usr/bin/time -f 'elapsed %e' '\(Paths.crashwatch)' core-handler --spool '\(stalled)' --keep-core '\(stalled)' --capture-timeout 2 \(pid) \(pid) 11 1796000000"])
+        #expect(cut.termination == .exited(0), "\(cut.stderr)")
+        let elapsed = Double(cut.stderr.split(separator: "\n").last { $0.hasPrefix("elapsed ") }?.dropFirst(8) ?? "") ?? .infinity
+        #expect(elapsed <= 3, "core-handler took \(elapsed) s with --capture-timeout 2 on a stalled core")
+        let cutPath = cut.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let cutData = try Data(contentsOf: URL(fileURLWithPath: cutPath))
+        let cutReport = try #require(try JSONSerialization.jsonObject(with: cutData) as? [String: Any])
+        #expect((cutReport["threads"] as? [[String: Any]])?.count == 65)
+        let cutErrors = (cutReport["softErrors"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        #expect(cutErrors.contains { $0.hasPrefix("the core was read no further than byte 1048576:") }, "\(cutErrors)")
+        #expect(cutErrors.contains { $0.contains("still streaming at the reading deadline; the core was not kept") }, "\(cutErrors)")
+        #expect(cutReport["coreFile"] is NSNull)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: stalled).filter { $0.hasSuffix(".core.gz") || $0.hasPrefix(".tmp") }.isEmpty)
+
         // A process with 1 GiB of touched memory: its core is read through, a few MiB kept.
         let big = "\(directory.path)/big"
         try FileManager.default.createDirectory(atPath: big, withIntermediateDirectories: true)
