@@ -347,9 +347,15 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name, final: false)
         if !written.ok { StandardStream.err(written.line + "\n") }
         // At the deadline the process is released whatever happens.
-        guard let copied = memory.wait(until: deadline), let captured = copied else {
-            StandardStream.err("crashwatch: the memory of \(crash.executable)[\(crash.pid)] was not copied before the capture deadline; its report stays minimal\n")
+        // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is the
+        // last one, and says why.
+        func endMinimal(_ why: String) -> ProcessingJob? {
+            let final = write(bytes: minimalBytes(essentials, why: why), name: name)
+            StandardStream.err((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
             return nil
+        }
+        guard let copied = memory.wait(until: deadline), let captured = copied else {
+            return endMinimal("the process's memory was not copied before the capture deadline")
         }
         let capture = captured.capture
         let output: OwnedDescriptor
@@ -358,8 +364,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             output = try MemoryFile.create(name: "crashwatch-report")
             checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
         } catch {
-            StandardStream.err("crashwatch: cannot process the capture of \(crash.executable)[\(crash.pid)]: \(error); its report stays minimal\n")
-            return nil
+            return endMinimal("no file for the processing worker's report: \(error)")
         }
 
         var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(configuration.supervisor.captureTimeoutNanoseconds / 1_000_000_000) + 1,
