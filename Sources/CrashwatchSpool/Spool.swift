@@ -142,7 +142,7 @@ public final class Spool: Sendable {
     /// Call `prune(policy:now:)` afterwards to apply retention.
     @discardableResult
     public func write(bytes: some Collection<UInt8>, name: ReportFileName) throws(SpoolError) -> String {
-        try write(bytes: bytes, name: name, pending: false)
+        _ = try write(bytes: bytes, name: name, pending: false)
         return path(of: name)
     }
 
