@@ -213,12 +213,15 @@ public struct DirectoryHandle: ~Copyable, Sendable {
 
     /// Whether another open file description holds a `flock` on the regular file `name` that excludes a shared
     /// one (a file `writeAtomically(locked: true)` published and its writer still holds). Never blocks: the
-    /// file is opened `O_NONBLOCK` and never through a link; a missing or unopenable entry is not locked.
+    /// file is opened `O_NONBLOCK` and never through a link; a missing, unopenable or non-regular entry is not
+    /// locked.
     public func isLocked(named name: String) -> Bool {
         guard (try? Self.check(name, "openat")) != nil else { return false }
         let file = retryingOnEINTR { openat(fd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
         guard file >= 0 else { return false }
         defer { Glibc.close(file) }
+        var status = stat()
+        guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return false }
         return flock(file, LOCK_SH | LOCK_NB) != 0 && lastErrno() == EWOULDBLOCK
     }
 
