@@ -72,12 +72,20 @@ struct ProcessFacts: Sendable {
     var process: ProcessRecord
     var ptraceScope: Int?
     var seccompMode: Int?
+    var softErrors: [SoftError] = []
 
     static func read(pid: Int32, through: Int32, options: CaptureOptions) -> ProcessFacts {
         let status = (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through))
-        return ProcessFacts(process: LiveCapture.processRecord(pid: pid, through: through, options: options, status: status),
-                            ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
-                            seccompMode: status?.seccompMode)
+        let readable = UnreadableFiles(pid: pid).argumentsReadable(pid: pid, through: through)
+        var facts = ProcessFacts(process: LiveCapture.processRecord(pid: pid, through: through, options: options, status: status,
+                                                                    argumentsReadable: readable),
+                                 ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
+                                 seccompMode: status?.seccompMode)
+        if !readable {
+            facts.softErrors.append(SoftError(stage: "process", message:
+                "the command line and environment were not read: their area holds a page of a file on a FUSE file system, whose server could stall the read for ever"))
+        }
+        return facts
     }
 }
 
@@ -94,6 +102,8 @@ struct MapsReading: Sendable {
     var auxv: [UInt8] = []
     var table = ImageTable(mapsText: "")
     var softErrors: [SoftError] = []
+    /// The mappings never to read (files on FUSE file systems).
+    var unreadable = UnreadableFiles(devices: [])
 
     /// At most this many maps lines are read (a hostile process can map millions of pages).
     static let byteLimit = 64 << 20
@@ -113,6 +123,7 @@ struct MapsReading: Sendable {
         }
         auxv = (try? ProcFS.readBytes("/proc/\(through)/auxv", limit: 4096)) ?? []
         table = ImageTable(mapsText: text)
+        unreadable = UnreadableFiles(pid: through)
     }
 }
 
@@ -204,6 +215,7 @@ public enum LiveCapture {
             reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: "thread did not stop before the capture deadline"))
         }
         let fromHelper = mapsFromHelper && factsFromHelper
+        reader.softErrors += read.softErrors
         var capture = RawCapture(
             reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal),
             originalFault: crash.originalFault.map(RawFault.init), handledFaults: crash.handledFaults.map(RawFault.init),
@@ -329,10 +341,14 @@ extension LiveCapture {
     }
 
     /// The process record, with the process's status read already (`/proc/PID/status`, else the thread's).
-    static func processRecord(pid: Int32, through: Int32, options: CaptureOptions, status: ProcStatus?) -> ProcessRecord {
+    /// `argumentsReadable` false: the command line and environment are not read (a page of a FUSE file is in
+    /// their area: `UnreadableFiles`); the record has neither.
+    static func processRecord(pid: Int32, through: Int32, options: CaptureOptions, status: ProcStatus?,
+                              argumentsReadable: Bool? = nil) -> ProcessRecord {
+        let readable = argumentsReadable ?? UnreadableFiles(pid: pid).argumentsReadable(pid: pid, through: through)
         let exeLink = ProcFS.readLink("/proc/\(through)/exe") ?? ""
         let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
-        var arguments = ProcFS.commandLineBytes(through).prefix(Reader.maximumArguments)
+        var arguments = (readable ? ProcFS.commandLineBytes(through) : []).prefix(Reader.maximumArguments)
         // A program that rewrote its title leaves the rest of its argument area as empty arguments.
         var trimmed = 0
         while arguments.count > 1, arguments.last?.isEmpty == true {
@@ -344,7 +360,7 @@ extension LiveCapture {
         let exact = options.redactArguments || arguments.allSatisfy { String(validating: $0, as: UTF8.self) != nil }
             ? nil : arguments.map { Hex.string(Array($0.prefix(maximumNameBytes))) }
         if options.redactArguments { commandLine = CommandLineRedaction.redacted(commandLine) }
-        let environment = ProcFS.environment(through)
+        let environment = readable ? ProcFS.environment(through) : []
         func variable(_ name: String) -> String? { environment.last(where: { $0.name == name }).map { capped($0.value) } }
         var allowed: [String: String] = [:]
         for name in options.environmentAllowList { if let value = variable(name) { allowed[name] = value } }
@@ -489,6 +505,18 @@ private struct Reader {
         auxv = maps.auxv
         table = maps.table
         softErrors = maps.softErrors
+        unreadable = maps.unreadable
+    }
+
+    /// Mappings never read: pages of files on FUSE file systems (see `UnreadableFiles`).
+    let unreadable: UnreadableFiles
+
+    /// Whether `mapping` may be read; a soft error naming it when not.
+    mutating func mayRead(_ mapping: MemoryMapping, what: String, tid: Int32? = nil) -> Bool {
+        guard unreadable.contains(mapsDevice: mapping.device) else { return true }
+        softErrors.append(SoftError(stage: "images", tid: tid, image: mapping.path.isEmpty ? nil : mapping.path, message:
+            "\(what) not read: a file on a FUSE file system, whose server could stall the read for ever"))
+        return false
     }
 
     var remainingBytes: Int { max(options.captureBytes - capturedBytes, 0) }
@@ -503,6 +531,7 @@ private struct Reader {
             softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack pointer \(hex(sp)) is not in readable memory"))
             return nil
         }
+        guard mayRead(mapping, what: "the stack at \(hex(sp))", tid: tid) else { return nil }
         let low = max(mapping.start, sp >= Self.redZone ? sp - Self.redZone : 0)
         if captured.contains(where: { $0.contains(low) }) { return nil }
         let wanted = mapping.end - low
@@ -659,11 +688,15 @@ private struct Reader {
     mutating func identifyImages() -> [RawImage] {
         var records: [RawImage] = []
         let candidates = imageCandidates
+        let readable = candidates.map { image in image.mappings.allSatisfy { !unreadable.contains(mapsDevice: $0.device) } }
         // Headers and notes are nearly always in an image's first page: those of every image in one read.
-        let firstPages = ProcessMemory.read(pid: through, addresses: candidates.compactMap(\.baseAddress), count: Self.pageSize)
-        for image in candidates {
+        let firstPages = ProcessMemory.read(pid: through, addresses: zip(candidates, readable).compactMap { $1 ? $0.baseAddress : nil },
+                                            count: Self.pageSize)
+        for (image, readable) in zip(candidates, readable) {
             var record = RawImage(start: image.start)
-            if let base = image.baseAddress, let identity = identify(base: base, firstPage: firstPages[base]) {
+            if !readable, let first = image.mappings.first {
+                _ = mayRead(first, what: "the image's memory")
+            } else if let base = image.baseAddress, let identity = identify(base: base, firstPage: firstPages[base]) {
                 record.buildID = identity.buildID.map(Hex.string)
                 record.architecture = identity.architecture
                 record.package = identity.package
@@ -685,6 +718,7 @@ private struct Reader {
         var files: [OwnedDescriptor] = []
         let executable = ProcFS.readLink("/proc/\(through)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
         for (index, image) in imageCandidates.enumerated() where index < records.count {
+            guard image.mappings.allSatisfy({ !unreadable.contains(mapsDevice: $0.device) }) else { continue }
             let gone = image.isDeleted || image.kind == .memfd
             if gone || image.kind == .vdso {
                 records[index].copied = copyImage(image, writer: &writer)

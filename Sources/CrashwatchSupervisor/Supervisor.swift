@@ -790,7 +790,9 @@ public final class Supervisor {
     }
 
     private func executableName(of pid: Int32, status: ProcStatus?) -> String {
-        if let argv0 = ProcFS.commandLine(pid).first, !argv0.isEmpty { return argv0 }
+        // Its argv[0], unless the argument area is a page of a FUSE file: reading that could stall for ever.
+        if UnreadableFiles(pid: pid).argumentsReadable(pid: pid, through: pid),
+           let argv0 = ProcFS.commandLine(pid).first, !argv0.isEmpty { return argv0 }
         return status?.name ?? ProcFS.threadName(pid: pid, tid: pid) ?? "pid \(pid)"
     }
 }

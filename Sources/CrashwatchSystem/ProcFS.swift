@@ -348,3 +348,60 @@ public enum Terminal {
         return Int(size.ws_col)
     }
 }
+
+/// What of a process's memory crashwatch must never read: pages of files on FUSE file systems. Their server —
+/// perhaps the crashed program's own helper, in a mount namespace of its own — can leave a read of them
+/// (`process_vm_readv`, `/proc/PID/cmdline`, `/proc/PID/environ`) waiting for ever, in an uninterruptible
+/// sleep no signal ends, and every process crashwatch traces would wait with its tracer thread.
+public struct UnreadableFiles: Sendable {
+    /// The devices (`major << 32 | minor`) of the FUSE file systems the process sees.
+    public let devices: Set<UInt64>
+
+    public init(devices: Set<UInt64>) { self.devices = devices }
+
+    /// The FUSE file systems in process `pid`'s mount namespace (`/proc/PID/mountinfo`: its field 3 is the
+    /// device, the first after " - " the file system type: `fuse`, `fuse.NAME` or `fuseblk`).
+    public init(pid: Int32) {
+        var devices = Set<UInt64>()
+        let text = (try? ProcFS.readBytes("/proc/\(pid)/mountinfo", limit: 4 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, let separator = fields.firstIndex(of: "-"), separator + 1 < fields.count else { continue }
+            let type = fields[separator + 1]
+            guard type == "fuse" || type == "fuseblk" || type.hasPrefix("fuse.") else { continue }
+            let numbers = fields[2].split(separator: ":")
+            guard numbers.count == 2, let major = UInt64(numbers[0]), let minor = UInt64(numbers[1]) else { continue }
+            devices.insert(major << 32 | minor)
+        }
+        self.devices = devices
+    }
+
+    /// Whether a mapping on `device` — as `/proc/PID/maps` prints it, hex `major:minor` — is on one of them.
+    public func contains(mapsDevice device: some StringProtocol) -> Bool {
+        guard !devices.isEmpty else { return false }
+        let numbers = device.split(separator: ":")
+        guard numbers.count == 2, let major = UInt64(numbers[0], radix: 16), let minor = UInt64(numbers[1], radix: 16) else { return false }
+        return devices.contains(major << 32 | minor)
+    }
+
+    /// Whether `/proc/PID/cmdline` and `environ` of process `pid` (read through thread `through`) may be read:
+    /// no part of the argument and environment areas (`/proc/PID/stat` fields 48–51) is a page of such a file.
+    public func argumentsReadable(pid: Int32, through: Int32) -> Bool {
+        guard !devices.isEmpty else { return true }
+        guard let stat = try? ProcFS.readText("/proc/\(through)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+        // After the name: field 3 onwards; arg_start is field 48.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count >= 49, let argStart = UInt64(fields[45]), let argEnd = UInt64(fields[46]),
+              let envStart = UInt64(fields[47]), let envEnd = UInt64(fields[48]) else { return false }
+        let ranges = [argStart..<max(argStart, argEnd), envStart..<max(envStart, envEnd)]
+        guard let maps = try? ProcFS.readText("/proc/\(through)/maps") else { return false }
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+            guard fields.count >= 4, contains(mapsDevice: fields[3]) else { continue }
+            let bounds = fields[0].split(separator: "-")
+            guard bounds.count == 2, let start = UInt64(bounds[0], radix: 16), let end = UInt64(bounds[1], radix: 16) else { continue }
+            if ranges.contains(where: { $0.overlaps(start..<end) }) { return false }
+        }
+        return true
+    }
+}

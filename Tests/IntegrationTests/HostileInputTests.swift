@@ -287,6 +287,24 @@ final class SilentServer: @unchecked Sendable {
     }
 }
 
+/// Aborts the FUSE connections of the mounts of type `type` any process sees (through the fusectl file system,
+/// mounted when it is not): every request waiting on their servers then fails at once.
+func abortFuseConnections(named type: String) {
+    let control = "/sys/fs/fuse/connections"
+    if ((try? FileManager.default.contentsOfDirectory(atPath: control)) ?? []).isEmpty {
+        _ = try? run("/bin/mount", ["-t", "fusectl", "none", control])
+    }
+    var minors = Set<String>()
+    for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter({ Int($0) != nil }) ?? [] {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/mountinfo", encoding: .utf8) else { continue }
+        for line in text.split(separator: "\n") where line.contains(" - \(type) ") {
+            let device = line.split(separator: " ")[2].split(separator: ":")
+            if device.count == 2 { minors.insert(String(device[1])) }
+        }
+    }
+    for minor in minors { try? "1".write(toFile: "\(control)/\(minor)/abort", atomically: false, encoding: .utf8) }
+}
+
 /// Watches, from another thread, for the processing worker whose environment holds `marker` and samples its
 /// scheduling policy (field 41 of /proc/PID/stat: 0 SCHED_OTHER, 5 SCHED_IDLE) until it is gone.
 final class WorkerPolicyWatch: @unchecked Sendable {
@@ -434,6 +452,36 @@ final class WorkerPolicyWatch: @unchecked Sendable {
                 return text.contains("debuginfod") || text.contains("deadline")
             }, "a minimal report must say debuginfod or the deadline stopped processing: \(errors)")
         }
+        #expect(!report.frames(of: try crashedThread(report)).isEmpty)
+    }
+
+    @Test("memory on a FUSE file system whose server never answers (an image, the command line, the environment) is not read: crashwatch ends in time",
+          .timeLimit(.minutes(2)))
+    func fuseStall() throws {
+        let fixture = Fixture("fuse_stall")
+        let bare = try run(Paths.fixture(fixture.name))
+        let (directory, copy) = try stage(fixture.name)
+        // Should crashwatch wait on the server after all (the bug this guards against: an uninterruptible sleep no
+        // signal ends), the fixture's FUSE connections are aborted after a while so that the test fails, not hangs.
+        let stop = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            guard stop.wait(timeout: .now() + 15) == .timedOut else { return }
+            abortFuseConnections(named: "fuse.fuse_stall")
+        }
+        let supervised = try superviseHostile(copy, environment: quiet)
+        stop.signal()
+        if !supervised.result.stderr.contains("fuse_stall: FUSE mapping in place") {
+            try Test.cancel("no FUSE here (needs root and /dev/fuse): \(supervised.result.stderr.prefix(300))")
+        }
+        guard let report = expectContained(supervised, bare: bare, fixture: fixture, processing: .complete,
+                                           markers: [directory.path]) else { return }
+        let messages = (report.json["softErrors"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        #expect(messages.contains("the image's memory not read: a file on a FUSE file system, whose server could stall the read for ever"),
+                "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("the command line and environment were not read:") }, "\(messages)")
+        let process = report.json["process"] as? [String: Any] ?? [:]
+        #expect((process["commandLine"] as? [String]) == [])
+        #expect((process["executable"] as? String)?.hasSuffix("/fuse_stall") == true)
         #expect(!report.frames(of: try crashedThread(report)).isEmpty)
     }
 

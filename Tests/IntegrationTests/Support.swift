@@ -85,14 +85,15 @@ struct Fixture: CustomTestStringConvertible, Sendable {
         self.keys = keys
     }
 
-    /// Every fixture program (not the `lib*.c` shared objects), sorted by name.
+    /// Every fixture program (not the `lib*.c` shared objects), sorted by name; not those whose header says
+    /// `RUN: alone` (only their own test runs them: fuse_stall's core dump alone would wait on its FUSE server).
     static var all: [Fixture] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(Paths.root)/Fixtures")) ?? []
         return names.compactMap { name -> Fixture? in
             guard !name.hasPrefix("lib"), let dot = name.lastIndex(of: "."),
                   extensions.contains(String(name[name.index(after: dot)...])) else { return nil }
             return Fixture(String(name[..<dot]))
-        }.sorted { $0.name < $1.name }
+        }.filter { $0.keys["RUN"] != "alone" }.sorted { $0.name < $1.name }
     }
 
     /// `crashwatch run` options the fixture needs: its separate debug directory for `DEBUG: separate`.
