@@ -511,10 +511,10 @@ private struct Reader {
     /// Mappings never read: pages of files on FUSE file systems (see `UnreadableFiles`).
     let unreadable: UnreadableFiles
 
-    /// Whether `mapping` may be read; a soft error naming it when not.
-    mutating func mayRead(_ mapping: MemoryMapping, what: String, tid: Int32? = nil) -> Bool {
+    /// Whether `mapping` may be read; a soft error (in `stage`) naming it when not.
+    mutating func mayRead(_ mapping: MemoryMapping, what: String, stage: String = "images", tid: Int32? = nil) -> Bool {
         guard unreadable.contains(mapsDevice: mapping.device) else { return true }
-        softErrors.append(SoftError(stage: "images", tid: tid, image: mapping.path.isEmpty ? nil : mapping.path, message:
+        softErrors.append(SoftError(stage: stage, tid: tid, image: mapping.path.isEmpty ? nil : mapping.path, message:
             "\(what) not read: a file on a FUSE file system, whose server could stall the read for ever"))
         return false
     }
@@ -531,7 +531,7 @@ private struct Reader {
             softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack pointer \(hex(sp)) is not in readable memory"))
             return nil
         }
-        guard mayRead(mapping, what: "the stack at \(hex(sp))", tid: tid) else { return nil }
+        guard mayRead(mapping, what: "the stack at \(hex(sp))", stage: "stack", tid: tid) else { return nil }
         let low = max(mapping.start, sp >= Self.redZone ? sp - Self.redZone : 0)
         if captured.contains(where: { $0.contains(low) }) { return nil }
         let wanted = mapping.end - low

@@ -362,8 +362,12 @@ public struct UnreadableFiles: Sendable {
     /// The FUSE file systems in process `pid`'s mount namespace (`/proc/PID/mountinfo`: its field 3 is the
     /// device, the first after " - " the file system type: `fuse`, `fuse.NAME` or `fuseblk`).
     public init(pid: Int32) {
+        self.init(mountinfo: (try? ProcFS.readBytes("/proc/\(pid)/mountinfo", limit: 4 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? "")
+    }
+
+    /// The FUSE file systems of a `mountinfo` text (paths in it escape blanks as `\040`: " - " is the separator).
+    public init(mountinfo text: String) {
         var devices = Set<UInt64>()
-        let text = (try? ProcFS.readBytes("/proc/\(pid)/mountinfo", limit: 4 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ")
             guard fields.count > 4, let separator = fields.firstIndex(of: "-"), separator + 1 < fields.count else { continue }

@@ -1,0 +1,35 @@
+// UnreadableFilesTests.swift — which mappings crashwatch never reads: those on the FUSE file systems a
+// process's mountinfo lists, matched by device as /proc/PID/maps prints it (hex major:minor).
+import CrashwatchSystem
+import Testing
+
+@Suite struct UnreadableFilesTests {
+    static let mountinfo = """
+        22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+        45 22 0:39 / /tmp/cw-fuse-stall-AbCdEf rw,nosuid,nodev,relatime - fuse.fuse_stall fuse_stall rw,user_id=0,group_id=0
+        46 22 0:41 / /mnt/sshfs\\040mount rw,relatime shared:2 - fuse.sshfs user@host:/ rw,user_id=1000
+        47 22 8:17 / /media/usb rw,relatime - fuseblk /dev/sdb1 rw,user_id=0
+        48 22 0:40 / /sys/fs/fuse/connections rw,relatime - fusectl none rw
+        49 22 0:5 / /dev rw,nosuid - devtmpfs udev rw
+        """
+
+    @Test("FUSE mounts (fuse.*, fuseblk) are found by device, in the maps' hex spelling; fusectl and the rest are not")
+    func devices() {
+        let files = UnreadableFiles(mountinfo: Self.mountinfo)
+        #expect(files.devices == Set<UInt64>([0 << 32 | 39, 0 << 32 | 41, 8 << 32 | 17]))
+        #expect(files.contains(mapsDevice: "00:27"))
+        #expect(files.contains(mapsDevice: "00:29"))
+        #expect(files.contains(mapsDevice: "08:11"))
+        #expect(!files.contains(mapsDevice: "00:28"))  // fusectl
+        #expect(!files.contains(mapsDevice: "fe:00"))  // ext4
+        #expect(!files.contains(mapsDevice: "00:00"))  // anonymous memory
+        #expect(!files.contains(mapsDevice: "garbage"))
+    }
+
+    @Test("without FUSE mounts nothing is unreadable and the argument area is read without looking further")
+    func none() {
+        let files = UnreadableFiles(mountinfo: "22 1 254:0 / / rw - ext4 /dev/vda rw\n")
+        #expect(files.devices.isEmpty)
+        #expect(files.argumentsReadable(pid: 1, through: 1))
+    }
+}
