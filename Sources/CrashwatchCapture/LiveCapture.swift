@@ -74,9 +74,10 @@ struct ProcessFacts: Sendable {
     var seccompMode: Int?
     var softErrors: [SoftError] = []
 
-    static func read(pid: Int32, through: Int32, options: CaptureOptions) -> ProcessFacts {
+    /// `unreadable`: what of the process's memory is never read (`UnreadableFiles`).
+    static func read(pid: Int32, through: Int32, options: CaptureOptions, unreadable: UnreadableFiles) -> ProcessFacts {
         let status = (try? ProcFS.threadStatus(pid)) ?? (try? ProcFS.threadStatus(through))
-        let readable = UnreadableFiles(pid: pid).argumentsReadable(pid: pid, through: through)
+        let readable = unreadable.argumentsReadable(pid: pid, through: through)
         var facts = ProcessFacts(process: LiveCapture.processRecord(pid: pid, through: through, options: options, status: status,
                                                                     argumentsReadable: readable),
                                  ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
@@ -92,7 +93,21 @@ struct ProcessFacts: Sendable {
 /// What a capture reads from /proc before the threads are stopped, on the helper thread (`LiveCapture.readAhead`).
 public struct CaptureReadAhead: Sendable {
     let pid: Int32
+    /// What of the memory is never read: first (a short read of mountinfo), so it is there when the registers are.
+    let unreadable: HelperComputation<UnreadableFiles>
     let facts: HelperComputation<ProcessFacts>
+
+    /// Both on `helper`, in that order (the first at once when `known` already, as detection found it); the
+    /// facts use the first's answer (on the same thread: already there).
+    init(pid: Int32, through: Int32, options: CaptureOptions, helper: HelperThread?, known: UnreadableFiles? = nil) {
+        self.pid = pid
+        let unreadable = HelperComputation(on: known == nil ? helper : nil) { known ?? UnreadableFiles(pid: through) }
+        self.unreadable = unreadable
+        facts = HelperComputation(on: helper) {
+            let files = unreadable.wait(until: Int64.max) ?? UnreadableFiles(pid: through)
+            return ProcessFacts.read(pid: pid, through: through, options: options, unreadable: files)
+        }
+    }
 }
 
 /// The maps and auxv of a stopped process, parsed: read on the helper thread while the tracer thread reads
@@ -102,8 +117,6 @@ struct MapsReading: Sendable {
     var auxv: [UInt8] = []
     var table = ImageTable(mapsText: "")
     var softErrors: [SoftError] = []
-    /// The mappings never to read (files on FUSE file systems).
-    var unreadable = UnreadableFiles(devices: [])
 
     /// At most this many maps lines are read (a hostile process can map millions of pages).
     static let byteLimit = 64 << 20
@@ -123,7 +136,6 @@ struct MapsReading: Sendable {
         }
         auxv = (try? ProcFS.readBytes("/proc/\(through)/auxv", limit: 4096)) ?? []
         table = ImageTable(mapsText: text)
-        unreadable = UnreadableFiles(pid: through)
     }
 }
 
@@ -143,10 +155,7 @@ public enum LiveCapture {
     /// Starts reading what a capture of `crash` needs and its threads need not be stopped for (the process
     /// record), on the helper thread: call before stopping them, and pass the result to `begin`.
     public static func readAhead(_ crash: DetectedCrash, options: CaptureOptions) -> CaptureReadAhead {
-        let pid = crash.pid, through = crash.tid
-        return CaptureReadAhead(pid: pid, facts: HelperComputation(on: helper) {
-            ProcessFacts.read(pid: pid, through: through, options: options)
-        })
+        CaptureReadAhead(pid: crash.pid, through: crash.tid, options: options, helper: helper, known: crash.unreadableFiles)
     }
 
     /// A stopped thread's registers (its name and stack are read apart); a soft error when they cannot be read.
@@ -181,8 +190,8 @@ public enum LiveCapture {
                              readAhead: CaptureReadAhead? = nil) throws(SystemError) -> CaptureInProgress {
         let started = Clock.monotonicNanoseconds()
         let helperDeadline = { min(Clock.monotonicNanoseconds() + helperWait, stopped.deadlineNanoseconds) }
-        let facts = readAhead.flatMap { $0.pid == crash.pid ? $0.facts : nil }
-            ?? HelperComputation(on: helper) { [through = crash.tid] in ProcessFacts.read(pid: crash.pid, through: through, options: options) }
+        let ahead = readAhead.flatMap { $0.pid == crash.pid ? $0 : nil }
+            ?? CaptureReadAhead(pid: crash.pid, through: crash.tid, options: options, helper: helper, known: crash.unreadableFiles)
         // The maps on the helper thread, the registers here meanwhile; then the stacks are planned.
         let maps = HelperComputation(on: helper) { [through = crash.tid] in MapsReading(through: through) }
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
@@ -196,7 +205,9 @@ public enum LiveCapture {
             threads.append(thread)
         }
         let (mapsRead, mapsFromHelper) = maps.value(until: helperDeadline())
-        var reader = Reader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds, maps: mapsRead)
+        let (unreadable, _) = ahead.unreadable.value(until: helperDeadline())
+        var reader = Reader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds, maps: mapsRead,
+                            unreadable: unreadable)
         reader.softErrors += registerErrors
         var plans: [StackPlan] = []
         for (index, sp) in stackPointers {
@@ -205,7 +216,7 @@ public enum LiveCapture {
             }
         }
         let images = reader.identifyImages()
-        let (read, factsFromHelper) = facts.value(until: helperDeadline())
+        let (read, factsFromHelper) = ahead.facts.value(until: helperDeadline())
         for index in threads.indices where threads[index].tid == crash.crashedThreadID {
             threads[index].name = crash.crashedThreadName.map(capped)
         }
@@ -446,7 +457,7 @@ extension LiveCapture {
     public static func startHelper() {
         _ = HelperComputation(on: helper) {
             let pid = SelfProcess.pid
-            let facts = ProcessFacts.read(pid: pid, through: pid, options: CaptureOptions(crashwatchVersion: ""))
+            let facts = ProcessFacts.read(pid: pid, through: pid, options: CaptureOptions(crashwatchVersion: ""), unreadable: UnreadableFiles(pid: pid))
             let maps = MapsReading(through: pid)
             let names = ProcFS.ThreadNames(pid: pid)
             return (facts.process.pid, maps.table.count, names.name(of: pid))
@@ -496,7 +507,7 @@ private struct Reader {
     /// Bytes below the stack pointer a leaf function may use without moving it (x86-64's red zone).
     static let redZone: UInt64 = Architecture.host == .x86_64 ? 128 : 0
 
-    init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64, maps: MapsReading) {
+    init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64, maps: MapsReading, unreadable: UnreadableFiles) {
         self.pid = pid
         self.through = through
         self.options = options
@@ -505,7 +516,7 @@ private struct Reader {
         auxv = maps.auxv
         table = maps.table
         softErrors = maps.softErrors
-        unreadable = maps.unreadable
+        self.unreadable = unreadable
     }
 
     /// Mappings never read: pages of files on FUSE file systems (see `UnreadableFiles`).

@@ -97,6 +97,8 @@ public struct DetectedCrash: Equatable, Sendable {
     /// kernel forced past its delivery stop, as a seccomp kill does): `signal` holds just the signal, its
     /// siginfo is not known, and the threads go on to exit when let go.
     public var seenAtExit = false
+    /// What of the process's memory is never read (files on FUSE file systems), as found when it was detected.
+    public var unreadableFiles: UnreadableFiles?
 }
 
 /// A process whose watchdog pings stopped: it is captured as a hang and left running.

@@ -358,16 +358,18 @@ public final class Supervisor {
                 let selfSent = info.senderPID == pid
                 let original = faults.first { $0.tid == tid } ?? (selfSent ? faults.first : nil)
                 let crashedTID = selfSent ? original?.tid ?? tid : tid
-                let crash = DetectedCrash(
+                let identity = identify(tid, status: status)
+                var crash = DetectedCrash(
                     pid: pid, tid: tid,
                     threadName: ProcFS.threadName(pid: pid, tid: tid),
-                    executable: executableName(of: tid, status: status),
+                    executable: identity.executable,
                     signal: info,
                     originalFault: original,
                     handledFaults: faults,
                     timeNanoseconds: Clock.realtimeNanoseconds(),
                     crashedThreadID: crashedTID,
                     crashedThreadName: ProcFS.threadName(pid: pid, tid: crashedTID))
+                crash.unreadableFiles = identity.unreadable
                 // Should crashwatch die while it holds the process (even by SIGKILL), the kernel detaches it
                 // and the signal being delivered would be lost: the app would live on. A second copy, queued
                 // now, survives that and kills as the first would; normally the process is dead before it
@@ -653,11 +655,13 @@ public final class Supervisor {
         guard mainExecuted, finalStatus == nil, !reportedProcesses.contains(pid),
               let status = try? ProcFS.threadStatus(pid), !status.isDead else { return }
         let now = Clock.monotonicNanoseconds()
+        let identity = identify(pid, status: status)
         var crash = DetectedCrash(
             pid: pid, tid: pid, threadName: ProcFS.threadName(pid: pid, tid: pid),
-            executable: executableName(of: pid, status: status), signal: SignalInfo(signo: 0, code: 0),
+            executable: identity.executable, signal: SignalInfo(signo: 0, code: 0),
             originalFault: nil, handledFaults: [], timeNanoseconds: Clock.realtimeNanoseconds(),
             crashedThreadID: pid, crashedThreadName: ProcFS.threadName(pid: pid, tid: pid))
+        crash.unreadableFiles = identity.unreadable
         crash.hang = DetectedHang(lastPingNanoseconds: lastPing.realtime, silenceNanoseconds: now - lastPing.monotonic,
                                   watchdogTimeoutNanoseconds: watchdog.timeout)
         try capture(crash, initial: [:], fatalSignal: nil, heldSince: now)
@@ -741,7 +745,7 @@ public final class Supervisor {
             if let tid { try resume(tid) }
             return
         }
-        let exit = AbnormalExit(pid: pid, executable: executableName(of: pid, status: nil), signal: signal,
+        let exit = AbnormalExit(pid: pid, executable: identify(pid, status: nil).executable, signal: signal,
                                 timeNanoseconds: Clock.realtimeNanoseconds(), threadsStopped: tid != nil)
         let capture = observer?.supervisorSawAbnormalExit(exit) ?? false
         guard let tid else { return }
@@ -754,12 +758,14 @@ public final class Supervisor {
     private func captureAtExit(tid: Int32, pid: Int32, signal: Signal) throws(SystemError) {
         reportedProcesses.insert(pid)
         let now = Clock.monotonicNanoseconds()
+        let identity = identify(pid, status: nil)
         var crash = DetectedCrash(
-            pid: pid, tid: tid, threadName: ProcFS.threadName(pid: pid, tid: tid), executable: executableName(of: pid, status: nil),
+            pid: pid, tid: tid, threadName: ProcFS.threadName(pid: pid, tid: tid), executable: identity.executable,
             // Only the signal is known: SIGKILL as a process sends it (SI_USER), a forced crash signal as the kernel's.
             signal: SignalInfo(signo: signal.number, code: signal == .kill ? 0 : 0x80), originalFault: nil, handledFaults: [],
             timeNanoseconds: Clock.realtimeNanoseconds(), crashedThreadID: tid, crashedThreadName: ProcFS.threadName(pid: pid, tid: tid))
         crash.seenAtExit = true
+        crash.unreadableFiles = identity.unreadable
         try capture(crash, initial: [tid: .event], fatalSignal: nil, heldSince: now)
     }
 
@@ -789,11 +795,14 @@ public final class Supervisor {
         (try? ProcFS.threadStatus(tid))?.tgid ?? tid
     }
 
-    private func executableName(of pid: Int32, status: ProcStatus?) -> String {
-        // Its argv[0], unless the argument area is a page of a FUSE file: reading that could stall for ever.
-        if UnreadableFiles(pid: pid).argumentsReadable(pid: pid, through: pid),
-           let argv0 = ProcFS.commandLine(pid).first, !argv0.isEmpty { return argv0 }
-        return status?.name ?? ProcFS.threadName(pid: pid, tid: pid) ?? "pid \(pid)"
+    /// What of `pid`'s memory is never read (`UnreadableFiles`), and the name the crash line gives it: its
+    /// argv[0], unless the argument area is a page of a FUSE file (reading that could stall for ever).
+    private func identify(_ pid: Int32, status: ProcStatus?) -> (executable: String, unreadable: UnreadableFiles) {
+        let unreadable = UnreadableFiles(pid: pid)
+        if unreadable.argumentsReadable(pid: pid, through: pid), let argv0 = ProcFS.commandLine(pid).first, !argv0.isEmpty {
+            return (argv0, unreadable)
+        }
+        return (status?.name ?? ProcFS.threadName(pid: pid, tid: pid) ?? "pid \(pid)", unreadable)
     }
 }
 
