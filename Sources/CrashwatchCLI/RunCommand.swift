@@ -346,7 +346,6 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let memory = inProgress.copyMemory(on: inProgress.helper)
         let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name, final: false)
         if !written.ok { StandardStream.err(written.line + "\n") }
-        // At the deadline the process is released whatever happens.
         // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is the
         // last one, and says why.
         func endMinimal(_ why: String) -> ProcessingJob? {
@@ -354,6 +353,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             StandardStream.err((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
             return nil
         }
+        // At the deadline the process is released whatever happens.
         guard let copied = memory.wait(until: deadline), let captured = copied else {
             return endMinimal("the process's memory was not copied before the capture deadline")
         }

@@ -93,20 +93,16 @@ struct ProcessFacts: Sendable {
 /// What a capture reads from /proc before the threads are stopped, on the helper thread (`LiveCapture.readAhead`).
 public struct CaptureReadAhead: Sendable {
     let pid: Int32
-    /// What of the memory is never read: first (a short read of mountinfo), so it is there when the registers are.
-    let unreadable: HelperComputation<UnreadableFiles>
+    /// What of the memory is never read: as detection found it (`known`), else read here.
+    let unreadable: UnreadableFiles
+    /// The process facts, read on `helper`.
     let facts: HelperComputation<ProcessFacts>
 
-    /// Both on `helper`, in that order (the first at once when `known` already, as detection found it); the
-    /// facts use the first's answer (on the same thread: already there).
     init(pid: Int32, through: Int32, options: CaptureOptions, helper: HelperThread?, known: UnreadableFiles? = nil) {
         self.pid = pid
-        let unreadable = HelperComputation(on: known == nil ? helper : nil) { known ?? UnreadableFiles(pid: through) }
+        let unreadable = known ?? UnreadableFiles(pid: through)
         self.unreadable = unreadable
-        facts = HelperComputation(on: helper) {
-            let files = unreadable.wait(until: Int64.max) ?? UnreadableFiles(pid: through)
-            return ProcessFacts.read(pid: pid, through: through, options: options, unreadable: files)
-        }
+        facts = HelperComputation(on: helper) { ProcessFacts.read(pid: pid, through: through, options: options, unreadable: unreadable) }
     }
 }
 
@@ -205,9 +201,8 @@ public enum LiveCapture {
             threads.append(thread)
         }
         let (mapsRead, mapsFromHelper) = maps.value(until: helperDeadline())
-        let (unreadable, _) = ahead.unreadable.value(until: helperDeadline())
         var reader = Reader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds, maps: mapsRead,
-                            unreadable: unreadable)
+                            unreadable: ahead.unreadable)
         reader.softErrors += registerErrors
         var plans: [StackPlan] = []
         for (index, sp) in stackPointers {
@@ -517,14 +512,24 @@ private struct Reader {
         table = maps.table
         softErrors = maps.softErrors
         self.unreadable = unreadable
+        imageCandidates = maps.table.images.prefix(Self.maximumImages).filter { image in
+            (image.kind == .file || image.kind == .memfd || image.kind == .vdso)
+                && !image.path.hasPrefix("/dev/") && !image.path.hasPrefix("/SYSV")
+        }
     }
 
     /// Mappings never read: pages of files on FUSE file systems (see `UnreadableFiles`).
     let unreadable: UnreadableFiles
 
+    /// Whether `mapping` is no such page.
+    func mayRead(_ mapping: MemoryMapping) -> Bool { !unreadable.contains(mapsDevice: mapping.device) }
+
+    /// Whether none of `image`'s mappings is such a page.
+    func mayRead(_ image: LoadedImage) -> Bool { image.mappings.allSatisfy(mayRead) }
+
     /// Whether `mapping` may be read; a soft error (in `stage`) naming it when not.
     mutating func mayRead(_ mapping: MemoryMapping, what: String, stage: String = "images", tid: Int32? = nil) -> Bool {
-        guard unreadable.contains(mapsDevice: mapping.device) else { return true }
+        guard !mayRead(mapping) else { return true }
         softErrors.append(SoftError(stage: stage, tid: tid, image: mapping.path.isEmpty ? nil : mapping.path, message:
             "\(what) not read: a file on a FUSE file system, whose server could stall the read for ever"))
         return false
@@ -687,26 +692,19 @@ private struct Reader {
 
     /// The images a capture identifies: file-backed, memfd and the vdso (shared anonymous memory, System V
     /// segments and device mappings are file-backed but never ELF images).
-    var imageCandidates: [LoadedImage] {
-        table.images.prefix(Self.maximumImages).filter { image in
-            (image.kind == .file || image.kind == .memfd || image.kind == .vdso)
-                && !image.path.hasPrefix("/dev/") && !image.path.hasPrefix("/SYSV")
-        }
-    }
+    let imageCandidates: [LoadedImage]
 
     /// Every image's identity (build-id, architecture, package) from the process's memory, one record per
     /// `imageCandidates` entry.
     mutating func identifyImages() -> [RawImage] {
         var records: [RawImage] = []
-        let candidates = imageCandidates
-        let readable = candidates.map { image in image.mappings.allSatisfy { !unreadable.contains(mapsDevice: $0.device) } }
         // Headers and notes are nearly always in an image's first page: those of every image in one read.
-        let firstPages = ProcessMemory.read(pid: through, addresses: zip(candidates, readable).compactMap { $1 ? $0.baseAddress : nil },
+        let firstPages = ProcessMemory.read(pid: through, addresses: imageCandidates.filter(mayRead).compactMap(\.baseAddress),
                                             count: Self.pageSize)
-        for (image, readable) in zip(candidates, readable) {
+        for image in imageCandidates {
             var record = RawImage(start: image.start)
-            if !readable, let first = image.mappings.first {
-                _ = mayRead(first, what: "the image's memory")
+            if let unreadableMapping = image.mappings.first(where: { !mayRead($0) }) {
+                _ = mayRead(unreadableMapping, what: "the image's memory")
             } else if let base = image.baseAddress, let identity = identify(base: base, firstPage: firstPages[base]) {
                 record.buildID = identity.buildID.map(Hex.string)
                 record.architecture = identity.architecture
@@ -729,7 +727,7 @@ private struct Reader {
         var files: [OwnedDescriptor] = []
         let executable = ProcFS.readLink("/proc/\(through)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
         for (index, image) in imageCandidates.enumerated() where index < records.count {
-            guard image.mappings.allSatisfy({ !unreadable.contains(mapsDevice: $0.device) }) else { continue }
+            guard mayRead(image) else { continue }
             let gone = image.isDeleted || image.kind == .memfd
             if gone || image.kind == .vdso {
                 records[index].copied = copyImage(image, writer: &writer)
