@@ -215,6 +215,10 @@ int cw_worker_promote(pid_t pid) {
     return sched_setscheduler(pid, SCHED_OTHER, &no_priority) == 0 ? 0 : errno;
 }
 
+int cw_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
+}
+
 int cw_start_thread(void *(*body)(void *), void *context) {
     /* The new thread inherits the mask in force at pthread_create: block everything around it, so there
        is no moment at which a signal for the process could land on the thread. */

@@ -3,7 +3,8 @@
 // report to fd 4 — and, once every thread is unwound and before symbols are looked up, that report
 // without symbols to fd 5, which `run` keeps should the worker not finish. With `--debug-cache 1`, fd 6
 // is the inflated debug-file cache directory. Image files the supervisor opened through /proc arrive
-// as the next fds. It runs
+// as the next fds. With `--gate N`, fd N is a `WorkerGate`: `run` finishes writing fd 3 after it has let
+// the crashed process go, while the worker starts, and the worker reads fd 3 only once the gate opens. It runs
 // confined (see `spawnWorker`) and is killed at the capture deadline; `run` keeps the minimal report
 // when it fails.
 import CrashwatchCapture
@@ -36,15 +37,21 @@ enum ProcessCommand {
         var images = 0
         var debugCache = false
         var holdNanoseconds: Int64 = 0
+        var gate: Int32?
         var index = 0
         while index + 1 < arguments.count {
             switch arguments[index] {
             case "--images": images = max(Int(arguments[index + 1]) ?? 0, 0)
             case "--hold-ns": holdNanoseconds = Int64(arguments[index + 1]) ?? 0
             case "--debug-cache": debugCache = arguments[index + 1] == "1"
+            case "--gate": gate = Int32(arguments[index + 1]).flatMap { $0 >= 3 ? $0 : nil }
             default: break
             }
             index += 2
+        }
+        if let gate {
+            let gateEnd = OwnedDescriptor(adopting: gate)
+            guard WorkerGate.wait(fd: gateEnd.fd) else { return ExitCode.systemError }
         }
         let input = OwnedDescriptor(adopting: 3)
         let output = OwnedDescriptor(adopting: 4)

@@ -8,6 +8,7 @@ import CrashwatchSpool
 import CrashwatchSystem
 import Dispatch
 import FoundationEssentials
+import Synchronization
 
 /// `crashwatch run [options] [--] COMMAND [ARG...]`.
 enum RunCommand {
@@ -308,6 +309,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let minimalFailure: String?
         /// The minimal report, which readers leave be until the final report replaces it.
         let pending: PendingReport?
+        /// Why the worker's input could not be finished (then the worker ends without reading it).
+        let inputFailure = Mutex<String?>(nil)
 
         init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?,
              pending: PendingReport?) {
@@ -343,7 +346,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                   id: UUID(uuidString: essentials.reportID) ?? UUID())
         // The names and the memory on the helper thread; meanwhile here the minimal report, which has neither:
         // durable before the process is released, so that whatever happens to processing, this crash is on disk.
-        let memory = inProgress.copyMemory(on: inProgress.helper)
+        let helper = inProgress.helper
+        let memory = inProgress.copyMemory(on: helper)
         let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name, final: false)
         if !written.ok { StandardStream.err(written.line + "\n") }
         // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is the
@@ -360,9 +364,11 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let capture = captured.capture
         let output: OwnedDescriptor
         let checkpoint: OwnedDescriptor
+        let gate: WorkerGate
         do {
             output = try MemoryFile.create(name: "crashwatch-report")
             checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
+            gate = try WorkerGate()
         } catch {
             return endMinimal("no file for the processing worker's report: \(error)")
         }
@@ -376,18 +382,29 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         // The debug-file cache is crashwatch's own: only a worker running as crashwatch's user gets it.
         let cache = limits.identity == nil ? debugCacheDirectory() : nil
         if cache != nil { limits.fileSizeHardBytes = 1 << 30 }
+        let state = JobState(capture: capture, name: name, output: output, checkpoint: checkpoint,
+                             minimalFailure: written.ok ? nil : written.line, pending: written.pending)
+        // The capture's metadata needs nothing of the process: the helper thread encodes it into the worker's
+        // input while the process is let go and the worker starts, and opens the worker's gate once it is
+        // there; this thread goes back to the other processes.
+        let finishInput: @Sendable () -> Void = {
+            do {
+                try captured.complete()
+                gate.open(proceed: true)
+            } catch {
+                state.inputFailure.withLock { $0 = "cannot write the capture for the worker: \(error)" }
+                gate.open(proceed: false)
+            }
+        }
+        if let helper { helper.submit(finishInput) } else { finishInput() }
+        let descriptors = [captured.file, output, checkpoint] + (cache.map { [$0] } ?? []) + captured.imageFiles
         return ProcessingJob(
-            arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count), "--debug-cache", cache == nil ? "0" : "1"],
-            descriptors: [captured.file, output, checkpoint] + (cache.map { [$0] } ?? []) + captured.imageFiles,
+            arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count), "--debug-cache", cache == nil ? "0" : "1",
+                        "--gate", String(3 + descriptors.count)],
+            descriptors: descriptors + [gate.workerEnd],
             environment: ProcessCommand.environment(debuginfodURLs: configuration.capture.debuginfodURLs,
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
-            limits: limits, deadlineNanoseconds: deadline,
-            context: JobState(capture: capture, name: name, output: output, checkpoint: checkpoint,
-                             minimalFailure: written.ok ? nil : written.line, pending: written.pending),
-            prepare: {
-                do { try captured.complete() } catch { return "cannot write the capture for the worker: \(error)" }
-                return nil
-            })
+            limits: limits, deadlineNanoseconds: deadline, context: state)
     }
 
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
@@ -409,6 +426,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         let why: String
         switch outcome {
+        case _ where state.inputFailure.withLock({ $0 }) != nil:
+            why = "the processing worker could not start: \(state.inputFailure.withLock { $0 } ?? "")"
         case .exited(0):
             switch report(in: state.output, of: state) {
             case .success(let full):

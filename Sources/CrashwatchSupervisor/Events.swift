@@ -159,8 +159,6 @@ public final class ProcessingJob {
     public let deadlineNanoseconds: Int64
     /// The observer's own state for the job.
     public let context: AnyObject?
-    /// Work the observer left for after the release (finishing the worker's input); a message when it failed.
-    public let prepare: (() -> String?)?
     /// How long the crashed process was held, set at release.
     public internal(set) var holdNanoseconds: Int64 = 0
     var pid: Int32?
@@ -171,8 +169,7 @@ public final class ProcessingJob {
     var promoted = false
 
     public init(arguments: [String], descriptors: [OwnedDescriptor], environment: [String], limits: WorkerLimits,
-                deadlineNanoseconds: Int64, context: AnyObject?, prepare: (() -> String?)? = nil) {
-        self.prepare = prepare
+                deadlineNanoseconds: Int64, context: AnyObject?) {
         self.arguments = arguments
         self.descriptors = descriptors
         self.environment = environment

@@ -82,6 +82,10 @@ public final class Supervisor {
     /// The threads of processes released to die of their crash, by thread id, each with its process: at
     /// their exit stops nothing is left to learn (no exit status, no /proc look-up of the thread group).
     private var dyingThreads: [Int32: Int32] = [:]
+    /// Crashed processes whose other threads were left in their stops for the kernel's kill, by crashed
+    /// thread: its next report (its exit, normally after the kill) lets them go, so none is left stopped
+    /// should the fatal signal not end the process.
+    private var leftForKill: [Int32: StoppedProcess] = [:]
     /// Stops of other processes that arrived while a capture waited for its own threads.
     private var deferredEvents: [WaitEvent] = []
     /// Signals sent to the supervisor during a capture, forwarded after it.
@@ -261,6 +265,7 @@ public final class Supervisor {
             }
             return
         }
+        if let leftStopped = leftForKill.removeValue(forKey: tid) { try HeldProcess.letOthersGo(leftStopped) }
         switch event.status {
         case .exited, .signaled:
             handledFaults[tid] = nil
@@ -684,9 +689,6 @@ public final class Supervisor {
         guard Clock.monotonicNanoseconds() < job.deadlineNanoseconds else {
             return observer?.supervisorFinished(job, outcome: .deadlinePassed) ?? ()
         }
-        if let failure = job.prepare?() {
-            return observer?.supervisorFinished(job, outcome: .notStarted(failure)) ?? ()
-        }
         do {
             let pid = try spawnWorker(arguments: job.arguments + ["--hold-ns", String(job.holdNanoseconds)],
                                       environment: job.environment, descriptors: job.descriptors.map(\.fd),
@@ -781,7 +783,7 @@ public final class Supervisor {
                                          deadline: heldSince + options.captureTimeoutNanoseconds)
         let held = HeldProcess(stopped, fatalSignal: fatalSignal)
         let job = observer?.supervisorDetected(crash, stopped: held.stopped)
-        try held.release()
+        if let leftStopped = try held.release() { leftForKill[stopped.crashedTID] = leftStopped }
         if fatalSignal != nil {
             for tid in stopped.threads + stopped.unstopped { dyingThreads[tid] = crash.pid }
         }
@@ -820,19 +822,40 @@ private struct HeldProcess: ~Copyable {
         self.fatalSignal = fatalSignal
     }
 
-    /// Delivers the fatal signal to the crashed thread first — the kernel then takes the whole process
-    /// down, waking the rest — and lets every other thread go on as it would have: pending signals
-    /// delivered, group-stops kept.
-    consuming func release() throws(SystemError) {
+    /// With a fatal signal: delivers it to the crashed thread and leaves every other thread in its stop,
+    /// returned, for the kernel to take: the group exit (or the core dump) sends each a SIGKILL, which ends
+    /// a ptrace stop, so none runs another instruction of its own after the capture — resumed, they could
+    /// (a handler, a few microseconds of code) before the kill landed. The caller lets them go should the
+    /// crashed thread stop again instead of dying (`letOthersGo`). Without one (a hang snapshot, a death
+    /// seen at the exit stops), every thread goes on as it was and nothing is returned.
+    consuming func release() throws(SystemError) -> StoppedProcess? {
         released = true
-        try Self.letGo(stopped, fatalSignal: fatalSignal)
+        guard let fatalSignal else {
+            try Self.letGo(stopped, except: nil)
+            return nil
+        }
+        do {
+            try Ptrace.cont(stopped.crashedTID, signal: fatalSignal.number)
+        } catch where error.isNoSuchProcess {
+            // Killed meanwhile: so are the others.
+        } catch {
+            try Self.letGo(stopped, except: nil)
+            throw error
+        }
+        return stopped
     }
 
     deinit {
-        if !released { try? Self.letGo(stopped, fatalSignal: fatalSignal) }
+        if !released { try? Self.letGo(stopped, except: nil) }
     }
 
-    private static func letGo(_ stopped: StoppedProcess, fatalSignal: Signal?) throws(SystemError) {
+    /// Lets every thread but `crashedTID` go on from the stop it was held in: pending signals delivered,
+    /// group-stops kept. Threads gone or taken by a kill meanwhile are passed over.
+    static func letOthersGo(_ stopped: StoppedProcess) throws(SystemError) {
+        try letGo(stopped, except: stopped.crashedTID)
+    }
+
+    private static func letGo(_ stopped: StoppedProcess, except skipped: Int32?) throws(SystemError) {
         var failure: SystemError?
         func attempt(_ body: () throws(SystemError) -> Void) {
             do { try body() } catch where error.isNoSuchProcess {
@@ -841,10 +864,7 @@ private struct HeldProcess: ~Copyable {
                 if failure == nil { failure = error }
             }
         }
-        if let fatalSignal {
-            attempt { () throws(SystemError) in try Ptrace.cont(stopped.crashedTID, signal: fatalSignal.number) }
-        }
-        for (tid, stop) in stopped.stops where tid != stopped.crashedTID || fatalSignal == nil {
+        for (tid, stop) in stopped.stops where tid != skipped {
             switch stop {
             case .signalDelivery(let signal): attempt { () throws(SystemError) in try Ptrace.cont(tid, signal: signal) }
             case .event: attempt { () throws(SystemError) in try Ptrace.cont(tid) }

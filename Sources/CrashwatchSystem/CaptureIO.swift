@@ -3,6 +3,7 @@
 // in-memory files for handing a capture to the worker, and the worker process itself.
 import CCrashwatch
 import Glibc
+import Synchronization
 
 /// An open file descriptor, closed when the value goes away.
 public final class OwnedDescriptor: Sendable {
@@ -309,6 +310,49 @@ public final class MappedFile {
 
     deinit {
         if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
+    }
+}
+
+/// Holds a worker back until its input is complete, so the input can be finished while the worker starts:
+/// a close-on-exec pipe whose read end the worker gets as one of its descriptors (`workerEnd`) and reads
+/// to EOF (`WorkerGate.wait(fd:)`) before it reads its input. `open` ends the wait: EOF when the worker may
+/// go on, a byte first when it must not.
+public final class WorkerGate: Sendable {
+    /// The end passed to the worker.
+    public let workerEnd: OwnedDescriptor
+    /// Ours, until `open` closes it (-1 then).
+    private let ourEnd: Mutex<Int32>
+
+    public init() throws(SystemError) {
+        var fds: [Int32] = [-1, -1]
+        guard cw_pipe_cloexec(&fds) == 0 else { throw SystemError("pipe", errno: lastErrno()) }
+        workerEnd = OwnedDescriptor(adopting: fds[0])
+        ourEnd = Mutex(fds[1])
+    }
+
+    deinit { open(proceed: false) }
+
+    /// Lets the worker go on (`proceed`), or tells it to end without reading its input; later calls do
+    /// nothing. Should this process die first, the worker goes on too, and finds its input unfinished.
+    public func open(proceed: Bool) {
+        ourEnd.withLock { fd in
+            guard fd >= 0 else { return }
+            if !proceed {
+                var no: UInt8 = 0
+                _ = retryingOnEINTR { write(fd, &no, 1) }
+            }
+            // EOF for the worker once every copy is closed: the only other ones, inherited by children
+            // forked meanwhile, are closed at their exec.
+            Glibc.close(fd)
+            fd = -1
+        }
+    }
+
+    /// In the worker: waits until the gate on `fd` opens; whether the input may be read (false: it will
+    /// never be finished, or the descriptor is not a gate).
+    public static func wait(fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return retryingOnEINTR { read(fd, &byte, 1) } == 0
     }
 }
 

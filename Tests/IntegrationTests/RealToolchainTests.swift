@@ -194,9 +194,6 @@ private func goTraceback(_ stderr: String) -> [String] {
 }
 
 @Suite(.serialized) struct RealToolchainTests {
-    /// The functions a new thread starts in, stopped at its birth (`PTRACE_O_TRACECLONE`).
-    static let cloneFunctions: Set<String> = ["runtime.clone", "clone", "clone3", "__clone", "__clone3", "__clone_internal"]
-
     @Test("real-toolchain crash: same exit as bare, one valid report, the crashed thread's stack as gdb sees it, the root fault",
           arguments: toolchainFixtures)
     func report(_ name: String) throws {
@@ -303,14 +300,6 @@ private func goTraceback(_ stderr: String) -> [String] {
             }
             let ours = report.frames(of: thread)
             let describe = { (frames: [[String: Any]]) in frames.map { "\($0["address"] as? String ?? "?") \($0["function"] as? String ?? "?")" } }
-            // A thread caught at its birth (stopped in the clone that made it: one frame) ran on between the
-            // release and the kernel's kill — a few microseconds, enough for a new Go runtime thread to reach
-            // sysmon — so the core, dumped after the release, shows it further on. Only that: the thread gdb
-            // sees must descend from the same clone.
-            if ours.count == 1, let function = ours[0]["function"] as? String, Self.cloneFunctions.contains(function),
-               all.last?.function == function {
-                continue
-            }
             #expect(ours.count >= theirs.count, "thread \(tid): crashwatch has \(ours.count) frames, gdb \(theirs.count): \(describe(ours)) vs gdb \(theirs)")
             // The first difference only (address or function): past a missing frame every later one is shifted.
             let differs = Array(zip(ours, theirs)).firstIndex { mine, frame in

@@ -145,7 +145,7 @@ func readelfBuildID(_ path: String) throws -> String? {
 
     @Test("every thread's frames agree with eu-stack -s -i on the core dump of the same crash: address, function, file:line:column",
           arguments: ["null_deref", "omit_fp_o2", "threads64", "dlopen_crash", "segv_reraise", "abort_in_handler", "inline_o2",
-                      "cxx_throw", "abort"])
+                      "cxx_throw", "abort", "spin_threads"])
     func crossCheckWithCoreDump(_ name: String) throws {
         let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
         try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")

@@ -107,6 +107,9 @@ int cw_set_child_subreaper(void);
     that a machine kept busy cannot starve it; 0 or an errno (EPERM without CAP_SYS_NICE or RLIMIT_NICE). */
 int cw_worker_promote(pid_t pid);
 
+/** pipe2(fds, O_CLOEXEC): both ends close-on-exec from the start; 0 or -1 with errno. */
+int cw_pipe_cloexec(int fds[2]);
+
 /** Starts a detached thread running `body(context)` with every signal blocked (it never takes one meant for
     the process); 0 or an errno. */
 int cw_start_thread(void *(*body)(void *), void *context);
