@@ -265,7 +265,12 @@ public final class Supervisor {
             }
             return
         }
-        if let leftStopped = leftForKill.removeValue(forKey: tid) { try HeldProcess.letOthersGo(leftStopped) }
+        if let leftStopped = leftForKill.removeValue(forKey: tid) {
+            try HeldProcess.letOthersGo(leftStopped)
+            if case .stopped(let signal, let ptraceEvent) = event.status, ptraceEvent != Event.exit {
+                return try detachSurvivor(leftStopped.pid, crashedTID: tid, stop: ThreadStop(signal: signal, event: ptraceEvent))
+            }
+        }
         switch event.status {
         case .exited, .signaled:
             handledFaults[tid] = nil
@@ -465,11 +470,7 @@ public final class Supervisor {
             case .continued:
                 interrupted.insert(tid)
             case .stopped(let signal, let ptraceEvent):
-                switch ptraceEvent {
-                case 0: states[tid] = .signalDelivery(signal)
-                case Event.stop: states[tid] = Signal(signal).isStop ? .groupStop : .event
-                default: states[tid] = .event
-                }
+                states[tid] = ThreadStop(signal: signal, event: ptraceEvent)
             }
         }
 
@@ -793,6 +794,33 @@ public final class Supervisor {
         }
     }
 
+    /// A process released to die of its crash whose crashed thread stopped again instead. The kernel keeps a
+    /// pid namespace's init alive through a fatal signal while it is traced, and the fault that raised it
+    /// comes back for ever; untraced, that fault kills it (the kernel then drops the protection). The crash
+    /// is reported: every thread is let go untraced — the crashed one with the signal it stopped for — so
+    /// the process ends, or goes on, as it would have without crashwatch.
+    private func detachSurvivor(_ pid: Int32, crashedTID: Int32, stop: ThreadStop) throws(SystemError) {
+        let stopped = try stopAllThreads(of: pid, crashedTID: crashedTID, initial: [crashedTID: stop],
+                                         deadline: Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds)
+        var failure: SystemError?
+        for (tid, stop) in stopped.stops {
+            let signal: Int32 = if case .signalDelivery(let number) = stop { number } else { 0 }
+            do {
+                try Ptrace.detach(tid, signal: signal)
+            } catch where error.isNoSuchProcess {
+                // Gone meanwhile.
+            } catch {
+                if failure == nil { failure = error }
+            }
+            dyingThreads[tid] = nil
+            handledFaults[tid] = nil
+            dispositions.forget(tid)
+        }
+        // Threads that had not stopped in time stay traced: their stops come later and are resumed as usual.
+        followedProcesses.remove(pid)
+        if let failure { throw failure }
+    }
+
     private func threadGroup(of tid: Int32) -> Int32 {
         (try? ProcFS.threadStatus(tid))?.tgid ?? tid
     }
@@ -911,6 +939,17 @@ struct WatchdogPings {
     var isSilent: Bool {
         guard let timeout, let lastPing else { return false }
         return Clock.monotonicNanoseconds() - lastPing.monotonic >= timeout / 2
+    }
+}
+
+extension ThreadStop {
+    /// How a thread that reported a stop with `signal` and ptrace `event` is stopped.
+    fileprivate init(signal: Int32, event: Int32) {
+        switch event {
+        case 0: self = .signalDelivery(signal)
+        case Event.stop: self = Signal(signal).isStop ? .groupStop : .event
+        default: self = .event
+        }
     }
 }
 

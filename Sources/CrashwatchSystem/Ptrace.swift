@@ -30,6 +30,12 @@ public enum Ptrace {
         _ = try request("PTRACE_CONT", Int32(CW_PTRACE_CONT), tid, 0, UInt(signal))
     }
 
+    /// Stops tracing a stopped tracee, which goes on untraced, delivering `signal` when it is in a
+    /// signal-delivery-stop (0 for none); a tracee in group-stop stays stopped.
+    public static func detach(_ tid: Int32, signal: Int32 = 0) throws(SystemError) {
+        _ = try request("PTRACE_DETACH", Int32(CW_PTRACE_DETACH), tid, 0, UInt(signal))
+    }
+
     /// Lets a tracee in group-stop stay stopped while still reporting new events (PTRACE_LISTEN).
     public static func listen(_ tid: Int32) throws(SystemError) {
         _ = try request("PTRACE_LISTEN", Int32(CW_PTRACE_LISTEN), tid)

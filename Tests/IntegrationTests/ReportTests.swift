@@ -124,6 +124,26 @@ func readelfBuildID(_ path: String) throws -> String? {
         }
     }
 
+    @Test("a pid namespace's init that crashes is reported and dies as it does bare (traced, the kernel spares it its fatal signal)")
+    func pidNamespaceInit() throws {
+        try #require(getuid() == 0, "needs root for a pid namespace; skip")
+        let arguments = ["-pf", "--mount-proc", Paths.fixture("threads64")]
+        let bare = try run("/usr/bin/unshare", arguments, timeout: 30)
+        let spool = try TemporaryDirectory("cw-spool")
+        // Before the fix the init's fault came back for ever and the run never ended: the timeout fails it.
+        let result = try run(Paths.crashwatch, ["run", "--spool", spool.path, "--", "/usr/bin/unshare"] + arguments, timeout: 30)
+        // unshare dies of its child's signal, by sending it to itself: SIGSEGV either way.
+        #expect(bare.termination == .signaled(SIGSEGV))
+        #expect(result.termination == bare.termination, "stderr: \(result.stderr)")
+        let line = try #require(result.crashLines.first { $0.executable.hasSuffix("/threads64") }, "stderr: \(result.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: spool.path).filter { $0.contains("-\(line.pid)-threads64-") }
+        let name = try #require(names.first, "no report of threads64[\(line.pid)]: \(result.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(spool.path)/\(name)"))) as? [String: Any])
+        #expect((report["threads"] as? [Any])?.count == 65)
+        #expect((report["diagnostics"] as? [String: Any])?["processing"] as? String == "complete")
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(line.pid)"), "threads64[\(line.pid)] is still there")
+    }
+
     @Test("1,000 threads are all stopped and unwound")
     func thousandThreads() throws {
         let (result, reports, _) = try runCapturing(Paths.fixture("threads1000"))
