@@ -337,7 +337,9 @@ public final class Supervisor {
     /// A signal is about to be delivered to `tid`: pass it on, remembering or reporting crash signals.
     private func signalDeliveryStop(tid: Int32, signal: Signal) throws(SystemError) {
         guard signal.isCrash else {
-            if forwardedSignalSet.contains(signal) { noteDelivery(tid: tid, signal: signal, info: try? Ptrace.signalInfo(tid)) }
+            if forwardedSignalSet.contains(signal), mayBeForwardedCopy(signal) {
+                noteDelivery(tid: tid, signal: signal, info: try? Ptrace.signalInfo(tid))
+            }
             return try resume(tid, signal: signal.number)
         }
 
@@ -579,6 +581,19 @@ public final class Supervisor {
         }) else { return false }
         mainDeliveries.remove(at: index)
         return true
+    }
+
+    /// Whether a delivery of `signal` to a traced thread may be the program's copy of one the supervisor also
+    /// got, and must be remembered with its sender (`PTRACE_GETSIGINFO`, the one request a passed-on signal
+    /// costs beyond the floor's): while a received copy waits to be forwarded — not read from the inbox yet,
+    /// set aside during a capture, or the service manager's waiting for the program's own. Whoever signals
+    /// both signals the supervisor no later than the program — a process-group kill queues every copy in one
+    /// system call, systemd's control-group kill starts with the main process — so the supervisor's copy is
+    /// pending by the time the program's delivery stop is seen; and a copy already forwarded was matched
+    /// then, against the program's pending set and the stops in `waitpid`. (A sender that signals the
+    /// program and then, in a second call, the supervisor has it forwarded: two signals, two deliveries.)
+    private func mayBeForwardedCopy(_ signal: Signal) -> Bool {
+        !pendingForwards.isEmpty || !deferredSignals.isEmpty || inbox.isPending(signal)
     }
 
     /// Remembers a forwardable signal (with its siginfo) a process sent to a traced thread, seen at its delivery-stop

@@ -50,6 +50,14 @@ public struct SignalInbox: ~Copyable {
         }
     }
 
+    /// Whether `signal` is waiting to be read (sent to the process and not drained yet): one `sigpending`,
+    /// no read of the signalfd.
+    public func isPending(_ signal: Signal) -> Bool {
+        var pending = sigset_t()
+        guard sigpending(&pending) == 0 else { return true }
+        return sigismember(&pending, signal.number) == 1
+    }
+
     /// Blocks until a signal is pending, or at most `timeoutMilliseconds` (-1: no limit). Also returns when
     /// one of `alsoReadable` (other descriptors the caller serves, such as the sd_notify relay) is readable.
     public func waitUntilPending(timeoutMilliseconds: Int32 = -1, alsoReadable others: [Int32] = []) throws(SystemError) {
