@@ -220,6 +220,11 @@ public enum LiveCapture {
                                      registers: [], missingReason: "the thread did not stop before the capture deadline"))
             reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: "thread did not stop before the capture deadline"))
         }
+        for tid in stopped.inVfork {
+            let why = "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped"
+            threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false, registers: [], missingReason: why))
+            reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: why))
+        }
         let fromHelper = mapsFromHelper && factsFromHelper
         reader.softErrors += read.softErrors
         var capture = RawCapture(

@@ -213,6 +213,8 @@ public struct StoppedProcess: Equatable, Sendable {
     public let threads: [Int32]
     /// Threads that did not stop before the deadline: they cannot be inspected.
     public let unstopped: [Int32]
+    /// Threads waiting in vfork() for a child to exec or exit, not stopped: they cannot stop before that.
+    public let inVfork: [Int32]
     /// The capture's deadline (CLOCK_MONOTONIC nanoseconds): past it, write what exists.
     public let deadlineNanoseconds: Int64
     /// How each stopped thread is stopped.

@@ -86,6 +86,10 @@ public final class Supervisor {
     /// thread: its next report (its exit, normally after the kill) lets them go, so none is left stopped
     /// should the fatal signal not end the process.
     private var leftForKill: [Int32: StoppedProcess] = [:]
+    /// Threads waiting in vfork() for their child to exec or exit, by the child's pid: such a thread cannot
+    /// stop until then (the kernel's wait ends only for the child, or a kill), so a capture does not wait
+    /// for it.
+    private var vforkParents: [Int32: Int32] = [:]
     /// Stops of other processes that arrived while a capture waited for its own threads.
     private var deferredEvents: [WaitEvent] = []
     /// Signals sent to the supervisor during a capture, forwarded after it.
@@ -273,6 +277,7 @@ public final class Supervisor {
         }
         switch event.status {
         case .exited, .signaled:
+            if !vforkParents.isEmpty { forgetVfork(of: tid) }
             handledFaults[tid] = nil
             dispositions.forget(tid)
             if dyingThreads.removeValue(forKey: tid) != nil, dyingThreads.values.contains(tid) {
@@ -307,10 +312,12 @@ public final class Supervisor {
                 let formerTID = Int32(truncatingIfNeeded: (try? Ptrace.eventMessage(tid)) ?? UInt(tid))
                 if formerTID != tid { handledFaults[formerTID] = nil }
                 handledFaults[tid] = nil
+                if !vforkParents.isEmpty { forgetVfork(of: tid) }
                 if tid == mainPID { mainExecuted = true }
                 try resume(tid)
             case Event.exit:
                 if dyingThreads[tid] != nil { return try resume(tid) }
+                if !vforkParents.isEmpty { forgetVfork(of: tid) }
                 let exitStatus = WaitStatus(raw: Int32(truncatingIfNeeded: (try? Ptrace.eventMessage(tid)) ?? 0))
                 if case .signaled(let number, _) = exitStatus {
                     let deathSignal = Signal(number)
@@ -326,6 +333,7 @@ public final class Supervisor {
             case Event.fork, Event.vfork:
                 if let child = try? Ptrace.eventMessage(tid), child > 0, child <= UInt(Int32.max) {
                     followedProcesses.insert(Int32(child))
+                    if ptraceEvent == Event.vfork { vforkParents[Int32(child)] = tid }
                 }
                 try resume(tid)
             default:  // clone (the new task reports its own first stop), vfork-done
@@ -404,9 +412,16 @@ public final class Supervisor {
         var states = initial
         var interrupted: Set<Int32> = []
         var gone: Set<Int32> = []
+        // Not interrupted: they would stop only once their vfork() ends, which may be never.
+        let waitingInVfork = Set(vforkParents.values).subtracting(initial.keys)
+        var vforking: Set<Int32> = []
 
         func interruptNewThreads() throws(SystemError) {
             for tid in ProcFS.threadIDs(of: pid) where states[tid] == nil && !interrupted.contains(tid) && !gone.contains(tid) {
+                if waitingInVfork.contains(tid) {
+                    vforking.insert(tid)
+                    continue
+                }
                 // A leader that called pthread_exit stays a zombie while its threads run: it cannot stop.
                 // (Only the leader lingers so; other threads vanish from the list when they exit.)
                 if tid == pid, (try? ProcFS.threadStatus(tid))?.isDead == true {
@@ -478,7 +493,7 @@ public final class Supervisor {
 
         let stoppedTIDs = states.keys.sorted { lhs, rhs in lhs == crashedTID ? true : rhs == crashedTID ? false : lhs < rhs }
         return StoppedProcess(pid: pid, crashedTID: crashedTID, threads: stoppedTIDs, unstopped: interrupted.sorted(),
-                              deadlineNanoseconds: deadline, stops: states)
+                              inVfork: vforking.sorted(), deadlineNanoseconds: deadline, stops: states)
     }
 
     /// A PTRACE_EVENT_STOP: a group-stop (stop signal) or a new task's first stop / an interrupt (SIGTRAP).
@@ -801,7 +816,7 @@ public final class Supervisor {
         let job = observer?.supervisorDetected(crash, stopped: held.stopped)
         if let leftStopped = try held.release() { leftForKill[stopped.crashedTID] = leftStopped }
         if fatalSignal != nil {
-            for tid in stopped.threads + stopped.unstopped { dyingThreads[tid] = crash.pid }
+            for tid in stopped.threads + stopped.unstopped + stopped.inVfork { dyingThreads[tid] = crash.pid }
         }
         if let job {
             job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
@@ -834,6 +849,12 @@ public final class Supervisor {
         // Threads that had not stopped in time stay traced: their stops come later and are resumed as usual.
         followedProcesses.remove(pid)
         if let failure { throw failure }
+    }
+
+    /// `tid` exec'd or is gone: a vfork() it was the child of is over, and one it was waiting in cannot matter.
+    private func forgetVfork(of tid: Int32) {
+        vforkParents[tid] = nil
+        if vforkParents.values.contains(tid) { vforkParents = vforkParents.filter { $0.value != tid } }
     }
 
     private func threadGroup(of tid: Int32) -> Int32 {

@@ -93,6 +93,22 @@ func readelfBuildID(_ path: String) throws -> String? {
         try check(reports[0], against: fixture, executable: Paths.fixture(fixture.name), result: result)
     }
 
+    @Test("a thread waiting in vfork() for a slow child is not waited for: listed without registers, and the process let go at once")
+    func threadInVfork() throws {
+        let (result, reports, _) = try runCapturing(Paths.fixture("vfork_wait"))
+        #expect(result.termination == .signaled(SIGSEGV), "stderr: \(result.stderr)")
+        let report = try #require(reports.first, "stderr: \(result.stderr)")
+        // Its child execs only after 5 s: waiting for the thread would hold the process that long.
+        let hold = try #require(report.json["holdDurationMs"] as? Double)
+        #expect(hold < 1_000, "held \(hold) ms")
+        #expect(report.threads.count == 2)
+        let spawner = try #require(report.threads.first { $0["name"] as? String == "spawner" }, "\(report.threads)")
+        #expect((spawner["registers"] as? [Any])?.isEmpty ?? true)
+        #expect((spawner["unwindStopReason"] as? String)?.contains("vfork()") == true, "\(spawner)")
+        let softErrors = report.json["softErrors"] as? [[String: Any]] ?? []
+        #expect(softErrors.contains { $0["stage"] as? String == "stop" && ($0["message"] as? String)?.contains("vfork()") == true }, "\(softErrors)")
+    }
+
     @Test("a deleted executable still gets its frames, names and build-id")
     func deletedExecutable() throws {
         let directory = try TemporaryDirectory("cw-deleted")
