@@ -27,7 +27,7 @@ enum RunCommand {
         OptionSpec("debug-cache", value: "DIR", help: "keep inflated copies of compressed debug files here, by build-id, so later crashes skip inflating them (default /var/cache/crashwatch/debug as root, else $XDG_CACHE_HOME/crashwatch/debug; 'none' turns it off)"),
         OptionSpec("max-stack-bytes", value: "SIZE", help: "capture at most SIZE bytes of each thread's stack (default 1M)"),
         OptionSpec("max-capture-bytes", value: "SIZE", help: "capture at most SIZE bytes of stacks and image copies per crash (default 64M)"),
-        OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported)"),
+        OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported; a program that traces its own children, such as a debugger, needs this)"),
         OptionSpec("pid-file", value: "FILE", help: "for a daemon that forks and exits (systemd Type=forking with PIDFile=FILE): crashwatch returns when the command's first process exits, as it did, and a crashwatch process that goes on supervising what it left running writes its pid to FILE; it ends as the last of them does"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]

@@ -16,6 +16,18 @@ import Testing
         }
     }
 
+    /// A process has one tracer: a program that traces its own children (a debugger, strace, a ptrace
+    /// sandbox) cannot while crashwatch follows forks, and can with --no-follow-forks.
+    @Test("a program that traces its children: refused while forks are followed, works with --no-follow-forks")
+    func programThatTraces() throws {
+        let gdb = ["-nx", "-batch", "-iex", "set debuginfod enabled off", "-ex", "run", "--args", "/bin/true"]
+        let followed = try run(Paths.crashwatch, ["run", "--", "/usr/bin/gdb"] + gdb, timeout: 60)
+        #expect(!followed.stdout.contains("exited normally"), "gdb traced its child under a supervisor following forks: \(followed.stdout)")
+        let alone = try run(Paths.crashwatch, ["run", "--no-follow-forks", "--", "/usr/bin/gdb"] + gdb, timeout: 60)
+        #expect(alone.termination == .exited(0), "\(alone.stderr)")
+        #expect(alone.stdout.contains("exited normally"), "stdout: \(alone.stdout) stderr: \(alone.stderr)")
+    }
+
     @Test("--max-reports keeps the newest N reports")
     func retentionByCount() throws {
         let spool = try TemporaryDirectory("cw-retention")
