@@ -235,6 +235,7 @@ enum RunCommand {
             }
             reporter.finishWriting()
         } catch {
+            reporter.flushLines()
             switch error {
             case .supervisionBlocked(let reason):
                 StandardStream.err("crashwatch: \(reason)\n")
@@ -250,6 +251,7 @@ enum RunCommand {
                 return ExitCode.systemError
             }
         }
+        reporter.flushLines()
         SelfProcess.terminate(like: status)
     }
 }
@@ -261,6 +263,10 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     /// traced process's stops. Only the minimal report is written on the tracer thread: it must be durable
     /// before the crashed process is released. (Reached only through `supervisorFinished` and `finishWriting`.)
     private let writer = DispatchQueue(label: "crashwatch.final-reports")
+    /// crashwatch's stderr lines once the command runs. The stream may be the program's too, and a write to
+    /// it can wait for ever (a pipe it filled that nobody reads, a stopped terminal): neither the tracer
+    /// thread, which may be holding a crashed process, nor the writer waits on it.
+    let lines = LineOutput(fd: 2)
     /// Journal entries queued on `writer` and not sent yet.
     private let journalEntries = DispatchGroup()
     private let configuration: RunCommand.Configuration
@@ -288,6 +294,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     func supervisorStarted() {
         // Not before: a thread started then would un-ignore signal 33 for the command (TransparencyTests).
         LiveCapture.startHelper()
+        lines.start()
     }
 
     func supervisorStopping(_ crash: DetectedCrash) {
@@ -295,7 +302,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     func supervisorWarning(_ line: String) {
-        StandardStream.err(line + "\n")
+        lines.write(line + "\n")
     }
 
     /// What the reporter keeps for a job: the capture and where its reports go.
@@ -326,7 +333,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob? {
         // A SIGKILL death seen at the exit stops had its line from `supervisorSawAbnormalExit`.
         let exit = crash.seenAtExit ? abnormalExits.removeValue(forKey: crash.pid) : nil
-        if exit == nil { StandardStream.err((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n") }
+        if exit == nil { lines.write((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n") }
         let deadline = stopped.deadlineNanoseconds
         let inProgress: CaptureInProgress
         do {
@@ -336,7 +343,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                                hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit,
                                                readAhead: ahead)
         } catch {
-            StandardStream.err("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
+            lines.write("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
             return nil
         }
         let essentials = inProgress.capture
@@ -349,12 +356,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let helper = inProgress.helper
         let memory = inProgress.copyMemory(on: helper)
         let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name, final: false)
-        if !written.ok { StandardStream.err(written.line + "\n") }
+        if !written.ok { lines.write(written.line + "\n") }
         // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is the
         // last one, and says why.
         func endMinimal(_ why: String) -> ProcessingJob? {
             let final = write(bytes: minimalBytes(essentials, why: why), name: name)
-            StandardStream.err((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
+            lines.write((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
             return nil
         }
         // At the deadline the process is released whatever happens.
@@ -413,6 +420,15 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         writer.async { self.finish(state, outcome: outcome, holdNanoseconds: holdNanoseconds) }
     }
 
+    /// How long crashwatch, about to exit, waits for its stderr lines to be written: a stream nobody reads
+    /// must not keep it (and the service it runs) from ending as the program did.
+    static let linesFlushNanoseconds: Int64 = 2_000_000_000
+
+    /// Writes what is left of crashwatch's stderr lines, waiting at most `linesFlushNanoseconds`.
+    func flushLines() {
+        lines.flush(until: Clock.monotonicNanoseconds() + Self.linesFlushNanoseconds)
+    }
+
     /// Waits until every final report is written and its journal entry sent (before crashwatch exits).
     func finishWriting() {
         // Every final write has run once the queue is empty up to here, and each entered `journalEntries`
@@ -432,7 +448,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             switch report(in: state.output, of: state) {
             case .success(let full):
                 let written = write(bytes: full, name: state.name)
-                if written.line != state.minimalFailure { StandardStream.err(written.line + "\n") }
+                if written.line != state.minimalFailure { lines.write(written.line + "\n") }
                 return
             case .failure(let failure):
                 why = failure.description
@@ -460,7 +476,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             bytes = minimalBytes(capture, why: why)
         }
         let written = write(bytes: bytes, name: state.name)
-        if written.line != state.minimalFailure { StandardStream.err(written.line + "\n") }
+        if written.line != state.minimalFailure { lines.write(written.line + "\n") }
     }
 
     /// The debug-file cache directory, created (0700) on first use; nil when off or not crashwatch's own.
@@ -485,7 +501,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                     evidence: "memory cgroup \(oom.cgroup): oom_kill \(before) -> \(oom.kills)")
             }
         }
-        StandardStream.err(CrashLine.abnormalExit(exit, reason: record) + "\n")
+        lines.write(CrashLine.abnormalExit(exit, reason: record) + "\n")
         if exit.threadsStopped && record.reason != "memory" {
             abnormalExits[exit.pid] = record
             return true
@@ -507,7 +523,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                               runID: configuration.capture.runID)
         let name = ReportFileName(timeNanoseconds: exit.timeNanoseconds, pid: exit.pid, executable: process.executable,
                                   id: UUID(uuidString: report.id) ?? UUID())
-        writer.async { StandardStream.err(self.write(report, name: name, final: true).line + "\n") }
+        writer.async { self.lines.write(self.write(report, name: name, final: true).line + "\n") }
         return false
     }
 

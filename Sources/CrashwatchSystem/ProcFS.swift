@@ -1,6 +1,8 @@
 // ProcFS.swift — reading /proc: small files read whole, and parsers that take text, not paths.
 import CCrashwatch
+import Dispatch
 import Glibc
+import Synchronization
 
 /// Reads small files under /proc (and elsewhere) whole, with one open and a read loop.
 public enum ProcFS {
@@ -326,12 +328,108 @@ public enum StandardStream {
     /// Writes `text` to standard error.
     public static func err(_ text: String) { writeAll(2, text) }
 
+    /// Writes `text` to `fd`, waiting as long as that takes.
+    public static func write(_ fd: Int32, _ text: String) { writeAll(fd, text) }
+
     private static func writeAll(_ fd: Int32, _ text: String) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { buffer in retryingOnEINTR { write(fd, buffer.baseAddress, buffer.count) } }
+            let written = bytes.withUnsafeBytes { buffer in retryingOnEINTR { Glibc.write(fd, buffer.baseAddress, buffer.count) } }
             if written <= 0 { return }  // a closed stream: nothing sensible left to do
             bytes = bytes.dropFirst(written)
+        }
+    }
+}
+
+/// Lines for a standard stream that the writer never waits on: a stream shared with the supervised program
+/// (a pipe it filled and nobody reads, a stopped terminal, a journald stream that stalls) can block a write
+/// for as long as it likes, and the tracer thread must not wait on it while it holds a crashed process or
+/// while other processes wait for it. Once `start()`ed, lines are queued (at most `capacity` bytes: past
+/// that they are dropped and counted) and written in order by a thread of their own; before, each is
+/// written at once, as `StandardStream` does.
+public final class LineOutput: Sendable {
+    private struct State {
+        var queued: [String] = []
+        var queuedBytes = 0
+        var dropped = 0
+        var started = false
+        /// Lines handed over, and lines the thread has finished writing (or dropping).
+        var handedOver = 0
+        var finished = 0
+    }
+
+    private let fd: Int32
+    private let capacity: Int
+    private let state = Mutex(State())
+    private let available = DispatchSemaphore(value: 0)
+    private let progress = DispatchSemaphore(value: 0)
+
+    public init(fd: Int32, capacity: Int = 1 << 20) {
+        self.fd = fd
+        self.capacity = capacity
+    }
+
+    /// Starts the writing thread; false when none could be started (lines are then written at once).
+    /// A thread started before the supervised command would change what it inherits: call it after.
+    @discardableResult
+    public func start() -> Bool {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        guard cw_start_thread({ context in
+            Unmanaged<LineOutput>.fromOpaque(context!).takeRetainedValue().serve()
+        }, context) == 0 else {
+            Unmanaged<LineOutput>.fromOpaque(context).release()
+            return false
+        }
+        state.withLock { $0.started = true }
+        return true
+    }
+
+    /// Writes `text` (whole lines), or queues it for the thread; never waits once started.
+    public func write(_ text: String) {
+        let queued = state.withLock { state -> Bool in
+            guard state.started else { return false }
+            state.handedOver += 1
+            if state.queuedBytes + text.utf8.count > capacity {
+                state.dropped += 1
+                state.finished += 1
+            } else {
+                state.queued.append(text)
+                state.queuedBytes += text.utf8.count
+            }
+            return true
+        }
+        if queued { available.signal() } else { StandardStream.write(fd, text) }
+    }
+
+    /// Waits until every line handed over is written, or the monotonic clock reaches `deadline`
+    /// (nanoseconds); whether they all were.
+    @discardableResult
+    public func flush(until deadline: Int64) -> Bool {
+        while true {
+            let done = state.withLock { $0.finished >= $0.handedOver && $0.dropped == 0 }
+            if done { return true }
+            let remaining = deadline - Clock.monotonicNanoseconds()
+            if remaining <= 0 { return false }
+            _ = progress.wait(timeout: .now() + .nanoseconds(Int(min(remaining, 50_000_000))))
+        }
+    }
+
+    private func serve() -> Never {
+        while true {
+            available.wait()
+            let (lines, dropped) = state.withLock { state -> ([String], Int) in
+                let taken = (state.queued, state.dropped)
+                state.queued.removeAll()
+                state.queuedBytes = 0
+                state.dropped = 0
+                return taken
+            }
+            if dropped > 0 {
+                StandardStream.write(fd, "crashwatch: \(dropped) line(s) to this stream were dropped: it was not being read\n")
+            }
+            for line in lines { StandardStream.write(fd, line) }
+            state.withLock { $0.finished += lines.count }
+            progress.signal()
         }
     }
 }

@@ -455,6 +455,46 @@ final class WorkerPolicyWatch: @unchecked Sendable {
         #expect(!report.frames(of: try crashedThread(report)).isEmpty)
     }
 
+    /// crashwatch's stderr is the program's too. A crashing program whose stream nobody reads (a pipe it
+    /// filled, a stopped terminal, a stalled journald stream) made crashwatch's crash line wait, and with it
+    /// the tracer thread, holding the crashed process (3.8 s of a 4 s stall, before the fix).
+    @Test("a stderr nobody reads holds neither the crashed process nor crashwatch's exit: lines wait, or are given up after 2 s",
+          arguments: [1, 5])
+    func stderrNobodyReads(readerDelaySeconds: Int) throws {
+        let directory = try TemporaryDirectory("cw-stderr")
+        let spool = "\(directory.path)/spool"
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        let script = """
+            cd '\(directory.path)' && mkfifo fifo
+            ( exec 3<fifo; sleep \(readerDelaySeconds); cat <&3 > stderr.txt ) &
+            start=$(date +%s%N)
+            '\(Paths.crashwatch)' run --spool '\(spool)' -- '\(Paths.fixture("stderr_fill"))' 1048576 2>fifo
+            status=$?
+            echo "$status $(( ($(date +%s%N) - start) / 1000000 ))" > result
+            wait
+            """
+        // bash, not dash: dash reports the signal death with fd 2 still pointing at the stream nobody reads.
+        let shell = try run("/bin/bash", ["-c", script], timeout: 60)
+        #expect(shell.termination == .exited(0), "\(shell.stderr)")
+        let result = try String(contentsOfFile: "\(directory.path)/result", encoding: .utf8).split(separator: " ")
+        let status = Int(result.first ?? ""), milliseconds = Int(result.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? -1
+        #expect(status == 128 + Int(SIGSEGV), "crashwatch's status: \(result)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: spool).filter { $0.hasSuffix(".json") }
+        let name = try #require(names.first, "no report")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(spool)/\(name)"))) as? [String: Any])
+        let hold = report["holdDurationMs"] as? Double ?? .infinity
+        #expect(hold < 500, "held \(hold) ms while stderr was not read")
+        let stderr = (try? String(contentsOfFile: "\(directory.path)/stderr.txt", encoding: .utf8)) ?? ""
+        if readerDelaySeconds < 2 {
+            // Read in time: every line arrives, in order.
+            let crashed = stderr.range(of: "stderr_fill["), written = stderr.range(of: "crashwatch: report written to ")
+            #expect(crashed != nil && written != nil && crashed!.lowerBound < written!.lowerBound, "stderr: \(stderr.suffix(500))")
+        } else {
+            // Never read while crashwatch lives: it ends 2 s after the program rather than wait.
+            #expect(milliseconds < Int(readerDelaySeconds) * 1000 - 500, "crashwatch ran \(milliseconds) ms")
+        }
+    }
+
     @Test("memory on a FUSE file system whose server never answers (an image, the command line, the environment) is not read: crashwatch ends in time",
           .timeLimit(.minutes(2)))
     func fuseStall() throws {
