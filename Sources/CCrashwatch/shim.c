@@ -300,7 +300,7 @@ void cw_die_by_signal(int signo) {
 
 /* The worker's side of cw_spawn_worker: async-signal-safe calls only. Never returns. */
 static void worker_child(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
-                         const cw_worker_limits *limits) {
+                         int stderr_fd, const cw_worker_limits *limits) {
     /* Out of the supervisor's process group: a terminal's Ctrl-C is for the app, not for processing. */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -316,8 +316,16 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
         moved[i] = fcntl(fds[i], F_DUPFD, (int)(3 + fd_count));
         if (moved[i] < 0) _exit(126);
     }
+    int error_output = stderr_fd >= 0 ? fcntl(stderr_fd, F_DUPFD, (int)(3 + fd_count)) : -1;
+    if (stderr_fd >= 0 && error_output < 0) _exit(126);
     for (size_t i = 0; i < fd_count; i++) {
         if (dup2(moved[i], (int)(3 + i)) < 0) _exit(126);
+    }
+    /* Standard input and output from /dev/null, standard error to the caller's file: not the streams the
+     * supervisor shares with the program, which may be stuck. */
+    if (error_output >= 0) {
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(error_output, 2) < 0) _exit(126);
     }
     close_range((unsigned)(3 + fd_count), ~0U, 0);
 
@@ -359,10 +367,10 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
 }
 
 int cw_spawn_worker(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
-                    const cw_worker_limits *limits, pid_t *pid_out) {
+                    int stderr_fd, const cw_worker_limits *limits, pid_t *pid_out) {
     pid_t pid = fork();
     if (pid == -1) return -1;
-    if (pid == 0) worker_child(path, argv, envp, fds, fd_count, limits);
+    if (pid == 0) worker_child(path, argv, envp, fds, fd_count, stderr_fd, limits);
     *pid_out = pid;
     return 0;
 }

@@ -312,6 +312,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         /// Where the worker writes its full report, and the report without symbols before it looks them up.
         let output: OwnedDescriptor
         let checkpoint: OwnedDescriptor
+        /// The worker's standard error: what it said is added to the soft error when it fails.
+        let workerErrors: OwnedDescriptor
         /// The line printed when the minimal report could not be written: not printed twice.
         let minimalFailure: String?
         /// The minimal report, which readers leave be until the final report replaces it.
@@ -319,12 +321,13 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         /// Why the worker's input could not be finished (then the worker ends without reading it).
         let inputFailure = Mutex<String?>(nil)
 
-        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor, minimalFailure: String?,
-             pending: PendingReport?) {
+        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor,
+             workerErrors: OwnedDescriptor, minimalFailure: String?, pending: PendingReport?) {
             self.capture = capture
             self.name = name
             self.output = output
             self.checkpoint = checkpoint
+            self.workerErrors = workerErrors
             self.minimalFailure = minimalFailure
             self.pending = pending
         }
@@ -371,10 +374,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let capture = captured.capture
         let output: OwnedDescriptor
         let checkpoint: OwnedDescriptor
+        let workerErrors: OwnedDescriptor
         let gate: WorkerGate
         do {
             output = try MemoryFile.create(name: "crashwatch-report")
             checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
+            workerErrors = try MemoryFile.create(name: "crashwatch-worker-stderr")
             gate = try WorkerGate()
         } catch {
             return endMinimal("no file for the processing worker's report: \(error)")
@@ -389,7 +394,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         // The debug-file cache is crashwatch's own: only a worker running as crashwatch's user gets it.
         let cache = limits.identity == nil ? debugCacheDirectory() : nil
         if cache != nil { limits.fileSizeHardBytes = 1 << 30 }
-        let state = JobState(capture: capture, name: name, output: output, checkpoint: checkpoint,
+        let state = JobState(capture: capture, name: name, output: output, checkpoint: checkpoint, workerErrors: workerErrors,
                              minimalFailure: written.ok ? nil : written.line, pending: written.pending)
         // The capture's metadata needs nothing of the process: the helper thread encodes it into the worker's
         // input while the process is let go and the worker starts, and opens the worker's gate once it is
@@ -408,7 +413,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         return ProcessingJob(
             arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count), "--debug-cache", cache == nil ? "0" : "1",
                         "--gate", String(3 + descriptors.count)],
-            descriptors: descriptors + [gate.workerEnd],
+            descriptors: descriptors + [gate.workerEnd], standardError: workerErrors,
             environment: ProcessCommand.environment(debuginfodURLs: configuration.capture.debuginfodURLs,
                                                     deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
             limits: limits, deadlineNanoseconds: deadline, context: state)
@@ -440,7 +445,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
         var capture = state.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
-        let why: String
+        var why: String
         switch outcome {
         case _ where state.inputFailure.withLock({ $0 }) != nil:
             why = "the processing worker could not start: \(state.inputFailure.withLock { $0 } ?? "")"
@@ -466,6 +471,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         case .skipped:
             why = "too many crashes were being processed at once; this one was not"
         }
+        if let said = Self.lastWords(in: state.workerErrors) { why += " (it said: \(said))" }
         // The worker's report from before symbols, if it got that far; else the minimal one.
         var bytes: [UInt8]
         if case .success(let unwoundBytes) = report(in: state.checkpoint, of: state), var unwound = try? CrashReport.decode(unwoundBytes) {
@@ -530,6 +536,16 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     /// The most a worker's report may be: the report cap plus slack for what is appended after capping (its
     /// file size limit, and what the supervisor accepts from it).
     private var workerReportBytes: Int { configuration.capture.reportByteLimit + (1 << 20) }
+
+    /// The end of what the worker wrote to its standard error (its last 1 KiB, on one line), if anything.
+    private static func lastWords(in file: OwnedDescriptor) -> String? {
+        guard let size = file.size(), size > 0 else { return nil }
+        let count = Int(min(size, 1024))
+        guard let bytes = try? file.read(at: UInt64(size) - UInt64(count), count: count) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .filter { !$0.allSatisfy(\.isWhitespace) }.joined(separator: " / ")
+        return text.isEmpty ? nil : (size > 1024 ? "…" : "") + text
+    }
 
     /// A report the worker wrote to `file`, checked: it must decode, be this crash's, and stay under the size limit.
     private func report(in file: OwnedDescriptor, of state: JobState) -> Result<[UInt8], ReporterFailure> {

@@ -153,6 +153,8 @@ public final class ProcessingJob {
     public let arguments: [String]
     /// Passed as fds 3, 4, …; kept open until the job ends.
     public let descriptors: [OwnedDescriptor]
+    /// The worker's standard error (its stdin and stdout are then /dev/null); nil: crashwatch's own.
+    public let standardError: OwnedDescriptor?
     public let environment: [String]
     public let limits: WorkerLimits
     /// CLOCK_MONOTONIC nanoseconds: the worker is killed if it runs past this.
@@ -168,10 +170,11 @@ public final class ProcessingJob {
     var promoteAtNanoseconds = Int64.max
     var promoted = false
 
-    public init(arguments: [String], descriptors: [OwnedDescriptor], environment: [String], limits: WorkerLimits,
-                deadlineNanoseconds: Int64, context: AnyObject?) {
+    public init(arguments: [String], descriptors: [OwnedDescriptor], standardError: OwnedDescriptor? = nil, environment: [String],
+                limits: WorkerLimits, deadlineNanoseconds: Int64, context: AnyObject?) {
         self.arguments = arguments
         self.descriptors = descriptors
+        self.standardError = standardError
         self.environment = environment
         self.limits = limits
         self.deadlineNanoseconds = deadlineNanoseconds

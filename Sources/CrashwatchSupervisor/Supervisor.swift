@@ -723,6 +723,7 @@ public final class Supervisor {
         do {
             let pid = try spawnWorker(arguments: job.arguments + ["--hold-ns", String(job.holdNanoseconds)],
                                       environment: job.environment, descriptors: job.descriptors.map(\.fd),
+                                      standardError: job.standardError?.fd,
                                       limits: job.limits)
             job.pid = pid
             let now = Clock.monotonicNanoseconds()

@@ -379,9 +379,10 @@ public struct WorkerLimits: Sendable {
 }
 
 /// Starts crashwatch's own executable again as a confined worker with `arguments`, passing `descriptors`
-/// as fds 3, 4, …; `environment` replaces the environment. Returns its pid.
-public func spawnWorker(arguments: [String], environment: [String], descriptors: [Int32], limits: WorkerLimits)
-    throws(SystemError) -> Int32
+/// as fds 3, 4, …; `environment` replaces the environment. With `standardError`, that file is the worker's
+/// stderr and /dev/null its stdin and stdout; without, it keeps crashwatch's. Returns its pid.
+public func spawnWorker(arguments: [String], environment: [String], descriptors: [Int32], standardError: Int32? = nil,
+                        limits: WorkerLimits) throws(SystemError) -> Int32
 {
     let groups = limits.identity?.groups ?? []
     var pid: pid_t = 0
@@ -395,7 +396,7 @@ public func spawnWorker(arguments: [String], environment: [String], descriptors:
         return withCStringArray(["crashwatch"] + arguments) { argv in
             withCStringArray(environment) { envp in
                 descriptors.withUnsafeBufferPointer { fds in
-                    cw_spawn_worker("/proc/self/exe", argv, envp, fds.baseAddress, fds.count, &raw, &pid)
+                    cw_spawn_worker("/proc/self/exe", argv, envp, fds.baseAddress, fds.count, standardError ?? -1, &raw, &pid)
                 }
             }
         }

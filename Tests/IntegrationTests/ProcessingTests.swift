@@ -42,6 +42,29 @@ import Testing
         #expect(report.json["holdDurationMs"] as? Double ?? -1 >= 0)
     }
 
+    @Test("the worker's standard streams are not the ones crashwatch shares with the program: /dev/null, and its own file for errors")
+    func workerStreams() throws {
+        let server = try SilentServer()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory("cw-worker-fds")
+        // The worker waits on the silent debuginfod; a watcher records where its fds 0, 1 and 2 lead.
+        let watcher = """
+            ( i=0; while [ $i -lt 500 ]; do for p in /proc/[0-9]*; do \
+                c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); set -- $(cat $p/stat 2>/dev/null); \
+                case "$c" in "crashwatch __process "*) if [ "$4" = "$$" ]; then \
+                  for fd in 0 1 2; do readlink $p/fd/$fd; done > '\(directory.path)/fds'; exit 0; fi;; esac; \
+              done; i=$((i+1)); sleep 0.02; done ) & true
+            """
+        let (result, reports, _) = try runCapturing(
+            Paths.fixture("stripped_debuglink"), options: ["--debuginfod", "http://127.0.0.1:\(server.port)", "--capture-timeout", "3"],
+            shellPrefix: watcher)
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        #expect(reports.count == 1)
+        let links = try String(contentsOfFile: "\(directory.path)/fds", encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(links.count == 3 && links[0] == "/dev/null" && links[1] == "/dev/null", "\(links)")
+        #expect(links.last?.hasPrefix("/memfd:crashwatch-worker-stderr") == true, "\(links)")
+    }
+
     @Test("a worker that cannot finish in time is killed at the capture deadline; the report keeps what was done and says so")
     func workerDeadline() throws {
         let server = try SilentServer()

@@ -157,11 +157,12 @@ typedef struct {
 /**
  * Forks and execs a worker: its own process group, killed when its parent dies (PR_SET_PDEATHSIG),
  * empty signal mask and default dispositions, `fds` as descriptors 3, 4, … and nothing else open
- * above 2, `limits` applied, privileges dropped when asked, no new privileges, not dumpable.
- * Exit status 126 from the child means the set-up failed, 127 that exec failed.
+ * above 2, `limits` applied, privileges dropped when asked, no new privileges, not dumpable. With
+ * `stderr_fd` >= 0 its standard error is that file and its standard input and output /dev/null; with -1
+ * it keeps the caller's three. Exit status 126 from the child means the set-up failed, 127 that exec failed.
  */
 int cw_spawn_worker(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
-                    const cw_worker_limits *limits, pid_t *pid_out);
+                    int stderr_fd, const cw_worker_limits *limits, pid_t *pid_out);
 
 /** memfd_create(name, MFD_CLOEXEC). */
 int cw_memfd(const char *name);
