@@ -3,11 +3,14 @@
  * never answers a read: any read of those pages (process_vm_readv, /proc/PID/cmdline) waits for the
  * server in an uninterruptible sleep. As root, in a mount namespace of its own (gone with it), it
  * mounts a FUSE file system it serves itself (a forked child reading /dev/fuse: it answers INIT,
- * LOOKUP, GETATTR and OPEN, never READ, and ends with its parent or after 20 s, so nothing waits for
+ * LOOKUP, GETATTR and OPEN, never READ, and ends with its parent or after 6 s, so nothing waits for
  * ever), maps its one
  * file "image" as an executable image, and over a page inside its command line's text and one inside
  * its environment's (it first runs itself again with a 16 KiB argument and variable, so those pages
- * hold nothing else), prints "ready" and dereferences NULL. An unprivileged program can do the same
+ * hold nothing else), starts a thread named "stuck" that read()s the file — its READ waits until the
+ * server ends, and not even a kill ends that sleep, so the thread cannot be stopped (and the process,
+ * bare or not, dies only when the server ends) — prints "ready" once that thread sleeps, and
+ * dereferences NULL. An unprivileged program can do the same
  * with a FUSE mount of its own (fusermount, or a user namespace). Without FUSE (no /dev/fuse, not
  * root) it says so on stderr and crashes the same way. Only HostileInputTests runs it, under
  * `crashwatch run --capture-timeout 2`: crashwatch must end in time with a report that names what
@@ -38,6 +41,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -121,6 +125,35 @@ static void serve(int fd)
     }
 }
 
+/* The FUSE file, open for the "stuck" thread's read. */
+static int stalling_file = -1;
+static pid_t stuck_tid;
+
+static void *stuck(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "stuck");
+    __atomic_store_n(&stuck_tid, gettid(), __ATOMIC_SEQ_CST);
+    char byte;
+    ssize_t ignored = pread(stalling_file, &byte, 1, 0); /* a READ the server never answers */
+    (void)ignored;
+    return NULL;
+}
+
+/* Whether thread `tid` of this process sleeps ('S' or 'D' in /proc/self/task/TID/stat). */
+static int sleeping(pid_t tid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return 0;
+    char *got = fgets(line, sizeof line, file);
+    fclose(file);
+    char *end = got ? strrchr(line, ')') : NULL;
+    return end && end[1] == ' ' && (end[2] == 'S' || end[2] == 'D');
+}
+
 /* Maps the FUSE file as an image, and over a page inside the command line's text and one inside the
  * environment's (what /proc/PID/cmdline and environ read); 0 when done. */
 static int map_stalling_file(char *argument, char *variable)
@@ -137,7 +170,7 @@ static int map_stalling_file(char *argument, char *variable)
     if (server < 0) return -1;
     if (server == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
-        alarm(20);
+        alarm(6);
         serve(fuse);
         _exit(0);
     }
@@ -152,7 +185,7 @@ static int map_stalling_file(char *argument, char *variable)
     void *in_environment = (void *)(((unsigned long)variable + 8192) & ~4095UL);
     void *over_arguments = mmap(in_arguments, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, file, 65536);
     void *over_environment = mmap(in_environment, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, file, 69632);
-    close(file);
+    stalling_file = file;
     if (image == MAP_FAILED || over_arguments == MAP_FAILED || over_environment == MAP_FAILED) return -1;
     return 0;
 }
@@ -176,6 +209,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "fuse_stall: cannot run again: %s\n", strerror(errno));
     } else if (map_stalling_file(argv[2], environ[0]) == 0) {
         fprintf(stderr, "fuse_stall: FUSE mapping in place\n");
+        pthread_t thread;
+        pthread_create(&thread, NULL, stuck, NULL);
+        while (__atomic_load_n(&stuck_tid, __ATOMIC_SEQ_CST) == 0 || !sleeping(stuck_tid))
+            usleep(1000);
     } else {
         fprintf(stderr, "fuse_stall: no FUSE mapping (%s); crashing without one\n", strerror(errno));
     }

@@ -216,9 +216,9 @@ public enum LiveCapture {
             threads[index].name = crash.crashedThreadName.map(capped)
         }
         for tid in stopped.unstopped {
-            threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false,
-                                     registers: [], missingReason: "the thread did not stop before the capture deadline"))
-            reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: "thread did not stop before the capture deadline"))
+            let why = "the thread did not stop within a quarter of the capture's time (a sleep no signal ends): not stopped"
+            threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false, registers: [], missingReason: why))
+            reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: why))
         }
         for tid in stopped.inVfork {
             let why = "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped"

@@ -405,9 +405,10 @@ public final class Supervisor {
     // MARK: - Stopping every thread of a crashed process
 
     /// Stops every thread of `pid` (those in `initial` are stopped already: a crashed one at its fatal signal), tolerating
-    /// threads that exit or appear meanwhile. Gives up on threads that have not stopped by `deadline`.
-    private func stopAllThreads(of pid: Int32, crashedTID: Int32, initial: [Int32: ThreadStop], deadline: Int64)
-        throws(SystemError) -> StoppedProcess
+    /// threads that exit or appear meanwhile. Gives up on threads that have not stopped by `deadline`; the capture
+    /// ends by `captureDeadline` (by default the same).
+    private func stopAllThreads(of pid: Int32, crashedTID: Int32, initial: [Int32: ThreadStop], deadline: Int64,
+                                captureDeadline: Int64? = nil) throws(SystemError) -> StoppedProcess
     {
         var states = initial
         var interrupted: Set<Int32> = []
@@ -493,7 +494,7 @@ public final class Supervisor {
 
         let stoppedTIDs = states.keys.sorted { lhs, rhs in lhs == crashedTID ? true : rhs == crashedTID ? false : lhs < rhs }
         return StoppedProcess(pid: pid, crashedTID: crashedTID, threads: stoppedTIDs, unstopped: interrupted.sorted(),
-                              inVfork: vforking.sorted(), deadlineNanoseconds: deadline, stops: states)
+                              inVfork: vforking.sorted(), deadlineNanoseconds: captureDeadline ?? deadline, stops: states)
     }
 
     /// A PTRACE_EVENT_STOP: a group-stop (stop signal) or a new task's first stop / an interrupt (SIGTRAP).
@@ -811,8 +812,12 @@ public final class Supervisor {
         throws(SystemError)
     {
         observer?.supervisorStopping(crash)
+        // A thread that has not stopped by a quarter of the capture's time is in a sleep no signal ends (a
+        // FUSE server that does not answer, a stuck device): it is left out, and the rest of the time goes
+        // to copying the memory and processing, not to waiting for it.
         let stopped = try stopAllThreads(of: crash.pid, crashedTID: crash.tid, initial: initial,
-                                         deadline: heldSince + options.captureTimeoutNanoseconds)
+                                         deadline: heldSince + options.captureTimeoutNanoseconds / 4,
+                                         captureDeadline: heldSince + options.captureTimeoutNanoseconds)
         let held = HeldProcess(stopped, fatalSignal: fatalSignal)
         let job = observer?.supervisorDetected(crash, stopped: held.stopped)
         if let leftStopped = try held.release() { leftForKill[stopped.crashedTID] = leftStopped }
