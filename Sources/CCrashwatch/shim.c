@@ -394,10 +394,6 @@ int cw_probe_syscall(int which) {
             result = syscall(SYS_ptrace, PTRACE_PEEKDATA, 0, 0, 0);
             _exit(result == -1 && errno != ESRCH && errno != EIO ? 1 : 0);
         }
-        if (which == CW_PROBE_PROCESS_VM_READV) {
-            result = syscall(SYS_process_vm_readv, 0, NULL, 0, NULL, 0, 0);
-            _exit(result == -1 && errno != ESRCH && errno != EINVAL ? 1 : 0);
-        }
         unsigned char vector[1];
         long page = sysconf(_SC_PAGESIZE);
         uintptr_t here = (uintptr_t)&vector & ~(uintptr_t)(page - 1);

@@ -73,12 +73,6 @@ static __thread cw_space *current_space;
 static __thread const uint64_t *current_registers;
 static __thread size_t current_register_count;
 
-ssize_t cw_process_read(pid_t pid, uint64_t address, void *buffer, size_t length) {
-    struct iovec local = {.iov_base = buffer, .iov_len = length};
-    struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = length};
-    return process_vm_readv(pid, &local, 1, &remote, 1, 0);
-}
-
 /* ---- ranges ---- */
 
 static int grow(void **array, size_t *capacity, size_t element, size_t limit) {
@@ -885,14 +879,4 @@ const char *cw_unwind_error_name(int code) {
     return unw_strerror(code);
 }
 
-ssize_t cw_process_read_vectors(pid_t pid, const uint64_t *addresses, const uint64_t *lengths, void *const *buffers,
-                                size_t count) {
-    if (count == 0) return 0;
-    if (count > 1024) count = 1024;
-    struct iovec local[1024], remote[1024];
-    for (size_t i = 0; i < count; i++) {
-        local[i] = (struct iovec){.iov_base = buffers[i], .iov_len = (size_t)lengths[i]};
-        remote[i] = (struct iovec){.iov_base = (void *)(uintptr_t)addresses[i], .iov_len = (size_t)lengths[i]};
-    }
-    return process_vm_readv(pid, local, count, remote, count, 0);
-}
+

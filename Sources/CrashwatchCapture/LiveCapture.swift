@@ -317,8 +317,8 @@ public struct CaptureInProgress: ~Copyable {
         return HelperComputation(on: helper) { handover.take()?.copyMemory() }
     }
 
-    /// Reads the threads' names and copies the memory — every stack in few system calls (one
-    /// process_vm_readv and one write per batch), the stacks of handled faults, the non-writable bytes of
+    /// Reads the threads' names and copies the memory — every stack in few system calls (a read each
+    /// and one write per batch), the stacks of handled faults, the non-writable bytes of
     /// images whose file is gone — and opens the files of deleted and memfd images: the complete capture.
     public consuming func copyMemory() -> CapturedCrash {
         var capture = self.capture
@@ -492,6 +492,8 @@ private struct Reader {
     /// A live thread of the process (the crashed one) through which its memory and /proc files are read:
     /// the thread-group leader may have exited (pthread_exit) and a zombie leader reads as empty.
     let through: Int32
+    /// Its memory (nil when it could not be opened: nothing is read then).
+    let memory: ProcessMemory?
     let options: CaptureOptions
     let deadline: Int64
     let mapsText: String
@@ -510,6 +512,7 @@ private struct Reader {
     init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64, maps: MapsReading, unreadable: UnreadableFiles) {
         self.pid = pid
         self.through = through
+        memory = ProcessMemory(through: through)
         self.options = options
         self.deadline = deadline
         mapsText = maps.text
@@ -567,7 +570,7 @@ private struct Reader {
         return StackPlan(index: -1, tid: tid, low: low, length: length, wanted: wanted)
     }
 
-    /// Copies planned stacks in batches — one process_vm_readv and one write each — falling back to a
+    /// Copies planned stacks in batches — a read per stack and one write each — falling back to a
     /// range at a time where a stack cannot be read whole. Returns, per plan copied, its thread's index,
     /// the range captured and whether a cap cut it.
     mutating func copyStacks(_ plans: [StackPlan], writer: inout RawCaptureWriter) -> [(Int, Range<UInt64>, Bool)] {
@@ -599,7 +602,7 @@ private struct Reader {
                     ranges.append((plan.low, UnsafeMutableRawBufferPointer(rebasing: raw[at + 16..<at + 16 + Int(plan.length)])))
                     at += 16 + Int(plan.length) + (8 - Int(plan.length) % 8) % 8
                 }
-                var left = ProcessMemory.read(pid: through, ranges: ranges)
+                var left = memory?.read(ranges: ranges) ?? 0
                 for plan in batch where left >= Int(plan.length) {
                     left -= Int(plan.length)
                     complete += 1
@@ -671,7 +674,7 @@ private struct Reader {
             var failed = false
             let got = buffer.withUnsafeMutableBytes { raw -> Int in
                 // Read after a 16-byte gap for the region header, so the region goes out in one write.
-                let got = ProcessMemory.read(pid: through, address: address &+ done, into: UnsafeMutableRawBufferPointer(rebasing: raw[16..<16 + want]))
+                let got = memory?.read(address: address &+ done, into: UnsafeMutableRawBufferPointer(rebasing: raw[16..<16 + want])) ?? 0
                 guard got > 0 else { return 0 }
                 do {
                     try writer.appendRegion(address: address &+ done, inPlace: raw, count: got)
@@ -704,8 +707,8 @@ private struct Reader {
     mutating func identifyImages() -> [RawImage] {
         var records: [RawImage] = []
         // Headers and notes are nearly always in an image's first page: those of every image in one read.
-        let firstPages = ProcessMemory.read(pid: through, addresses: imageCandidates.filter(mayRead).compactMap(\.baseAddress),
-                                            count: Self.pageSize)
+        let firstPages = memory?.read(addresses: imageCandidates.filter(mayRead).compactMap(\.baseAddress),
+                                      count: Self.pageSize) ?? [:]
         for image in imageCandidates {
             var record = RawImage(start: image.start)
             if let unreadableMapping = image.mappings.first(where: { !mayRead($0) }) {
@@ -786,7 +789,7 @@ private struct Reader {
                 let offset = Int(address - base)
                 return Array(page[offset..<offset + count])
             }
-            return ProcessMemory.read(pid: through, address: address, count: count)
+            return memory?.read(address: address, count: count) ?? []
         }
     }
 

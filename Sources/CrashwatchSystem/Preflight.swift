@@ -7,15 +7,15 @@ import Glibc
 /// Checks for what would make supervision impossible, and explains a refusal.
 public enum PtracePreflight {
     /// What a seccomp filter refuses of the calls crashwatch makes: `blocker` names a call the supervisor
-    /// cannot do without (ptrace, process_vm_readv) and the fix; `warning` one only processing needs
+    /// cannot do without (ptrace) and the fix; `warning` one only processing needs
     /// (mincore, which libunwind uses). Costs nothing without a seccomp filter; with one, a probe child per call.
     public static func check() -> (blocker: String?, warning: String?) {
         guard let status = try? ProcFS.threadStatus(getpid()), status.seccompMode == 2 else { return (nil, nil) }
-        let refused = [("ptrace", CW_PROBE_PTRACE), ("process_vm_readv", CW_PROBE_PROCESS_VM_READV), ("mincore", CW_PROBE_MINCORE)]
+        let refused = [("ptrace", CW_PROBE_PTRACE), ("mincore", CW_PROBE_MINCORE)]
             .filter { cw_probe_syscall(Int32($0.1)) > 0 }.map(\.0)
         guard !refused.isEmpty else { return (nil, nil) }
-        let line = "a seccomp filter refuses \(refused.joined(separator: ", ")) (systemd: add `SystemCallFilter=ptrace process_vm_readv mincore` to the unit)"
-        if refused.contains("ptrace") || refused.contains("process_vm_readv") { return (line, nil) }
+        let line = "a seccomp filter refuses \(refused.joined(separator: ", ")) (systemd: add `SystemCallFilter=ptrace mincore` to the unit)"
+        if refused.contains("ptrace") { return (line, nil) }
         return (nil, line + "; crash reports will not be unwound or symbolized (processing needs it)")
     }
 

@@ -449,7 +449,7 @@ public enum Terminal {
 
 /// What of a process's memory crashwatch must never read: pages of files on FUSE file systems. Their server —
 /// perhaps the crashed program's own helper, in a mount namespace of its own — can leave a read of them
-/// (`process_vm_readv`, `/proc/PID/cmdline`, `/proc/PID/environ`) waiting for ever, in an uninterruptible
+/// (`/proc/PID/mem`, `/proc/PID/cmdline`, `/proc/PID/environ`) waiting for ever, in an uninterruptible
 /// sleep no signal ends, and every process crashwatch traces would wait with its tracer thread.
 public struct UnreadableFiles: Sendable, Equatable {
     /// The devices (`major << 32 | minor`) of the FUSE file systems the process sees.

@@ -456,6 +456,24 @@ final class WorkerPolicyWatch: @unchecked Sendable {
         #expect(!report.frames(of: try crashedThread(report)).isEmpty)
     }
 
+    @Test("memory under a userfaultfd nobody serves is not waited for: crashwatch reads /proc/PID/mem, which refuses the page at once",
+          .timeLimit(.minutes(1)))
+    func unservedUserfaultfd() throws {
+        let fixture = Fixture("uffd_stall")
+        let bare = try run(Paths.fixture(fixture.name))
+        let (directory, copy) = try stage(fixture.name)
+        let supervised = try superviseHostile(copy, environment: quiet)
+        if !supervised.result.stderr.contains("uffd_stall: unserved userfaultfd mapping in place") {
+            try Test.cancel("no userfaultfd here (needs root): \(supervised.result.stderr.prefix(300))")
+        }
+        // With process_vm_readv the tracer thread waited for ever on the image's first page.
+        guard let report = expectContained(supervised, bare: bare, fixture: fixture, processing: .complete,
+                                           markers: [directory.path]) else { return }
+        let hold = report.json["holdDurationMs"] as? Double ?? .infinity
+        #expect(hold < 500, "held \(hold) ms")
+        #expect(!report.frames(of: try crashedThread(report)).isEmpty)
+    }
+
     /// crashwatch's stderr is the program's too. A crashing program whose stream nobody reads (a pipe it
     /// filled, a stopped terminal, a stalled journald stream) made crashwatch's crash line wait, and with it
     /// the tracer thread, holding the crashed process (3.8 s of a 4 s stall, before the fix).

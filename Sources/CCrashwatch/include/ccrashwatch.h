@@ -169,14 +169,6 @@ int cw_memfd(const char *name);
 
 /* ---- unwinding over a captured address space (unwind.c) ---- */
 
-/** Reads `length` bytes of another process's memory with process_vm_readv (uncached). */
-ssize_t cw_process_read(pid_t pid, uint64_t address, void *buffer, size_t length);
-
-/** Reads `count` ranges (at most 1024) of another process's memory into `buffers` with one process_vm_readv;
- * the total read, which stops short at the first range that cannot be read whole, or -1. */
-ssize_t cw_process_read_vectors(pid_t pid, const uint64_t *addresses, const uint64_t *lengths, void *const *buffers,
-                                size_t count);
-
 /**
  * A process's address space as captured: byte ranges (stack and image bytes copied while it was held),
  * file-backed ranges (image files the caller opened and checked) and the loaded images. Unwinding
@@ -394,7 +386,6 @@ int cw_exec_command(char *const *paths, size_t path_count, char *const *argv, co
 /** What `cw_probe_syscall` tries. */
 #define CW_PROBE_PTRACE 1
 #define CW_PROBE_MINCORE 2
-#define CW_PROBE_PROCESS_VM_READV 3
 
 /**
  * Tries a system call crashwatch needs in a throwaway child (a seccomp filter may kill the caller):
