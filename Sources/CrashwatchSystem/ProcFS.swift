@@ -1,6 +1,5 @@
 // ProcFS.swift — reading /proc: small files read whole, and parsers that take text, not paths.
 import CCrashwatch
-import Dispatch
 import Glibc
 import Synchronization
 
@@ -344,25 +343,20 @@ public enum StandardStream {
 /// Lines for a standard stream that the writer never waits on: a stream shared with the supervised program
 /// (a pipe it filled and nobody reads, a stopped terminal, a journald stream that stalls) can block a write
 /// for as long as it likes, and the tracer thread must not wait on it while it holds a crashed process or
-/// while other processes wait for it. Once `start()`ed, lines are queued (at most `capacity` bytes: past
-/// that they are dropped and counted) and written in order by a thread of their own; before, each is
+/// while other processes wait for it. Once `start()`ed, lines are written in order by a `HelperThread` of
+/// their own (at most `capacity` bytes waiting: past that they are dropped and counted); before, each is
 /// written at once, as `StandardStream` does.
 public final class LineOutput: Sendable {
-    private struct State {
-        var queued: [String] = []
-        var queuedBytes = 0
+    private struct Pending {
+        var bytes = 0
         var dropped = 0
-        var started = false
-        /// Lines handed over, and lines the thread has finished writing (or dropping).
-        var handedOver = 0
-        var finished = 0
+        var last: HelperTask?
     }
 
     private let fd: Int32
     private let capacity: Int
-    private let state = Mutex(State())
-    private let available = DispatchSemaphore(value: 0)
-    private let progress = DispatchSemaphore(value: 0)
+    private let thread = Mutex<HelperThread?>(nil)
+    private let pending = Mutex(Pending())
 
     public init(fd: Int32, capacity: Int = 1 << 20) {
         self.fd = fd
@@ -373,64 +367,50 @@ public final class LineOutput: Sendable {
     /// A thread started before the supervised command would change what it inherits: call it after.
     @discardableResult
     public func start() -> Bool {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        guard cw_start_thread({ context in
-            Unmanaged<LineOutput>.fromOpaque(context!).takeRetainedValue().serve()
-        }, context) == 0 else {
-            Unmanaged<LineOutput>.fromOpaque(context).release()
-            return false
-        }
-        state.withLock { $0.started = true }
+        guard let started = HelperThread.start() else { return false }
+        thread.withLock { $0 = started }
         return true
     }
 
-    /// Writes `text` (whole lines), or queues it for the thread; never waits once started.
+    /// Writes `text` (whole lines), or hands it to the thread; never waits once started.
     public func write(_ text: String) {
-        let queued = state.withLock { state -> Bool in
-            guard state.started else { return false }
-            state.handedOver += 1
-            if state.queuedBytes + text.utf8.count > capacity {
-                state.dropped += 1
-                state.finished += 1
-            } else {
-                state.queued.append(text)
-                state.queuedBytes += text.utf8.count
+        guard let thread = thread.withLock({ $0 }) else { return StandardStream.write(fd, text) }
+        let count = text.utf8.count
+        let accepted = pending.withLock { pending -> Bool in
+            guard pending.bytes + count <= capacity else {
+                pending.dropped += 1
+                return false
             }
+            pending.bytes += count
             return true
         }
-        if queued { available.signal() } else { StandardStream.write(fd, text) }
+        if accepted { hand(text, bytes: count, to: thread) }
     }
 
-    /// Waits until every line handed over is written, or the monotonic clock reaches `deadline`
-    /// (nanoseconds); whether they all were.
+    /// Waits until every line handed over is written (and a count of the dropped ones), or the monotonic
+    /// clock reaches `deadline` (nanoseconds); whether they all were.
     @discardableResult
     public func flush(until deadline: Int64) -> Bool {
-        while true {
-            let done = state.withLock { $0.finished >= $0.handedOver && $0.dropped == 0 }
-            if done { return true }
-            let remaining = deadline - Clock.monotonicNanoseconds()
-            if remaining <= 0 { return false }
-            _ = progress.wait(timeout: .now() + .nanoseconds(Int(min(remaining, 50_000_000))))
-        }
+        if let thread = thread.withLock({ $0 }), pending.withLock({ $0.dropped }) > 0 { hand(nil, bytes: 0, to: thread) }
+        guard let last = pending.withLock({ $0.last }) else { return true }
+        return last.wait(until: deadline)
     }
 
-    private func serve() -> Never {
-        while true {
-            available.wait()
-            let (lines, dropped) = state.withLock { state -> ([String], Int) in
-                let taken = (state.queued, state.dropped)
-                state.queued.removeAll()
-                state.queuedBytes = 0
-                state.dropped = 0
-                return taken
+    /// Queues `text` (nil: only the count of lines dropped before it) on `thread`.
+    private func hand(_ text: String?, bytes: Int, to thread: HelperThread) {
+        let work: @Sendable () -> Void = { [self] in
+            let dropped = pending.withLock { pending in
+                defer { pending.dropped = 0 }
+                return pending.dropped
             }
             if dropped > 0 {
                 StandardStream.write(fd, "crashwatch: \(dropped) line(s) to this stream were dropped: it was not being read\n")
             }
-            for line in lines { StandardStream.write(fd, line) }
-            state.withLock { $0.finished += lines.count }
-            progress.signal()
+            if let text { StandardStream.write(fd, text) }
+            pending.withLock { $0.bytes -= bytes }
         }
+        // Submitted under the lock, so that `last` is the last line of all, whichever thread hands one over.
+        pending.withLock { $0.last = thread.submit(work) }
     }
 }
 
