@@ -42,6 +42,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <pthread.h>
+
+#include "thread_state.h"
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -140,19 +142,6 @@ static void *stuck(void *arg)
     return NULL;
 }
 
-/* Whether thread `tid` of this process sleeps ('S' or 'D' in /proc/self/task/TID/stat). */
-static int sleeping(pid_t tid)
-{
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    FILE *file = fopen(path, "r");
-    if (!file)
-        return 0;
-    char *got = fgets(line, sizeof line, file);
-    fclose(file);
-    char *end = got ? strrchr(line, ')') : NULL;
-    return end && end[1] == ' ' && (end[2] == 'S' || end[2] == 'D');
-}
 
 /* Maps the FUSE file as an image, and over a page inside the command line's text and one inside the
  * environment's (what /proc/PID/cmdline and environ read); 0 when done. */
@@ -211,7 +200,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "fuse_stall: FUSE mapping in place\n");
         pthread_t thread;
         pthread_create(&thread, NULL, stuck, NULL);
-        while (__atomic_load_n(&stuck_tid, __ATOMIC_SEQ_CST) == 0 || !sleeping(stuck_tid))
+        for (char state = 0; state != 'S' && state != 'D'; state = thread_state(__atomic_load_n(&stuck_tid, __ATOMIC_SEQ_CST)))
             usleep(1000);
     } else {
         fprintf(stderr, "fuse_stall: no FUSE mapping (%s); crashing without one\n", strerror(errno));

@@ -28,6 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "thread_state.h"
+
 #define THREAD_COUNT 64
 
 static pthread_barrier_t all_parked;
@@ -42,19 +44,6 @@ __attribute__((noinline)) void park_bottom(void)
         pause();
 }
 
-/* Whether thread `tid` of this process is sleeping ('S' in /proc/self/task/TID/stat). */
-static int sleeping(pid_t tid)
-{
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    FILE *file = fopen(path, "r");
-    if (!file)
-        return 0;
-    char *got = fgets(line, sizeof line, file);
-    fclose(file);
-    char *end = got ? strrchr(line, ')') : NULL;
-    return end && end[1] == ' ' && end[2] == 'S';
-}
 
 /* Past the barrier a thread sleeps only in pause(): wait until every one does. */
 static void wait_until_all_paused(void)
@@ -62,7 +51,7 @@ static void wait_until_all_paused(void)
     while (atomic_load(&past_barrier) < THREAD_COUNT)
         usleep(100);
     for (int i = 0; i < THREAD_COUNT; i++)
-        while (!sleeping(thread_ids[i]))
+        while (thread_state(thread_ids[i]) != 'S')
             usleep(100);
 }
 

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "thread_state.h"
+
 static atomic_int spawner_tid;
 
 static void *spawner(void *arg)
@@ -47,20 +49,6 @@ static void *spawner(void *arg)
     return NULL;
 }
 
-/* Whether thread `tid` of this process is in an uninterruptible (here: killable) sleep, 'D' in
-   /proc/self/task/TID/stat: the spawner sleeps so only while it waits in vfork(). */
-static int in_vfork_wait(pid_t tid)
-{
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    FILE *file = fopen(path, "r");
-    if (!file)
-        return 0;
-    char *got = fgets(line, sizeof line, file);
-    fclose(file);
-    char *end = got ? strrchr(line, ')') : NULL;
-    return end && end[1] == ' ' && end[2] == 'D';
-}
 
 __attribute__((noinline)) void crash_here(void)
 {
@@ -74,7 +62,8 @@ int main(void)
     pthread_create(&thread, NULL, spawner, NULL);
     while (atomic_load(&spawner_tid) == 0)
         usleep(100);
-    while (!in_vfork_wait(atomic_load(&spawner_tid)))
+    /* 'D' (an uninterruptible, here killable, sleep): the spawner sleeps so only while it waits in vfork(). */
+    while (thread_state(atomic_load(&spawner_tid)) != 'D')
         usleep(100);
     printf("ready\n");
     fflush(stdout);
