@@ -10,7 +10,9 @@
  * hold nothing else), starts a thread named "stuck" that read()s the file — its READ waits until the
  * server ends, and not even a kill ends that sleep, so the thread cannot be stopped (and the process,
  * bare or not, dies only when the server ends) — prints "ready" once that thread sleeps, and
- * dereferences NULL. An unprivileged program can do the same
+ * dereferences NULL. With FUSE_STALL_MOUNTS=N in its environment it first mounts N tmpfs on a
+ * 3,000-character path, so that its FUSE mount comes late in a mount table of several MiB.
+ * An unprivileged program can do the same
  * with a FUSE mount of its own (fusermount, or a user namespace). Without FUSE (no /dev/fuse, not
  * root) it says so on stderr and crashes the same way. Only HostileInputTests runs it, under
  * `crashwatch run --capture-timeout 2`: crashwatch must end in time with a report that names what
@@ -150,6 +152,23 @@ static int map_stalling_file(char *argument, char *variable)
     if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
     char directory[] = "/tmp/cw-fuse-stall-XXXXXX";
     if (!mkdtemp(directory)) return -1;
+    /* FUSE_STALL_MOUNTS=N: N mounts first, on a 3,000-character path (a long line each in
+     * /proc/PID/mountinfo), so that the FUSE mount comes late in a mount table of several MiB. */
+    const char *extra = getenv("FUSE_STALL_MOUNTS");
+    long count = extra ? strtol(extra, NULL, 10) : 0;
+    if (count > 0) {
+        char deep[4096];
+        snprintf(deep, sizeof deep, "%s", directory);
+        for (int level = 0; level < 12; level++) {
+            size_t length = strlen(deep);
+            deep[length] = '/';
+            memset(deep + length + 1, 'a', 250);
+            deep[length + 251] = 0;
+            if (mkdir(deep, 0700) != 0 && errno != EEXIST) return -1;
+        }
+        for (long i = 0; i < count; i++)
+            if (mount("none", deep, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k") != 0) return -1;
+    }
     int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
     if (fuse < 0) return -1;
     char options[128];
@@ -193,7 +212,10 @@ int main(int argc, char **argv)
         memset(argument, 'a', sizeof argument - 1);
         memset(variable + strlen(variable), 'b', sizeof variable - strlen(variable) - 1);
         char *arguments[] = { argv[0], "--stalled", argument, NULL };
-        char *environment[] = { variable, NULL };
+        static char mounts[64];
+        const char *extra = getenv("FUSE_STALL_MOUNTS");
+        snprintf(mounts, sizeof mounts, "FUSE_STALL_MOUNTS=%s", extra ? extra : "0");
+        char *environment[] = { variable, mounts, NULL };
         execve("/proc/self/exe", arguments, environment);
         fprintf(stderr, "fuse_stall: cannot run again: %s\n", strerror(errno));
     } else if (map_stalling_file(argv[2], environ[0]) == 0) {

@@ -10,23 +10,22 @@ public enum ProcFS {
         let fd = retryingOnEINTR { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw SystemError("open \(path)", errno: lastErrno()) }
         defer { close(fd) }
-        // Read straight into the result's spare capacity: no chunk copies.
+        // Through one chunk buffer: a /proc file comes a page or a record at a time, and only what came is
+        // copied (a mount table of megabytes must not cost more than its bytes).
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(4096)
+        guard limit > 0 else { return bytes }
+        var chunk = [UInt8](repeating: 0, count: min(limit, 1 << 16))
         while bytes.count < limit {
-            if bytes.capacity - bytes.count < 1024 { bytes.reserveCapacity(bytes.capacity * 2) }
-            let start = bytes.count
-            let room = min(bytes.capacity - start, limit - start)
+            let room = min(chunk.count, limit - bytes.count)
             var savedErrno: Int32 = 0
-            bytes.append(contentsOf: repeatElement(0, count: room))
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                let result = retryingOnEINTR { read(fd, buffer.baseAddress! + start, room) }
+            let count = chunk.withUnsafeMutableBytes { buffer in
+                let result = retryingOnEINTR { read(fd, buffer.baseAddress!, room) }
                 if result < 0 { savedErrno = lastErrno() }
                 return result
             }
-            bytes.removeSubrange((start + max(count, 0))...)
             if count < 0 { throw SystemError("read \(path)", errno: savedErrno) }
             if count == 0 { break }
+            bytes.append(contentsOf: chunk[..<count])
         }
         return bytes
     }
@@ -434,42 +433,89 @@ public enum Terminal {
 public struct UnreadableFiles: Sendable, Equatable {
     /// The devices (`major << 32 | minor`) of the FUSE file systems the process sees.
     public let devices: Set<UInt64>
+    /// Whether the mount table was read whole. When it was not (a process can make a namespace of 100,000
+    /// mounts and put its FUSE mount last), a file on a device the part read does not list is not read either.
+    public let complete: Bool
+    /// Every device the part read lists (kept only when it is not `complete`).
+    public let listed: Set<UInt64>
 
-    public init(devices: Set<UInt64>) { self.devices = devices }
+    public init(devices: Set<UInt64>) {
+        self.devices = devices
+        complete = true
+        listed = []
+    }
+
+    /// The most of a mount table read (about 30,000 mounts).
+    public static let mountTableLimit = 4 << 20
 
     /// The FUSE file systems in process `pid`'s mount namespace (`/proc/PID/mountinfo`: its field 3 is the
     /// device, the first after " - " the file system type: `fuse`, `fuse.NAME` or `fuseblk`).
     public init(pid: Int32) {
-        self.init(mountinfo: (try? ProcFS.readBytes("/proc/\(pid)/mountinfo", limit: 4 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? "")
+        let bytes = (try? ProcFS.readBytes("/proc/\(pid)/mountinfo", limit: Self.mountTableLimit + 1)) ?? []
+        guard bytes.count > Self.mountTableLimit else {
+            self.init(mountinfo: bytes[...])
+            return
+        }
+        // Cut: only whole lines count.
+        let whole = bytes[..<Self.mountTableLimit].lastIndex(of: UInt8(ascii: "\n")).map { bytes[...$0] } ?? []
+        self.init(mountinfo: whole, complete: false)
     }
 
-    /// The FUSE file systems of a `mountinfo` text (paths in it escape blanks as `\040`: " - " is the separator).
-    public init(mountinfo text: String) {
-        var devices = Set<UInt64>()
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count > 4, let separator = fields.firstIndex(of: "-"), separator + 1 < fields.count else { continue }
+    /// The FUSE file systems of a `mountinfo` text (paths in it escape blanks as `\040`: " - " is the separator);
+    /// `complete`: whether the text is the whole table.
+    public init(mountinfo text: String, complete: Bool = true) {
+        self.init(mountinfo: Array(text.utf8)[...], complete: complete)
+    }
+
+    /// The same from the table's bytes, read as bytes: a hostile table holds megabytes.
+    public init(mountinfo bytes: ArraySlice<UInt8>, complete: Bool = true) {
+        var devices = Set<UInt64>(), listed = Set<UInt64>()
+        let space = UInt8(ascii: " "), colon = UInt8(ascii: ":")
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: space)
+            guard fields.count > 4, let separator = fields.firstIndex(where: { $0.elementsEqual([UInt8(ascii: "-")]) }),
+                  separator + 1 < fields.count else { continue }
+            let numbers = fields[2].split(separator: colon)
+            guard numbers.count == 2, let major = Self.decimal(numbers[0]), let minor = Self.decimal(numbers[1]) else { continue }
+            let device = major << 32 | minor
+            if !complete { listed.insert(device) }
             let type = fields[separator + 1]
-            guard type == "fuse" || type == "fuseblk" || type.hasPrefix("fuse.") else { continue }
-            let numbers = fields[2].split(separator: ":")
-            guard numbers.count == 2, let major = UInt64(numbers[0]), let minor = UInt64(numbers[1]) else { continue }
-            devices.insert(major << 32 | minor)
+            if type.elementsEqual("fuse".utf8) || type.elementsEqual("fuseblk".utf8) || type.starts(with: "fuse.".utf8) {
+                devices.insert(device)
+            }
         }
         self.devices = devices
+        self.complete = complete
+        self.listed = listed
     }
 
-    /// Whether a mapping on `device` — as `/proc/PID/maps` prints it, hex `major:minor` — is on one of them.
+    /// A decimal number of at most 10 digits (a device's major or minor); nil for anything else.
+    private static func decimal(_ digits: ArraySlice<UInt8>) -> UInt64? {
+        guard !digits.isEmpty, digits.count <= 10 else { return nil }
+        var value: UInt64 = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + UInt64(digit - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// Whether a mapping on `device` — as `/proc/PID/maps` prints it, hex `major:minor` — is on one of them, or,
+    /// the table not read whole, on a device it does not list (an anonymous mapping, 00:00, is on none).
     public func contains(mapsDevice device: some StringProtocol) -> Bool {
-        guard !devices.isEmpty else { return false }
+        guard !devices.isEmpty || !complete else { return false }
         let numbers = device.split(separator: ":")
-        guard numbers.count == 2, let major = UInt64(numbers[0], radix: 16), let minor = UInt64(numbers[1], radix: 16) else { return false }
-        return devices.contains(major << 32 | minor)
+        guard numbers.count == 2, let major = UInt64(numbers[0], radix: 16), let minor = UInt64(numbers[1], radix: 16) else {
+            return !complete
+        }
+        let number = major << 32 | minor
+        return devices.contains(number) || (!complete && number != 0 && !listed.contains(number))
     }
 
     /// Whether `/proc/PID/cmdline` and `environ` of process `pid` (read through thread `through`) may be read:
     /// no part of the argument and environment areas (`/proc/PID/stat` fields 48–51) is a page of such a file.
     public func argumentsReadable(pid: Int32, through: Int32) -> Bool {
-        guard !devices.isEmpty else { return true }
+        guard !devices.isEmpty || !complete else { return true }
         guard let stat = try? ProcFS.readText("/proc/\(through)/stat"), let close = stat.lastIndex(of: ")") else { return false }
         // After the name: field 3 onwards; arg_start is field 48.
         let fields = stat[stat.index(after: close)...].split(separator: " ")

@@ -32,4 +32,19 @@ import Testing
         #expect(files.devices.isEmpty)
         #expect(files.argumentsReadable(pid: 1, through: 1))
     }
+
+    @Test("a mount table not read whole: a file on a device the part read does not list is not read either (a FUSE mount hidden past the limit)")
+    func truncated() {
+        // The part read: the root file system and a tmpfs; the FUSE mount came after the cut.
+        let part = "22 1 254:0 / / rw - ext4 /dev/vda rw\n23 22 0:30 / /tmp rw - tmpfs tmpfs rw\n"
+        let files = UnreadableFiles(mountinfo: part, complete: false)
+        #expect(!files.complete)
+        #expect(!files.contains(mapsDevice: "fe:00"))  // listed: ext4
+        #expect(!files.contains(mapsDevice: "00:1e"))  // listed: tmpfs
+        #expect(!files.contains(mapsDevice: "00:00"))  // anonymous memory
+        #expect(files.contains(mapsDevice: "00:2a"))  // not listed: may be the FUSE mount
+        #expect(files.contains(mapsDevice: "garbage"))
+        // The whole table, the same lines: nothing unknown is feared.
+        #expect(!UnreadableFiles(mountinfo: part).contains(mapsDevice: "00:2a"))
+    }
 }

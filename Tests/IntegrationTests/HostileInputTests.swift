@@ -514,13 +514,17 @@ final class WorkerPolicyWatch: @unchecked Sendable {
         }
     }
 
+    /// With `extraMounts`, the FUSE mount comes after a mount table longer than crashwatch reads (1,600 mounts
+    /// on a 3,000-character path: about 5 MiB of /proc/PID/mountinfo): what the part read does not list is
+    /// not read either. (Before, the FUSE mount went unseen, and crashwatch and the process froze for good.)
     @Test("memory on a FUSE file system whose server never answers (an image, the command line, the environment) is not read: crashwatch ends in time",
-          .timeLimit(.minutes(2)))
-    func fuseStall() throws {
+          .timeLimit(.minutes(2)), arguments: [0, 1600])
+    func fuseStall(extraMounts: Int) throws {
         let fixture = Fixture("fuse_stall")
+        let environment = quiet.merging(["FUSE_STALL_MOUNTS": String(extraMounts)]) { $1 }
         // Its "stuck" thread keeps the process from dying until the server ends (6 s), bare or not.
         let bareStarted = Date()
-        let bare = try run(Paths.fixture(fixture.name))
+        let bare = try run(Paths.fixture(fixture.name), environment: environment)
         let bareSeconds = Date().timeIntervalSince(bareStarted)
         let (directory, copy) = try stage(fixture.name)
         // Should crashwatch wait on the server after all (the bug this guards against: an uninterruptible sleep no
@@ -530,7 +534,7 @@ final class WorkerPolicyWatch: @unchecked Sendable {
             guard stop.wait(timeout: .now() + 15) == .timedOut else { return }
             abortFuseConnections(named: "fuse.fuse_stall")
         }
-        let supervised = try superviseHostile(copy, environment: quiet)
+        let supervised = try superviseHostile(copy, environment: environment)
         stop.signal()
         if !supervised.result.stderr.contains("fuse_stall: FUSE mapping in place") {
             try Test.cancel("no FUSE here (needs root and /dev/fuse): \(supervised.result.stderr.prefix(300))")
