@@ -269,7 +269,7 @@ public final class Supervisor {
             }
             return
         }
-        if let leftStopped = leftForKill.removeValue(forKey: tid) {
+        if !leftForKill.isEmpty, let leftStopped = leftForKill.removeValue(forKey: tid) {
             try HeldProcess.letOthersGo(leftStopped)
             if case .stopped(let signal, let ptraceEvent) = event.status, ptraceEvent != Event.exit {
                 return try detachSurvivor(leftStopped.pid, crashedTID: tid, stop: ThreadStop(signal: signal, event: ptraceEvent))
