@@ -215,15 +215,13 @@ public enum LiveCapture {
         for index in threads.indices where threads[index].tid == crash.crashedThreadID {
             threads[index].name = crash.crashedThreadName.map(capped)
         }
-        for tid in stopped.unstopped {
-            let why = "the thread did not stop within a quarter of the capture's time (a sleep no signal ends): not stopped"
-            threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false, registers: [], missingReason: why))
-            reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: why))
-        }
-        for tid in stopped.inVfork {
-            let why = "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped"
-            threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false, registers: [], missingReason: why))
-            reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: why))
+        let notStopped = [(stopped.unstopped, "the thread did not stop within a quarter of the capture's time (a sleep no signal ends): not stopped"),
+                          (stopped.inVfork, "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped")]
+        for (tids, why) in notStopped {
+            for tid in tids {
+                threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false, registers: [], missingReason: why))
+                reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: why))
+            }
         }
         let fromHelper = mapsFromHelper && factsFromHelper
         reader.softErrors += read.softErrors

@@ -270,10 +270,10 @@ public final class Supervisor {
             return
         }
         if !leftForKill.isEmpty, let leftStopped = leftForKill.removeValue(forKey: tid) {
-            try HeldProcess.letOthersGo(leftStopped)
             if case .stopped(let signal, let ptraceEvent) = event.status, ptraceEvent != Event.exit {
-                return try detachSurvivor(leftStopped.pid, crashedTID: tid, stop: ThreadStop(signal: signal, event: ptraceEvent))
+                return try detachSurvivor(leftStopped, stop: ThreadStop(signal: signal, event: ptraceEvent))
             }
+            try HeldProcess.letOthersGo(leftStopped)
         }
         switch event.status {
         case .exited, .signaled:
@@ -830,13 +830,16 @@ public final class Supervisor {
         }
     }
 
-    /// A process released to die of its crash whose crashed thread stopped again instead. The kernel keeps a
-    /// pid namespace's init alive through a fatal signal while it is traced, and the fault that raised it
-    /// comes back for ever; untraced, that fault kills it (the kernel then drops the protection). The crash
-    /// is reported: every thread is let go untraced — the crashed one with the signal it stopped for — so
-    /// the process ends, or goes on, as it would have without crashwatch.
-    private func detachSurvivor(_ pid: Int32, crashedTID: Int32, stop: ThreadStop) throws(SystemError) {
-        let stopped = try stopAllThreads(of: pid, crashedTID: crashedTID, initial: [crashedTID: stop],
+    /// A process released to die of its crash (`left`: the threads still held in their stops) whose crashed
+    /// thread stopped again (`stop`) instead. The kernel keeps a pid namespace's init alive through a fatal
+    /// signal while it is traced, and the fault that raised it comes back for ever; untraced, that fault kills
+    /// it (the kernel then drops the protection). The crash is reported: every thread is let go untraced — the
+    /// held ones from their stops, any the crashed thread started since once stopped, the crashed one with the
+    /// signal it stopped for — so the process ends, or goes on, as it would have without crashwatch.
+    private func detachSurvivor(_ left: StoppedProcess, stop: ThreadStop) throws(SystemError) {
+        var held = left.stops
+        held[left.crashedTID] = stop
+        let stopped = try stopAllThreads(of: left.pid, crashedTID: left.crashedTID, initial: held,
                                          deadline: Clock.monotonicNanoseconds() + options.captureTimeoutNanoseconds)
         var failure: SystemError?
         for (tid, stop) in stopped.stops {
@@ -853,7 +856,7 @@ public final class Supervisor {
             dispositions.forget(tid)
         }
         // Threads that had not stopped in time stay traced: their stops come later and are resumed as usual.
-        followedProcesses.remove(pid)
+        followedProcesses.remove(left.pid)
         if let failure { throw failure }
     }
 
