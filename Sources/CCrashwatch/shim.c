@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
@@ -18,6 +19,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,6 +28,7 @@ extern char **environ;
 
 _Static_assert(CW_PTRACE_SEIZE == PTRACE_SEIZE, "PTRACE_SEIZE");
 _Static_assert(CW_PTRACE_LISTEN == PTRACE_LISTEN, "PTRACE_LISTEN");
+_Static_assert(CW_PTRACE_SETOPTIONS == PTRACE_SETOPTIONS, "PTRACE_SETOPTIONS");
 _Static_assert(CW_PTRACE_INTERRUPT == PTRACE_INTERRUPT, "PTRACE_INTERRUPT");
 _Static_assert(CW_PTRACE_GETREGSET == PTRACE_GETREGSET, "PTRACE_GETREGSET");
 _Static_assert(CW_PTRACE_O_TRACEEXIT == PTRACE_O_TRACEEXIT, "PTRACE_O_TRACEEXIT");
@@ -210,9 +213,43 @@ int cw_set_child_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
+/* The worker's nice value once promoted: about a tenth of a contended CPU against nice 0. */
+#define CW_WORKER_NICE 10
+
 int cw_worker_promote(pid_t pid) {
     struct sched_param no_priority = {0};
-    return sched_setscheduler(pid, SCHED_OTHER, &no_priority) == 0 ? 0 : errno;
+    if (sched_setscheduler(pid, SCHED_OTHER, &no_priority) != 0) return errno;
+    return setpriority(PRIO_PROCESS, (id_t)pid, CW_WORKER_NICE) == 0 ? 0 : errno;
+}
+
+/* Work that can wait — processing a crash, writing its final report — yields the CPU to the supervisor's
+ * tracer thread and the programs it traces: SCHED_BATCH (a batch task never preempts another when it wakes)
+ * at nice 19 (the least weight a normal task can have). Not SCHED_IDLE: the scheduler counts a CPU that runs
+ * only SCHED_IDLE tasks as idle when it places a waking task, and a kernel without preemption
+ * (PREEMPT_NONE) lets that task wait for the next tick while the other CPU idles — under perf, a traced
+ * process's signal stop woken onto the SCHED_IDLE worker's CPU ran 3.5 ms later, at the timer interrupt. */
+int cw_become_background(void) {
+    struct sched_param no_priority = {0};
+    if (setpriority(PRIO_PROCESS, 0, 19) != 0) return errno;
+    return sched_setscheduler(0, SCHED_BATCH, &no_priority) == 0 ? 0 : errno;
+}
+
+static void yield_now(int signo) {
+    (void)signo;
+    int saved = errno;
+    sched_yield();
+    errno = saved;
+}
+
+int cw_yield_every(unsigned microseconds) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = yield_now;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGALRM, &action, NULL) != 0) return errno;
+    struct itimerval every = {{0, (suseconds_t)microseconds}, {0, (suseconds_t)microseconds}};
+    return setitimer(ITIMER_REAL, &every, NULL) == 0 ? 0 : errno;
 }
 
 int cw_pipe_cloexec(int fds[2]) {
@@ -295,9 +332,6 @@ void cw_die_by_signal(int signo) {
     /* Still here: the signal did not kill us (PID 1 of a PID namespace, or a stop-class signal). */
 }
 
-/* The worker's nice value once promoted out of SCHED_IDLE: about a tenth of a contended CPU against nice 0. */
-#define CW_WORKER_NICE 10
-
 /* The worker's side of cw_spawn_worker: async-signal-safe calls only. Never returns. */
 static void worker_child(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
                          int stderr_fd, const cw_worker_limits *limits) {
@@ -347,13 +381,10 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
     limit.rlim_cur = limit.rlim_max = 0;
     setrlimit(RLIMIT_CORE, &limit);
     /* Processing yields the CPU to the supervisor's tracer thread and to the services it traces: a report
-     * can wait a few milliseconds, another process's signal stop should not. SCHED_IDLE: any other task
-     * that wakes preempts it at once (at nice 10 under EEVDF a woken task could wait out its slice: 2-6 ms
-     * measured). Should a saturated machine starve it, the supervisor moves it back to SCHED_OTHER at this
-     * nice value halfway to its deadline (cw_worker_promote). */
-    setpriority(PRIO_PROCESS, 0, CW_WORKER_NICE);
-    struct sched_param no_priority = {0};
-    sched_setscheduler(0, SCHED_IDLE, &no_priority);
+     * can wait a few milliseconds, another process's signal stop should not (cw_become_background). Should
+     * a saturated machine starve it, the supervisor moves it to SCHED_OTHER at nice CW_WORKER_NICE halfway
+     * to its deadline (cw_worker_promote). */
+    cw_become_background();
     if (limits->drop_privileges) {
         if (setgroups(limits->group_count, (const gid_t *)limits->groups) != 0) _exit(126);
         if (setresgid(limits->gid, limits->gid, limits->gid) != 0) _exit(126);

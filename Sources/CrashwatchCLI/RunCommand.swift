@@ -259,10 +259,10 @@ enum RunCommand {
 /// Captures each crash: the raw capture and a minimal report while the process is held, then the full
 /// report from a confined worker; prints what happened to stderr.
 final class CrashReporter: SupervisorObserver, @unchecked Sendable {
-    /// Final reports are checked and written here, off the tracer thread, which must keep answering every
-    /// traced process's stops. Only the minimal report is written on the tracer thread: it must be durable
-    /// before the crashed process is released. (Reached only through `supervisorFinished` and `finishWriting`.)
-    private let writer = DispatchQueue(label: "crashwatch.final-reports")
+    /// Final reports are checked and written on `background`, off the tracer thread, which must keep answering
+    /// every traced process's stops; so is a worker's input, once the process is released. Only the minimal
+    /// report is written on the tracer thread: it must be durable before the crashed process is released.
+    private let writer = BackgroundWork()
     /// crashwatch's stderr lines once the command runs. The stream may be the program's too, and a write to
     /// it can wait for ever (a pipe it filled that nobody reads, a stopped terminal): neither the tracer
     /// thread, which may be holding a crashed process, nor the writer waits on it.
@@ -294,6 +294,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     func supervisorStarted() {
         // Not before: a thread started then would un-ignore signal 33 for the command (TransparencyTests).
         LiveCapture.startHelper()
+        writer.start()
         lines.start()
     }
 
@@ -396,9 +397,9 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         if cache != nil { limits.fileSizeHardBytes = 1 << 30 }
         let state = JobState(capture: capture, name: name, output: output, checkpoint: checkpoint, workerErrors: workerErrors,
                              minimalFailure: written.ok ? nil : written.line, pending: written.pending)
-        // The capture's metadata needs nothing of the process: the helper thread encodes it into the worker's
-        // input while the process is let go and the worker starts, and opens the worker's gate once it is
-        // there; this thread goes back to the other processes.
+        // The capture's metadata needs nothing of the process: the writer encodes it into the worker's input
+        // while the process is let go and the worker starts, and opens the worker's gate once it is there;
+        // this thread goes back to the other processes.
         let finishInput: @Sendable () -> Void = {
             do {
                 try captured.complete()
@@ -408,7 +409,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 gate.open(proceed: false)
             }
         }
-        if let helper { helper.submit(finishInput) } else { finishInput() }
+        writer.async(finishInput)
         let descriptors = [captured.file, output, checkpoint] + (cache.map { [$0] } ?? []) + captured.imageFiles
         return ProcessingJob(
             arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count), "--debug-cache", cache == nil ? "0" : "1",
@@ -438,7 +439,7 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     func finishWriting() {
         // Every final write has run once the queue is empty up to here, and each entered `journalEntries`
         // for the entry it queued behind itself.
-        writer.sync {}
+        writer.drain()
         journalEntries.wait()
     }
 

@@ -107,7 +107,7 @@ public final class Supervisor {
     private var watchdog = WatchdogPings()
     /// Processing workers running, by pid, and jobs waiting for a free slot.
     private var runningJobs: [Int32: ProcessingJob] = [:]
-    /// Whether workers starved in SCHED_IDLE may be promoted: not under a seccomp filter (a unit's
+    /// Whether workers starved in the background (SCHED_BATCH, nice 19) may be promoted: not under a seccomp filter (a unit's
     /// `SystemCallFilter=~@resources` would kill crashwatch itself for the `sched_setscheduler`).
     private lazy var mayPromoteWorkers = (try? ProcFS.threadStatus(SelfProcess.pid))?.seccompMode == 0
     private var waitingJobs: [ProcessingJob] = []
@@ -743,9 +743,9 @@ public final class Supervisor {
         }
     }
 
-    /// Kills workers past their deadline, and moves those still running halfway to it out of SCHED_IDLE (a
-    /// machine kept busy would starve them); returns how long the loop may sleep before the next of these is
-    /// due (milliseconds, -1 for no limit).
+    /// Kills workers past their deadline, and moves those still running halfway to it out of the background
+    /// (SCHED_BATCH at nice 19) to SCHED_OTHER at nice 10 (a machine kept busy would starve them); returns how
+    /// long the loop may sleep before the next of these is due (milliseconds, -1 for no limit).
     private func enforceJobDeadlines() -> Int32 {
         guard !runningJobs.isEmpty else { return -1 }
         let now = Clock.monotonicNanoseconds()
@@ -820,14 +820,16 @@ public final class Supervisor {
                                          captureDeadline: heldSince + options.captureTimeoutNanoseconds)
         let held = HeldProcess(stopped, fatalSignal: fatalSignal)
         let job = observer?.supervisorDetected(crash, stopped: held.stopped)
-        if let leftStopped = try held.release() { leftForKill[stopped.crashedTID] = leftStopped }
+        let leftStopped = try held.release()
+        job?.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
+        if let leftStopped {
+            leftForKill[stopped.crashedTID] = leftStopped
+            HeldProcess.dropExitStops(leftStopped, options: Ptrace.seizeOptions(followForks: options.followForks))
+        }
         if fatalSignal != nil {
             for tid in stopped.threads + stopped.unstopped + stopped.inVfork { dyingThreads[tid] = crash.pid }
         }
-        if let job {
-            job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
-            enqueue(job)
-        }
+        if let job { enqueue(job) }
     }
 
     /// A process released to die of its crash (`left`: the threads still held in their stops) whose crashed
@@ -920,6 +922,17 @@ private struct HeldProcess: ~Copyable {
 
     deinit {
         if !released { try? Self.letGo(stopped, except: nil) }
+    }
+
+    /// Takes the exit stop from the threads left for the kill: each would be one more round trip through the
+    /// tracer thread, and 64 of them right after a capture are what another traced process's next stop
+    /// waits behind; their ends are reported all the same. Done after the release, outside the hold: a
+    /// thread the kill reaches first (ESRCH) keeps its exit stop, which is resumed as any dying thread's.
+    static func dropExitStops(_ left: StoppedProcess, options: UInt) {
+        let dying = Ptrace.withoutExitStop(options)
+        for tid in left.stops.keys where tid != left.crashedTID {
+            try? Ptrace.setOptions(tid, dying)
+        }
     }
 
     /// Lets every thread but `crashedTID` go on from the stop it was held in: pending signals delivered,

@@ -403,11 +403,24 @@ public func spawnWorker(arguments: [String], environment: [String], descriptors:
     return pid
 }
 
-/// Moves a worker out of SCHED_IDLE (it runs only when nothing else wants its CPU) to the normal policy at
-/// its nice value, so that a busy machine cannot starve it; false when not allowed (an unprivileged
+/// Moves a worker out of the background (SCHED_BATCH at nice 19: it yields to every other task) to
+/// SCHED_OTHER at nice 10, so that a busy machine cannot starve it; false when not allowed (an unprivileged
 /// crashwatch without RLIMIT_NICE) or the worker is gone.
 public func promoteWorker(_ pid: Int32) -> Bool {
     cw_worker_promote(pid) == 0
+}
+
+/// For the processing worker: gives up the CPU every `microseconds` (SIGALRM from ITIMER_REAL, a handler
+/// calling sched_yield, SA_RESTART), so that a task the scheduler queued on its CPU — a traced program
+/// whose stop was just answered, the tracer thread — waits at most about that long, whatever the kernel's
+/// preemption does: on this PREEMPT_NONE kernel a task woken onto the busy worker's CPU was measured
+/// waiting for the next tick (3.5–4 ms at HZ=250) while the other CPU idled. (A CPU-time timer would not
+/// do: those fire at ticks too.) Not under a seccomp filter, which might kill the worker for `setitimer`.
+/// Whether the timer is set.
+@discardableResult
+public func yieldCPU(everyMicroseconds microseconds: UInt32) -> Bool {
+    guard (try? ProcFS.threadStatus(SelfProcess.pid))?.seccompMode == 0 else { return false }
+    return cw_yield_every(microseconds) == 0
 }
 
 /// Sends SIGKILL to `pid` (a worker past its deadline); a process already gone is fine.

@@ -11,10 +11,14 @@ import Synchronization
 public final class HelperThread: Sendable {
     private let queue = Mutex<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)
+    private let background: Bool
 
     /// Starts the thread; nil when the system would not create one (callers then do the work themselves).
-    public static func start() -> HelperThread? {
-        let helper = HelperThread()
+    /// A `background` thread runs SCHED_BATCH at nice 19 (`cw_become_background`), for work that can wait
+    /// and must not take a CPU from the tracer thread or a traced program — unless crashwatch runs under a
+    /// seccomp filter, which may kill it for the `sched_setscheduler` (a unit's `SystemCallFilter=~@resources`).
+    public static func start(background: Bool = false) -> HelperThread? {
+        let helper = HelperThread(background: background && (try? ProcFS.threadStatus(SelfProcess.pid))?.seccompMode == 0)
         let context = Unmanaged.passRetained(helper).toOpaque()
         guard cw_start_thread({ context in
             // The thread owns this reference for as long as it runs, which is as long as the process.
@@ -26,9 +30,12 @@ public final class HelperThread: Sendable {
         return helper
     }
 
-    private init() {}
+    private init(background: Bool) {
+        self.background = background
+    }
 
     private func serve() -> Never {
+        if background { _ = cw_become_background() }
         while true {
             available.wait()
             let work = queue.withLock { $0.removeFirst() }
@@ -49,6 +56,12 @@ public final class HelperThread: Sendable {
 /// Work submitted to a `HelperThread`: wait for it to end.
 public final class HelperTask: Sendable {
     fileprivate let done = DispatchSemaphore(value: 0)
+
+    /// Waits until the work has run.
+    public func wait() {
+        done.wait()
+        done.signal()
+    }
 
     /// Waits until the work has run or the monotonic clock reaches `deadline` (nanoseconds); whether it ran.
     /// Once true, later calls return true at once.
@@ -88,5 +101,32 @@ public final class HelperComputation<Value: Sendable>: @unchecked Sendable {
     public func value(until deadline: Int64) -> (Value, fromHelper: Bool) {
         if let value = wait(until: deadline) { return (value, task != nil) }
         return (compute(), false)
+    }
+}
+
+/// Work that can wait — a crash's final report, a worker's input — run in order on a background
+/// `HelperThread` (SCHED_BATCH, nice 19) once `start()` has run; on a Dispatch queue before that, or when no
+/// thread could be started.
+public final class BackgroundWork: Sendable {
+    private let thread = Mutex<HelperThread?>(nil)
+    private let fallback = DispatchQueue(label: "crashwatch.background")
+
+    public init() {}
+
+    /// Starts the background thread (once). Call it once the supervised command runs: a thread started
+    /// before then changes what the command inherits.
+    public func start() {
+        thread.withLock { if $0 == nil { $0 = HelperThread.start(background: true) } }
+    }
+
+    /// Runs `work` after everything submitted before it.
+    public func async(_ work: @escaping @Sendable () -> Void) {
+        if let helper = thread.withLock({ $0 }) { helper.submit(work) } else { fallback.async(execute: work) }
+    }
+
+    /// Waits until everything submitted so far has run.
+    public func drain() {
+        fallback.sync {}
+        thread.withLock { $0 }?.submit {}.wait()
     }
 }

@@ -13,6 +13,11 @@ public enum Ptrace {
         return UInt(options)
     }
 
+    /// The options of a thread that is about to die: no exit stop (its end is reported all the same).
+    public static func withoutExitStop(_ options: UInt) -> UInt {
+        options & ~UInt(CW_PTRACE_O_TRACEEXIT)
+    }
+
     private static func request(_ name: String, _ request: Int32, _ tid: Int32, _ addr: UInt = 0, _ data: UInt = 0)
         throws(SystemError) -> Int
     {
@@ -39,6 +44,11 @@ public enum Ptrace {
     /// Lets a tracee in group-stop stay stopped while still reporting new events (PTRACE_LISTEN).
     public static func listen(_ tid: Int32) throws(SystemError) {
         _ = try request("PTRACE_LISTEN", Int32(CW_PTRACE_LISTEN), tid)
+    }
+
+    /// Replaces a stopped tracee's ptrace options (PTRACE_SETOPTIONS).
+    public static func setOptions(_ tid: Int32, _ options: UInt) throws(SystemError) {
+        _ = try request("PTRACE_SETOPTIONS", Int32(CW_PTRACE_SETOPTIONS), tid, 0, options)
     }
 
     /// Asks a running tracee to stop with a PTRACE_EVENT_STOP.

@@ -307,7 +307,7 @@ func abortFuseConnections(named type: String) {
 }
 
 /// Watches, from another thread, for the processing worker whose environment holds `marker` and samples its
-/// scheduling policy (field 41 of /proc/PID/stat: 0 SCHED_OTHER, 5 SCHED_IDLE) until it is gone.
+/// scheduling policy (field 41 of /proc/PID/stat: 0 SCHED_OTHER, 3 SCHED_BATCH) until it is gone.
 final class WorkerPolicyWatch: @unchecked Sendable {
     private let lock = NSLock()
     private var samples: [(seconds: Double, policy: Int)] = []
@@ -424,13 +424,13 @@ final class WorkerPolicyWatch: @unchecked Sendable {
         let bare = try run(Paths.fixture(fixture.name))
         let (directory, copy) = try stage(fixture.name)
         let cache = try TemporaryDirectory("cw-debuginfod-cache")
-        // The worker waits on the server: it starts SCHED_IDLE and is moved to SCHED_OTHER halfway to the deadline.
+        // The worker waits on the server: it starts SCHED_BATCH and is moved to SCHED_OTHER halfway to the deadline.
         let watch = WorkerPolicyWatch(marker: "DEBUGINFOD_URLS=http://127.0.0.1:\(server.port)")
         // A fresh client cache: a miss cached by an earlier run would spare the server the request.
         let supervised = try superviseHostile(copy, options: ["--debuginfod", "http://127.0.0.1:\(server.port)"],
                                               environment: ["DEBUGINFOD_URLS": "", "DEBUGINFOD_CACHE_PATH": cache.path])
         let policies = watch.result()
-        #expect(policies.first?.policy == 5, "the worker did not start SCHED_IDLE: \(policies.prefix(3))")
+        #expect(policies.first?.policy == 3, "the worker did not start SCHED_BATCH: \(policies.prefix(3))")
         let promoted = policies.first { $0.policy == 0 }
         #expect(promoted != nil, "the starved worker was never moved to SCHED_OTHER: \(policies.map(\.policy).suffix(5))")
         if let first = policies.first, let promoted {

@@ -20,6 +20,7 @@ extern "C" {
 /* ptrace requests and options used by crashwatch (values from <linux/ptrace.h>). */
 #define CW_PTRACE_CONT 7
 #define CW_PTRACE_DETACH 17
+#define CW_PTRACE_SETOPTIONS 0x4200
 #define CW_PTRACE_GETEVENTMSG 0x4201
 #define CW_PTRACE_GETSIGINFO 0x4202
 #define CW_PTRACE_GETREGSET 0x4204
@@ -103,9 +104,18 @@ void cw_drop_loaded_pages(void);
 /** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
 int cw_set_child_subreaper(void);
 
-/** Moves a processing worker (started SCHED_IDLE by cw_spawn_worker) to SCHED_OTHER at its nice value, so
+/** Moves a processing worker (started in the background by cw_spawn_worker) to SCHED_OTHER at nice 10, so
     that a machine kept busy cannot starve it; 0 or an errno (EPERM without CAP_SYS_NICE or RLIMIT_NICE). */
 int cw_worker_promote(pid_t pid);
+
+/** Puts the calling thread in the background: SCHED_BATCH at nice 19, for work that must not take a CPU
+    from the tracer thread or a traced program. 0 or an errno. One way: leaving it needs CAP_SYS_NICE. */
+int cw_become_background(void);
+
+/** Makes the calling process give up its CPU (sched_yield) every `microseconds` (ITIMER_REAL, a SIGALRM
+    handler with SA_RESTART): for a processing worker, so that a task the scheduler queued behind it on its
+    CPU waits at most about that long. 0 or an errno. */
+int cw_yield_every(unsigned microseconds);
 
 /** pipe2(fds, O_CLOEXEC): both ends close-on-exec from the start; 0 or -1 with errno. */
 int cw_pipe_cloexec(int fds[2]);
