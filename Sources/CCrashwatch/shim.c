@@ -335,6 +335,9 @@ void cw_die_by_signal(int signo) {
 /* The worker's side of cw_spawn_worker: async-signal-safe calls only. Never returns. */
 static void worker_child(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
                          int stderr_fd, const cw_worker_limits *limits) {
+    /* In the background before anything else: forked from the tracer thread, the child would otherwise
+     * take a CPU from it (and from the traced programs) for its set-up and exec at the tracer's priority. */
+    cw_become_background();
     /* Out of the supervisor's process group: a terminal's Ctrl-C is for the app, not for processing. */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -380,11 +383,10 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
     }
     limit.rlim_cur = limit.rlim_max = 0;
     setrlimit(RLIMIT_CORE, &limit);
-    /* Processing yields the CPU to the supervisor's tracer thread and to the services it traces: a report
-     * can wait a few milliseconds, another process's signal stop should not (cw_become_background). Should
-     * a saturated machine starve it, the supervisor moves it to SCHED_OTHER at nice CW_WORKER_NICE halfway
+    /* Processing yields the CPU to the supervisor's tracer thread and to the services it traces (set at
+     * the top): a report can wait a few milliseconds, another process's signal stop should not. Should a
+     * saturated machine starve it, the supervisor moves it to SCHED_OTHER at nice CW_WORKER_NICE halfway
      * to its deadline (cw_worker_promote). */
-    cw_become_background();
     if (limits->drop_privileges) {
         if (setgroups(limits->group_count, (const gid_t *)limits->groups) != 0) _exit(126);
         if (setresgid(limits->gid, limits->gid, limits->gid) != 0) _exit(126);

@@ -818,18 +818,16 @@ public final class Supervisor {
         let stopped = try stopAllThreads(of: crash.pid, crashedTID: crash.tid, initial: initial,
                                          deadline: heldSince + options.captureTimeoutNanoseconds / 4,
                                          captureDeadline: heldSince + options.captureTimeoutNanoseconds)
-        let held = HeldProcess(stopped, fatalSignal: fatalSignal)
+        let held = HeldProcess(stopped, fatalSignal: fatalSignal, options: Ptrace.seizeOptions(followForks: options.followForks))
         let job = observer?.supervisorDetected(crash, stopped: held.stopped)
-        let leftStopped = try held.release()
-        job?.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
-        if let leftStopped {
-            leftForKill[stopped.crashedTID] = leftStopped
-            HeldProcess.dropExitStops(leftStopped, options: Ptrace.seizeOptions(followForks: options.followForks))
-        }
+        if let leftStopped = try held.release() { leftForKill[stopped.crashedTID] = leftStopped }
         if fatalSignal != nil {
             for tid in stopped.threads + stopped.unstopped + stopped.inVfork { dyingThreads[tid] = crash.pid }
         }
-        if let job { enqueue(job) }
+        if let job {
+            job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
+            enqueue(job)
+        }
     }
 
     /// A process released to die of its crash (`left`: the threads still held in their stops) whose crashed
@@ -890,24 +888,36 @@ private struct HeldProcess: ~Copyable {
     let stopped: StoppedProcess
     /// The signal the crashed thread dies of; nil for a hang snapshot, whose threads all go on as they were.
     let fatalSignal: Signal?
+    /// The ptrace options the threads were seized with.
+    let options: UInt
     private var released = false
 
-    init(_ stopped: StoppedProcess, fatalSignal: Signal?) {
+    init(_ stopped: StoppedProcess, fatalSignal: Signal?, options: UInt) {
         self.stopped = stopped
         self.fatalSignal = fatalSignal
+        self.options = options
     }
 
     /// With a fatal signal: delivers it to the crashed thread and leaves every other thread in its stop,
     /// returned, for the kernel to take: the group exit (or the core dump) sends each a SIGKILL, which ends
     /// a ptrace stop, so none runs another instruction of its own after the capture — resumed, they could
     /// (a handler, a few microseconds of code) before the kill landed. The caller lets them go should the
-    /// crashed thread stop again instead of dying (`letOthersGo`). Without one (a hang snapshot, a death
-    /// seen at the exit stops), every thread goes on as it was and nothing is returned.
+    /// crashed thread stop again instead of dying (`letOthersGo`). The others lose their exit stop first
+    /// (`PTRACE_SETOPTIONS`, about 0.5 µs each on a thread stopped this long): each would be one more round
+    /// trip through the tracer thread, and 64 of them right after a capture are what another traced
+    /// process's next stop waits behind; their ends are reported all the same. After the fatal signal would
+    /// be too late: the crashed thread, let go, kills them before most are reached. Without a fatal signal
+    /// (a hang snapshot, a death seen at the exit stops), every thread goes on as it was and nothing is
+    /// returned.
     consuming func release() throws(SystemError) -> StoppedProcess? {
         released = true
         guard let fatalSignal else {
             try Self.letGo(stopped, except: nil)
             return nil
+        }
+        let dying = Ptrace.withoutExitStop(options)
+        for tid in stopped.stops.keys where tid != stopped.crashedTID {
+            try? Ptrace.setOptions(tid, dying)  // gone meanwhile: its end comes all the same
         }
         do {
             try Ptrace.cont(stopped.crashedTID, signal: fatalSignal.number)
@@ -922,17 +932,6 @@ private struct HeldProcess: ~Copyable {
 
     deinit {
         if !released { try? Self.letGo(stopped, except: nil) }
-    }
-
-    /// Takes the exit stop from the threads left for the kill: each would be one more round trip through the
-    /// tracer thread, and 64 of them right after a capture are what another traced process's next stop
-    /// waits behind; their ends are reported all the same. Done after the release, outside the hold: a
-    /// thread the kill reaches first (ESRCH) keeps its exit stop, which is resumed as any dying thread's.
-    static func dropExitStops(_ left: StoppedProcess, options: UInt) {
-        let dying = Ptrace.withoutExitStop(options)
-        for tid in left.stops.keys where tid != left.crashedTID {
-            try? Ptrace.setOptions(tid, dying)
-        }
     }
 
     /// Lets every thread but `crashedTID` go on from the stop it was held in: pending signals delivered,
