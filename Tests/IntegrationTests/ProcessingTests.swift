@@ -65,6 +65,37 @@ import Testing
         #expect(links.last?.hasPrefix("/memfd:crashwatch-worker-stderr") == true, "\(links)")
     }
 
+    @Test("processing runs in the background: the worker SCHED_BATCH at nice 19 and yielding on SIGALRM, the final report's writer a SCHED_BATCH nice 19 thread")
+    func processingInTheBackground() throws {
+        let directory = try TemporaryDirectory("cw-worker-policy")
+        // A watcher samples crashwatch's worker child (1,000 threads to process: it lives long enough) and
+        // crashwatch's own threads: policy (stat field 41), nice (field 19) and, for the worker, SigCgt.
+        let watcher = """
+            ( n=0; seen=0; while [ $n -lt 3000 ]; do found=0; \
+                for c in $(cat /proc/$$/task/*/children 2>/dev/null); do \
+                  case "$(tr '\\0' ' ' < /proc/$c/cmdline 2>/dev/null)" in "crashwatch __process "*) \
+                    s=$(cat /proc/$c/stat 2>/dev/null); g=$(grep SigCgt /proc/$c/status 2>/dev/null); \
+                    if [ -n "$s" ]; then found=1; set -- $s; echo "${41} ${19} ${g#SigCgt:}" >> '\(directory.path)/worker'; fi;; esac; \
+                done; \
+                if [ $found = 1 ]; then seen=1; elif [ $seen = 1 ]; then exit 0; fi; \
+                for t in /proc/$$/task/*; do s=$(cat $t/stat 2>/dev/null); \
+                  if [ -n "$s" ]; then set -- $s; echo "${41} ${19}" >> '\(directory.path)/threads'; fi; done; \
+                n=$((n+1)); sleep 0.005; done ) </dev/null >/dev/null 2>&1 & true
+            """
+        let (result, reports, _) = try runCapturing(Paths.fixture("threads1000"), shellPrefix: watcher)
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        let report = try #require(reports.first, "\(result.stderr)")
+        #expect((report.json["diagnostics"] as? [String: Any])?["processing"] as? String == "complete")
+        let worker = try String(contentsOfFile: "\(directory.path)/worker", encoding: .utf8).split(separator: "\n")
+            .map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) }
+        #expect(!worker.isEmpty, "the worker was never seen")
+        #expect(worker.allSatisfy { $0.count == 3 && $0[0] == "3" && $0[1] == "19" }, "policy, nice: \(worker.prefix(5))")
+        // SIGALRM is signal 14: bit 13 of the caught mask, once the worker has set its timer.
+        #expect(worker.contains { ($0.last.flatMap { UInt64($0, radix: 16) } ?? 0) & (1 << 13) != 0 }, "SigCgt: \(worker.suffix(3))")
+        let threads = try String(contentsOfFile: "\(directory.path)/threads", encoding: .utf8).split(separator: "\n")
+        #expect(threads.contains("3 19"), "no SCHED_BATCH nice 19 thread in crashwatch: \(Set(threads))")
+    }
+
     @Test("a worker that cannot finish in time is killed at the capture deadline; the report keeps what was done and says so")
     func workerDeadline() throws {
         let server = try SilentServer()
