@@ -447,9 +447,10 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         var capture = state.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         var why: String
+        let inputFailure = state.inputFailure.withLock { $0 }
         switch outcome {
-        case _ where state.inputFailure.withLock({ $0 }) != nil:
-            why = "the processing worker could not start: \(state.inputFailure.withLock { $0 } ?? "")"
+        case _ where inputFailure != nil:
+            why = "the processing worker could not start: \(inputFailure ?? "")"
         case .exited(0):
             switch report(in: state.output, of: state) {
             case .success(let full):
