@@ -113,7 +113,8 @@ public final class Supervisor {
     private var waitingJobs: [ProcessingJob] = []
     /// The main child's end, once seen: the supervisor returns it when no job is left.
     private var finalStatus: WaitStatus?
-    /// Processes followed (the main child and every fork), for `outlivesMainChild`, and how the last one ended.
+    /// Processes followed (the main child, and every fork when `outlivesMainChild`; vfork children always),
+    /// for `outlivesMainChild`, and how the last one ended.
     private var followedProcesses: Set<Int32> = []
     private var lastProcessEnd: WaitStatus?
     private var mainChildEnded = false
@@ -331,7 +332,10 @@ public final class Supervisor {
                 }
                 try resume(tid)
             case Event.fork, Event.vfork:
-                if let child = try? Ptrace.eventMessage(tid), child > 0, child <= UInt(Int32.max) {
+                // The child's pid (one more request on a just-stopped tracee) is needed only to outlive the main
+                // child with the processes it leaves, and for a vfork, whose parent cannot stop until it ends.
+                if ptraceEvent == Event.vfork || options.outlivesMainChild,
+                   let child = try? Ptrace.eventMessage(tid), child > 0, child <= UInt(Int32.max) {
                     followedProcesses.insert(Int32(child))
                     if ptraceEvent == Event.vfork { vforkParents[Int32(child)] = tid }
                 }
