@@ -16,9 +16,10 @@
  * the re-raised signal. At the final signal the faulter's stack is pause() in segv_handler on
  * the signal frame above crash_here; that is its CRASH-STACK (as gdb shows that thread on the
  * core; gdb's bt prints the signal trampoline __restore_rt as "<signal handler called>").
- * A bare run's core may catch the faulter still returning from kill() (__GI_kill on top), as
- * the main thread can dump core before the faulter reaches pause(); under crashwatch, which
- * stops every thread well after that, it is in pause().
+ * So that the final signal always finds the faulter there (bare, the main thread could dump
+ * core, and crashwatch stop every thread, while the faulter was still returning from kill()),
+ * the main thread blocks SIGSEGV before letting the faulter fault, and unblocks it (taking
+ * the pending kill()) only once the faulter sleeps in pause().
  *
  * BUILD: -O0 -g
  * ARGS:
@@ -40,7 +41,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+static volatile sig_atomic_t go, pausing;
+static volatile pid_t faulter_tid;
 
 __attribute__((noinline)) void segv_handler(int sig, siginfo_t *info, void *context)
 {
@@ -52,6 +58,7 @@ __attribute__((noinline)) void segv_handler(int sig, siginfo_t *info, void *cont
     sigemptyset(&sa.sa_mask);
     sigaction(sig, &sa, NULL);
     kill(getpid(), sig);
+    pausing = 1;
     for (;;)
         pause();
 }
@@ -78,6 +85,9 @@ static void *faulter_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "faulter");
+    faulter_tid = (pid_t)syscall(SYS_gettid);
+    while (!go)
+        ;
     fault_outer();
     return NULL;
 }
@@ -95,6 +105,30 @@ int main(void)
     pthread_t thread;
     if (pthread_create(&thread, NULL, faulter_main, NULL) != 0)
         return 1;
+    sigset_t segv;
+    sigemptyset(&segv);
+    sigaddset(&segv, SIGSEGV);
+    pthread_sigmask(SIG_BLOCK, &segv, NULL);
+    go = 1;
+    /* Wait until the faulter sleeps in pause() (state S once it has said so), then take the kill(). */
+    char path[64], stat[512];
+    for (;;) {
+        struct timespec tick = {0, 1000000};
+        nanosleep(&tick, NULL);
+        if (!pausing || !faulter_tid)
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)faulter_tid);
+        FILE *file = fopen(path, "r");
+        if (!file)
+            continue;
+        size_t length = fread(stat, 1, sizeof stat - 1, file);
+        fclose(file);
+        stat[length] = 0;
+        char *close = strrchr(stat, ')');
+        if (close && close[1] == ' ' && close[2] == 'S')
+            break;
+    }
+    pthread_sigmask(SIG_UNBLOCK, &segv, NULL);
     pthread_join(thread, NULL);
     return 0;
 }
