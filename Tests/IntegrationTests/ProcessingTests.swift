@@ -89,7 +89,11 @@ import Testing
         let worker = try String(contentsOfFile: "\(directory.path)/worker", encoding: .utf8).split(separator: "\n")
             .map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) }
         #expect(!worker.isEmpty, "the worker was never seen")
-        #expect(worker.allSatisfy { $0.count == 3 && $0[0] == "3" && $0[1] == "19" }, "policy, nice: \(worker.prefix(5))")
+        // SCHED_BATCH at nice 19 from the start; SCHED_OTHER at nice 10 only if promoted, halfway to the deadline
+        // (a very slow machine).
+        #expect(worker.first.map { $0.count == 3 && $0[0] == "3" && $0[1] == "19" } == true, "policy, nice: \(worker.prefix(5))")
+        #expect(worker.allSatisfy { $0.count == 3 && (($0[0], $0[1]) == ("3", "19") || ($0[0], $0[1]) == ("0", "10")) },
+                "policy, nice: \(Set(worker.map { $0.prefix(2).joined(separator: " ") }))")
         // SIGALRM is signal 14: bit 13 of the caught mask, once the worker has set its timer.
         #expect(worker.contains { ($0.last.flatMap { UInt64($0, radix: 16) } ?? 0) & (1 << 13) != 0 }, "SigCgt: \(worker.suffix(3))")
         let threads = try String(contentsOfFile: "\(directory.path)/threads", encoding: .utf8).split(separator: "\n")
