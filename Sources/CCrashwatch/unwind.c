@@ -878,5 +878,3 @@ int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
 const char *cw_unwind_error_name(int code) {
     return unw_strerror(code);
 }
-
-

@@ -259,9 +259,10 @@ enum RunCommand {
 /// Captures each crash: the raw capture and a minimal report while the process is held, then the full
 /// report from a confined worker; prints what happened to stderr.
 final class CrashReporter: SupervisorObserver, @unchecked Sendable {
-    /// Final reports are checked and written on `background`, off the tracer thread, which must keep answering
-    /// every traced process's stops; so is a worker's input, once the process is released. Only the minimal
-    /// report is written on the tracer thread: it must be durable before the crashed process is released.
+    /// Final reports are checked and written on a background thread (`BackgroundWork`), off the tracer thread,
+    /// which must keep answering every traced process's stops; so is a worker's input, once the process is
+    /// released. Only the minimal report is written on the tracer thread: it must be durable before the
+    /// crashed process is released.
     private let writer = BackgroundWork()
     /// crashwatch's stderr lines once the command runs. The stream may be the program's too, and a write to
     /// it can wait for ever (a pipe it filled that nobody reads, a stopped terminal): neither the tracer

@@ -107,9 +107,9 @@ public final class Supervisor {
     private var watchdog = WatchdogPings()
     /// Processing workers running, by pid, and jobs waiting for a free slot.
     private var runningJobs: [Int32: ProcessingJob] = [:]
-    /// Whether workers starved in the background (SCHED_BATCH, nice 19) may be promoted: not under a seccomp filter (a unit's
-    /// `SystemCallFilter=~@resources` would kill crashwatch itself for the `sched_setscheduler`).
-    private lazy var mayPromoteWorkers = (try? ProcFS.threadStatus(SelfProcess.pid))?.seccompMode == 0
+    /// Whether workers starved in the background (SCHED_BATCH, nice 19) may be promoted: not under a seccomp
+    /// filter (a unit's `SystemCallFilter=~@resources` would kill crashwatch itself for the `sched_setscheduler`).
+    private lazy var mayPromoteWorkers = SelfProcess.hasNoSeccompFilter
     private var waitingJobs: [ProcessingJob] = []
     /// The main child's end, once seen: the supervisor returns it when no job is left.
     private var finalStatus: WaitStatus?

@@ -18,7 +18,7 @@ public final class HelperThread: Sendable {
     /// and must not take a CPU from the tracer thread or a traced program — unless crashwatch runs under a
     /// seccomp filter, which may kill it for the `sched_setscheduler` (a unit's `SystemCallFilter=~@resources`).
     public static func start(background: Bool = false) -> HelperThread? {
-        let helper = HelperThread(background: background && (try? ProcFS.threadStatus(SelfProcess.pid))?.seccompMode == 0)
+        let helper = HelperThread(background: background && SelfProcess.hasNoSeccompFilter)
         let context = Unmanaged.passRetained(helper).toOpaque()
         guard cw_start_thread({ context in
             // The thread owns this reference for as long as it runs, which is as long as the process.

@@ -73,6 +73,11 @@ public enum SelfProcess {
     /// The supervisor's process group.
     public static var processGroup: Int32 { getpgrp() }
 
+    /// Whether no seccomp filter confines the calling process (`Seccomp: 0` in its status). A filter may kill
+    /// it for calls it was not written to allow (`sched_setscheduler`, `setpriority`, `setitimer`: a unit's
+    /// `SystemCallFilter=~@resources`), so scheduling changes are made only without one; unknown counts as one.
+    public static var hasNoSeccompFilter: Bool { (try? ProcFS.threadStatus(pid))?.seccompMode == 0 }
+
     /// Becomes the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER).
     public static func becomeSubreaper() throws(SystemError) {
         guard cw_set_child_subreaper() == 0 else { throw SystemError("prctl(PR_SET_CHILD_SUBREAPER)", errno: lastErrno()) }
