@@ -29,19 +29,34 @@
  * It counts the reports by kind (an array increment each); when FLOOR_TRACER_STATS names a file, it
  * writes the counts there as it ends, one "name count" per line (bench.py shows what each workload
  * costs in stops): signal-N, group-stop, event-stop, clone, fork, vfork, vfork-done, exec, exit, ended.
- * It is not a subreaper and keeps no per-task state. SIGTERM, SIGINT, SIGQUIT and SIGHUP sent to it
+ * With FLOOR_TRACER_POLICY=1 it also makes, before resuming, the requests crashwatch's crash policy
+ * needs at each stop (Sources/CrashwatchSupervisor/Supervisor.swift) and nothing else — the floor of any
+ * supervisor that must know what crashwatch knows:
+ *
+ *   crash signal (SEGV BUS ILL FPE ABRT TRAP SYS QUIT XCPU XFSZ)   pread of /proc/TID/stat, kept open per
+ *                                                     thread (is it handled?), PTRACE_GETSIGINFO; when
+ *                                                     handled, PTRACE_GETREGSET (the original fault of a
+ *                                                     handler that re-raises)
+ *   EXIT stop                                         PTRACE_GETEVENTMSG (the exit status: a SIGKILL or a
+ *                                                     forced crash signal is captured there)
+ *   EXEC and VFORK stops                              PTRACE_GETEVENTMSG (the former tid; the child)
+ *
+ * It is not a subreaper and keeps no per-task state beyond those files. SIGTERM, SIGINT, SIGQUIT and SIGHUP sent to it
  * are passed to the main child (kill, from a handler: no cost per stop), so bench.py stops servers the
  * same way under bare, floor_tracer and crashwatch: by signalling the process it started.
  * Exit status: COMMAND's; 127 when it cannot be run; 1 when floor_tracer itself fails.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,6 +116,52 @@ static void end_as(int status)
     exit(128 + signo);
 }
 
+/* FLOOR_TRACER_POLICY: the files /proc/TID/stat kept open, by tid modulo the table's size. */
+#define STAT_FILES 4096
+static struct { pid_t tid; int fd; } stat_files[STAT_FILES];
+
+static int is_crash_signal(int signo)
+{
+    switch (signo) {
+    case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGABRT:
+    case SIGTRAP: case SIGSYS: case SIGQUIT: case SIGXCPU: case SIGXFSZ:
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether thread `tid` has a handler for `signo`: field 34 (sigcatch) of its kept-open stat file. */
+static int is_handled(pid_t tid, int signo)
+{
+    unsigned slot = (unsigned)tid % STAT_FILES;
+    if (stat_files[slot].tid != tid || stat_files[slot].fd <= 0) {
+        if (stat_files[slot].fd > 0)
+            close(stat_files[slot].fd);
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
+        stat_files[slot].tid = tid;
+        stat_files[slot].fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    char line[1024];
+    ssize_t count = stat_files[slot].fd > 0 ? pread(stat_files[slot].fd, line, sizeof line - 1, 0) : -1;
+    if (count <= 0)
+        return 0;
+    line[count] = 0;
+    char *field = strrchr(line, ')'); /* field 3 follows the command name's closing parenthesis */
+    for (int number = 2; field != NULL && number < 34; number++)
+        field = strchr(field + 1, ' ');
+    return field != NULL && (strtoull(field + 1, NULL, 10) >> (signo - 1) & 1);
+}
+
+static void forget_stat_file(pid_t tid)
+{
+    unsigned slot = (unsigned)tid % STAT_FILES;
+    if (stat_files[slot].tid == tid && stat_files[slot].fd > 0) {
+        close(stat_files[slot].fd);
+        stat_files[slot].fd = 0;
+    }
+}
+
 static int is_stop_signal(int signo)
 {
     return signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
@@ -148,6 +209,7 @@ int main(int argc, char **argv)
         sigaction(passed[i], &action, NULL);
     kill(pid, SIGCONT);
 
+    int policy = getenv("FLOOR_TRACER_POLICY") != NULL && strcmp(getenv("FLOOR_TRACER_POLICY"), "1") == 0;
     int idle = 0;
     for (;;) {
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -165,6 +227,8 @@ int main(int argc, char **argv)
         }
         if (WIFEXITED(status) || WIFSIGNALED(status)) {
             counts[ENDED]++;
+            if (policy)
+                forget_stat_file(tid);
             if (tid == pid)
                 end_as(status);
             continue;
@@ -175,6 +239,16 @@ int main(int argc, char **argv)
         int event = (unsigned)status >> 16;
         if (event == 0) {
             counts[signo < GROUP_STOP ? signo : 0]++;
+            if (policy && is_crash_signal(signo)) {
+                int handled = is_handled(tid, signo);
+                siginfo_t info;
+                ptrace(PTRACE_GETSIGINFO, tid, NULL, &info);
+                if (handled) {
+                    struct user_regs_struct registers;
+                    struct iovec vector = {&registers, sizeof registers};
+                    ptrace(PTRACE_GETREGSET, tid, (void *)1 /* NT_PRSTATUS */, &vector);
+                }
+            }
             ptrace(PTRACE_CONT, tid, NULL, (void *)(long)signo); /* signal-delivery-stop */
         } else if (event == PTRACE_EVENT_STOP && is_stop_signal(signo)) {
             counts[GROUP_STOP]++;
@@ -189,6 +263,10 @@ int main(int argc, char **argv)
             case PTRACE_EVENT_EXEC: counts[EXEC]++; break;
             case PTRACE_EVENT_EXIT: counts[EXIT]++; break;
             default: counts[OTHER_EVENT]++; break;
+            }
+            if (policy && (event == PTRACE_EVENT_EXIT || event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_VFORK)) {
+                unsigned long message;
+                ptrace(PTRACE_GETEVENTMSG, tid, NULL, &message);
             }
             ptrace(PTRACE_CONT, tid, NULL, NULL); /* every other event stop */
         }
