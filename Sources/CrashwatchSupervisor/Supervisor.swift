@@ -107,7 +107,7 @@ public final class Supervisor {
     private var watchdog = WatchdogPings()
     /// Processing workers running, by pid, and jobs waiting for a free slot.
     private var runningJobs: [Int32: ProcessingJob] = [:]
-    /// Whether workers starved in the background (SCHED_BATCH, nice 19) may be promoted: not under a seccomp
+    /// Whether workers starved in the background (SCHED_BATCH, nice 10) may be promoted: not under a seccomp
     /// filter (a unit's `SystemCallFilter=~@resources` would kill crashwatch itself for the `sched_setscheduler`).
     private lazy var mayPromoteWorkers = SelfProcess.hasNoSeccompFilter
     private var waitingJobs: [ProcessingJob] = []
@@ -748,7 +748,7 @@ public final class Supervisor {
     }
 
     /// Kills workers past their deadline, and moves those still running halfway to it out of the background
-    /// (SCHED_BATCH at nice 19) to SCHED_OTHER at nice 10 (a machine kept busy would starve them); returns how
+    /// (SCHED_BATCH at nice 10) to SCHED_OTHER at nice 0 (a machine kept busy would starve them); returns how
     /// long the loop may sleep before the next of these is due (milliseconds, -1 for no limit).
     private func enforceJobDeadlines() -> Int32 {
         guard !runningJobs.isEmpty else { return -1 }

@@ -403,8 +403,8 @@ public func spawnWorker(arguments: [String], environment: [String], descriptors:
     return pid
 }
 
-/// Moves a worker out of the background (SCHED_BATCH at nice 19: it yields to every other task) to
-/// SCHED_OTHER at nice 10, so that a busy machine cannot starve it; false when not allowed (an unprivileged
+/// Moves a worker out of the background (SCHED_BATCH at nice 10, yielding every 0.25 ms) to SCHED_OTHER at
+/// nice 0, so that a busy machine cannot starve it; false when not allowed (an unprivileged
 /// crashwatch without RLIMIT_NICE) or the worker is gone.
 public func promoteWorker(_ pid: Int32) -> Bool {
     cw_worker_promote(pid) == 0

@@ -35,7 +35,7 @@ public final class HelperThread: Sendable {
     }
 
     private func serve() -> Never {
-        if background { _ = cw_become_background() }
+        if background { _ = cw_become_background(CW_BACKGROUND_NICE) }
         while true {
             available.wait()
             let work = queue.withLock { $0.removeFirst() }
