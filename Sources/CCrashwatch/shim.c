@@ -237,7 +237,13 @@ int cw_become_background(int nice) {
 static void yield_now(int signo) {
     (void)signo;
     int saved = errno;
-    sched_yield();
+    if (sched_getscheduler(0) == SCHED_BATCH) {
+        sched_yield();
+    } else {
+        /* Promoted (the supervisor found it starved by busy programs): it competes as any task now, and
+         * yields no more. alarm(0) disarms the ITIMER_REAL timer. */
+        alarm(0);
+    }
     errno = saved;
 }
 

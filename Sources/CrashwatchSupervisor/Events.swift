@@ -166,8 +166,10 @@ public final class ProcessingJob {
     var pid: Int32?
     var killedAtDeadline = false
     /// When the worker (started SCHED_BATCH at nice 10) is moved to the normal policy if it still runs:
-    /// halfway from its start to the deadline.
+    /// halfway from its start to the deadline, or before when it is found starved.
     var promoteAtNanoseconds = Int64.max
+    /// When the worker is next looked at for starvation.
+    var starvationCheckAtNanoseconds = Int64.max
     var promoted = false
 
     public init(arguments: [String], descriptors: [OwnedDescriptor], standardError: OwnedDescriptor? = nil, environment: [String],

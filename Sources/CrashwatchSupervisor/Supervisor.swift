@@ -101,7 +101,7 @@ public final class Supervisor {
     private var pendingForwards: [(received: ReceivedSignal, due: Int64)] = []
     /// The sd_notify relay's socket, when systemd gave crashwatch a NOTIFY_SOCKET.
     private var relay: NotifySocket?
-    private var lastRelayCheck: Int64 = 0
+    private var lastTimerCheck: Int64 = 0
     private var relayFailureReported = false
     /// The program's watchdog pings, for hang reports.
     private var watchdog = WatchdogPings()
@@ -194,7 +194,10 @@ public final class Supervisor {
             if let event = try nextEvent() {
                 idlePolls = 0
                 try handle(event)
-                if relay != nil, Clock.monotonicNanoseconds() - lastRelayCheck > Self.relayInterval { try serviceTimers() }
+                if Clock.monotonicNanoseconds() - lastTimerCheck > Self.timerInterval {
+                    try serviceTimers()
+                    _ = enforceJobDeadlines()
+                }
                 continue
             }
             if idlePolls < options.busyPolls {
@@ -217,12 +220,14 @@ public final class Supervisor {
         }
     }
 
-    /// While events keep the loop busy, the relay and the timers are looked at this often.
-    private static let relayInterval: Int64 = 20_000_000
+    /// While events keep the loop busy (another process's signal storm), the relay, the timers and the
+    /// workers' deadlines are looked at this often.
+    private static let timerInterval: Int64 = 20_000_000
 
     /// Relays waiting notifications, forwards signals whose grace ran out, and captures a hang whose
     /// watchdog pings stopped.
     private func serviceTimers() throws(SystemError) {
+        lastTimerCheck = Clock.monotonicNanoseconds()
         serviceRelay()
         if mainChildEnded {
             // A process gone without its end seen (it cannot be, as its subreaper; but never wait on one).
@@ -649,7 +654,6 @@ public final class Supervisor {
     /// program's own end through crashwatch's. Messages from processes crashwatch does not trace are dropped.
     private func serviceRelay() {
         guard let relay, let upstream = options.notifySocket else { return }
-        lastRelayCheck = Clock.monotonicNanoseconds()
         for _ in 0..<64 {
             let message: NotifyMessage
             do {
@@ -733,6 +737,7 @@ public final class Supervisor {
             job.pid = pid
             let now = Clock.monotonicNanoseconds()
             job.promoteAtNanoseconds = now + (job.deadlineNanoseconds - now) / 2
+            job.starvationCheckAtNanoseconds = now + Self.starvationCheckInterval
             runningJobs[pid] = job
         } catch {
             observer?.supervisorFinished(job, outcome: .notStarted("\(error)"))
@@ -747,9 +752,16 @@ public final class Supervisor {
         }
     }
 
-    /// Kills workers past their deadline, and moves those still running halfway to it out of the background
-    /// (SCHED_BATCH at nice 10) to SCHED_OTHER at nice 0 (a machine kept busy would starve them); returns how
-    /// long the loop may sleep before the next of these is due (milliseconds, -1 for no limit).
+    /// A worker that has waited this long on a run queue, runnable, is starved: busy programs take its CPU.
+    private static let starvedAfterNanoseconds: Int64 = 50_000_000
+    /// How often a running worker is looked at for that (`/proc/PID/schedstat`).
+    private static let starvationCheckInterval: Int64 = 25_000_000
+
+    /// Kills workers past their deadline, and moves out of the background (SCHED_BATCH at nice 10, yielding
+    /// every 0.25 ms) to SCHED_OTHER at nice 0 those that are starved, or still running halfway to it — on a
+    /// machine kept busy, a worker yielding to every other task would otherwise finish only then (a threads64
+    /// crash beside two busy loops: 6 s, against 50 ms); returns how long the loop may sleep before the next
+    /// of these is due (milliseconds, -1 for no limit).
     private func enforceJobDeadlines() -> Int32 {
         guard !runningJobs.isEmpty else { return -1 }
         let now = Clock.monotonicNanoseconds()
@@ -763,11 +775,16 @@ public final class Supervisor {
                 continue
             }
             if !job.promoted && mayPromoteWorkers {
-                if now >= job.promoteAtNanoseconds {
+                var starved = false
+                if now >= job.starvationCheckAtNanoseconds {
+                    starved = (ProcFS.runQueueWaitNanoseconds(pid) ?? 0) >= Self.starvedAfterNanoseconds
+                    job.starvationCheckAtNanoseconds = now + Self.starvationCheckInterval
+                }
+                if starved || now >= job.promoteAtNanoseconds {
                     job.promoted = true
                     _ = promoteWorker(pid)
                 } else {
-                    next = min(next, job.promoteAtNanoseconds - now)
+                    next = min(next, min(job.promoteAtNanoseconds, job.starvationCheckAtNanoseconds) - now)
                 }
             }
             next = min(next, job.deadlineNanoseconds - now)

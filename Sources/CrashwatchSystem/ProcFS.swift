@@ -35,12 +35,26 @@ public enum ProcFS {
         String(decoding: try readBytes(path), as: UTF8.self)
     }
 
-    /// The `status` of one thread: `/proc/TID/status` (works for any thread id).
     /// Whether a process (or zombie) with this pid exists.
     public static func exists(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || lastErrno() != ESRCH
     }
 
+    /// How long task `pid` has waited on a run queue, runnable but not running, in nanoseconds: the second
+    /// field of `/proc/PID/schedstat`. nil when it cannot be read.
+    public static func runQueueWaitNanoseconds(_ pid: Int32) -> Int64? {
+        guard let bytes = try? readBytes("/proc/\(pid)/schedstat") else { return nil }
+        let fields = bytes.split(separator: UInt8(ascii: " "), maxSplits: 2)
+        guard fields.count >= 2, (1...18).contains(fields[1].count) else { return nil }
+        var value: Int64 = 0
+        for byte in fields[1] {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    /// The `status` of one thread: `/proc/TID/status` (works for any thread id).
     public static func threadStatus(_ tid: Int32) throws(SystemError) -> ProcStatus {
         ProcStatus(parsing: try readBytes("/proc/\(tid)/status"))
     }

@@ -1,6 +1,7 @@
 // HelperThreadTests.swift — the helper thread a capture hands its /proc reads and its minimal report to:
 // work runs in order on one other thread with every signal blocked, a late helper is not waited for past
-// the deadline, and without a helper the work is done on the calling thread.
+// the deadline, a caller about to exit can take the queue over, and without a helper the work is done on
+// the calling thread.
 import CrashwatchSystem
 import Dispatch
 import Glibc
@@ -51,6 +52,32 @@ import Testing
         // Once the helper gets to it, it is computed there.
         let done = try #require(late.wait(until: Clock.monotonicNanoseconds() + 5_000_000_000))
         #expect(done != caller)
+    }
+
+    @Test("runRemaining waits for the piece running, runs the queued rest here in order (what it submits too), and the thread serves again after")
+    func runRemaining() throws {
+        let helper = try #require(HelperThread.start())
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let seen = Mutex<[(String, UInt)]>([])
+        @Sendable func note(_ name: String) { seen.withLock { $0.append((name, Self.threadID())) } }
+        // The thread is busy with "first" until released; "second" and "third" wait behind it, and "second"
+        // submits "fourth" as it runs.
+        helper.submit { started.signal(); release.wait(); note("first") }
+        started.wait()
+        helper.submit { note("second"); helper.submit { note("fourth") } }
+        helper.submit { note("third") }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { release.signal() }
+        helper.runRemaining()
+        let record = seen.withLock { $0 }
+        #expect(record.map(\.0) == ["first", "second", "third", "fourth"])
+        let caller = Self.threadID()
+        #expect(record.first?.1 != caller, "the piece already running stays on the thread")
+        #expect(record.dropFirst().allSatisfy { $0.1 == caller }, "the rest runs on the caller: \(record)")
+        // The thread takes work again.
+        let later = helper.submit { note("later") }
+        #expect(later.wait(until: Clock.monotonicNanoseconds() + 5_000_000_000))
+        #expect(seen.withLock { $0.last.map { $0.0 == "later" && $0.1 != caller } } == true)
     }
 
     @Test("without a helper the computation runs at once on the calling thread")

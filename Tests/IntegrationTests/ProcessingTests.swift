@@ -102,6 +102,39 @@ import Testing
         #expect(threads.contains("3 19"), "no SCHED_BATCH nice 19 thread in crashwatch: \(Set(threads))")
     }
 
+    @Test("a worker starved by a busy program is promoted within a second, not halfway to its deadline: SCHED_OTHER, the report complete")
+    func starvedWorkerPromoted() throws {
+        let directory = try TemporaryDirectory("cw-worker-starved")
+        // crashwatch, its worker and a busy loop share CPU 0 (the shell pins itself; what it starts and
+        // execs inherits it): the worker, SCHED_BATCH at nice 10 and yielding every 0.25 ms, gets almost none
+        // of it. A watcher samples the worker's policy and nice with the time, and ends the loop once the
+        // worker is gone (or after 15 s).
+        let watcher = """
+            taskset -p -c 0 $$ >/dev/null; ( while :; do :; done ) & BUSY=$!; \
+            ( n=0; seen=0; while [ $n -lt 1500 ]; do found=0; \
+                for c in $(cat /proc/$$/task/*/children 2>/dev/null); do \
+                  case "$(tr '\\0' ' ' < /proc/$c/cmdline 2>/dev/null)" in "crashwatch __process "*) \
+                    s=$(cat /proc/$c/stat 2>/dev/null); \
+                    if [ -n "$s" ]; then found=1; set -- $s; echo "$(date +%s%N) ${41} ${19}" >> '\(directory.path)/worker'; fi;; esac; \
+                done; \
+                if [ $found = 1 ]; then seen=1; elif [ $seen = 1 ]; then break; fi; \
+                n=$((n+1)); sleep 0.01; done; kill $BUSY ) </dev/null >/dev/null 2>&1 & true
+            """
+        let (result, reports, _) = try runCapturing(Paths.fixture("threads64"), shellPrefix: watcher)
+        #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
+        let report = try #require(reports.first, "\(result.stderr)")
+        #expect((report.json["diagnostics"] as? [String: Any])?["processing"] as? String == "complete")
+        let samples = try String(contentsOfFile: "\(directory.path)/worker", encoding: .utf8).split(separator: "\n")
+            .map { $0.split(separator: " ").map(String.init) }.filter { $0.count == 3 }
+        let start = try #require(samples.first.flatMap { Int64($0[0]) }, "the worker was never seen")
+        // Promoted: SCHED_OTHER (policy 0), at nice 0 as root, else its nice stays (10).
+        let promoted = samples.first { $0[1] == "0" }
+        let promotedAfter = promoted.flatMap { Int64($0[0]) }.map { Double($0 - start) / 1e9 }
+        #expect(promotedAfter.map { $0 < 1 } == true,
+                "promoted after \(promotedAfter.map { "\($0) s" } ?? "never") (halfway to the deadline is 5 s): \(samples.prefix(3))")
+        #expect(promoted.map { $0[2] == (getuid() == 0 ? "0" : "10") } == true, "\(promoted ?? [])")
+    }
+
     @Test("a worker that cannot finish in time is killed at the capture deadline; the report keeps what was done and says so")
     func workerDeadline() throws {
         let server = try SilentServer()

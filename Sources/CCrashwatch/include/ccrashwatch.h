@@ -123,7 +123,8 @@ int cw_become_background(int nice);
 
 /** Makes the calling process give up its CPU (sched_yield) every `microseconds` (ITIMER_REAL, a SIGALRM
     handler with SA_RESTART): for a processing worker, so that a task the scheduler queued behind it on its
-    CPU waits at most about that long. 0 or an errno. */
+    CPU waits at most about that long. It stops once the process is no longer SCHED_BATCH (promoted).
+    0 or an errno. */
 int cw_yield_every(unsigned microseconds);
 
 /** pipe2(fds, O_CLOEXEC): both ends close-on-exec from the start; 0 or -1 with errno. */
