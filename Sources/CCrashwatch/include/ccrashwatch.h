@@ -107,7 +107,7 @@ int cw_set_child_subreaper(void);
 /** Nice values (cw_become_background, cw_worker_promote): crashwatch's background thread, which checks and
     writes final reports (short work that must not delay a traced program: it has no yield timer); a
     processing worker as it starts (it yields every 0.25 ms, cw_yield_every, and must meet its deadline on
-    a busy machine); a worker promoted halfway to its deadline. */
+    a busy machine); a worker promoted when found starved, or halfway to its deadline. */
 #define CW_BACKGROUND_NICE 19
 #define CW_WORKER_START_NICE 10
 #define CW_WORKER_NICE 0
