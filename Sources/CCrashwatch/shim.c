@@ -221,16 +221,16 @@ int cw_worker_promote(pid_t pid) {
 
 /* Work that can wait — processing a crash, writing its final report — yields the CPU to the supervisor's
  * tracer thread and the programs it traces: SCHED_BATCH (a batch task never preempts another when it wakes)
- * at a high nice value (CW_BACKGROUND_NICE, CW_WORKER_START_NICE). The worker starts at 10, not 19: against
- * busy nice-0 tasks a nice-19 task gets 1.4 % of a CPU, and workers there missed a 2 s deadline on a loaded
- * machine (in two of two full test runs beside a busy loop at nice 5); at 10 it gets about a tenth, and its
- * yield timer keeps a woken task from waiting behind it. Not SCHED_IDLE: the scheduler counts a CPU that runs
+ * at nice 19 (the least weight a normal task can have: 1.4 % of a CPU against a busy nice-0 task, so the
+ * supervisor promotes a worker it finds starved). Not nice 10: another traced process's stop then waited up
+ * to a tick behind a starting worker (second-process runs: 4 of 10 waits of 2.7-4.1 ms, against none at 19).
+ * Not SCHED_IDLE: the scheduler counts a CPU that runs
  * only SCHED_IDLE tasks as idle when it places a waking task, and a kernel without preemption
  * (PREEMPT_NONE) lets that task wait for the next tick while the other CPU idles — under perf, a traced
  * process's signal stop woken onto the SCHED_IDLE worker's CPU ran 3.5 ms later, at the timer interrupt. */
-int cw_become_background(int nice) {
+int cw_become_background(void) {
     struct sched_param no_priority = {0};
-    if (setpriority(PRIO_PROCESS, 0, nice) != 0) return errno;
+    if (setpriority(PRIO_PROCESS, 0, CW_BACKGROUND_NICE) != 0) return errno;
     return sched_setscheduler(0, SCHED_BATCH, &no_priority) == 0 ? 0 : errno;
 }
 
@@ -343,7 +343,7 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
                          int stderr_fd, const cw_worker_limits *limits) {
     /* In the background before anything else: forked from the tracer thread, the child would otherwise
      * take a CPU from it (and from the traced programs) for its set-up and exec at the tracer's priority. */
-    cw_become_background(CW_WORKER_START_NICE);
+    cw_become_background();
     /* Out of the supervisor's process group: a terminal's Ctrl-C is for the app, not for processing. */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);

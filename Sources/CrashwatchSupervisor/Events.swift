@@ -165,7 +165,7 @@ public final class ProcessingJob {
     public internal(set) var holdNanoseconds: Int64 = 0
     var pid: Int32?
     var killedAtDeadline = false
-    /// When the worker (started SCHED_BATCH at nice 10) is moved to the normal policy if it still runs:
+    /// When the worker (started SCHED_BATCH at nice 19) is moved to the normal policy if it still runs:
     /// halfway from its start to the deadline, or before when it is found starved.
     var promoteAtNanoseconds = Int64.max
     /// When the worker is next looked at for starvation.

@@ -107,7 +107,7 @@ public final class Supervisor {
     private var watchdog = WatchdogPings()
     /// Processing workers running, by pid, and jobs waiting for a free slot.
     private var runningJobs: [Int32: ProcessingJob] = [:]
-    /// Whether workers starved in the background (SCHED_BATCH, nice 10) may be promoted: not under a seccomp
+    /// Whether workers starved in the background (SCHED_BATCH, nice 19) may be promoted: not under a seccomp
     /// filter (a unit's `SystemCallFilter=~@resources` would kill crashwatch itself for the `sched_setscheduler`).
     private lazy var mayPromoteWorkers = SelfProcess.hasNoSeccompFilter
     private var waitingJobs: [ProcessingJob] = []
@@ -757,7 +757,7 @@ public final class Supervisor {
     /// How often a running worker is looked at for that (`/proc/PID/schedstat`).
     private static let starvationCheckInterval: Int64 = 25_000_000
 
-    /// Kills workers past their deadline, and moves out of the background (SCHED_BATCH at nice 10, yielding
+    /// Kills workers past their deadline, and moves out of the background (SCHED_BATCH at nice 19, yielding
     /// every 0.25 ms) to SCHED_OTHER at nice 0 those that are starved, or still running halfway to it — on a
     /// machine kept busy, a worker yielding to every other task would otherwise finish only then (a threads64
     /// crash beside two busy loops: 6 s, against 50 ms); returns how long the loop may sleep before the next

@@ -403,7 +403,7 @@ public func spawnWorker(arguments: [String], environment: [String], descriptors:
     return pid
 }
 
-/// Moves a worker out of the background (SCHED_BATCH at nice 10, yielding every 0.25 ms) to SCHED_OTHER at
+/// Moves a worker out of the background (SCHED_BATCH at nice 19, yielding every 0.25 ms) to SCHED_OTHER at
 /// nice 0, so that a busy machine cannot starve it; false when not allowed (an unprivileged
 /// crashwatch without RLIMIT_NICE) or the worker is gone.
 public func promoteWorker(_ pid: Int32) -> Bool {

@@ -48,7 +48,7 @@ public final class HelperThread: Sendable {
     }
 
     private func serve() -> Never {
-        if background { _ = cw_become_background(CW_BACKGROUND_NICE) }
+        if background { _ = cw_become_background() }
         while true {
             available.wait()
             let next = queue.withLock { queue -> Piece? in

@@ -65,17 +65,20 @@ import Testing
         #expect(links.last?.hasPrefix("/memfd:crashwatch-worker-stderr") == true, "\(links)")
     }
 
-    @Test("processing runs in the background: the worker SCHED_BATCH at nice 10 and yielding on SIGALRM, the final report's writer a SCHED_BATCH nice 19 thread")
+    @Test("processing runs in the background: the worker SCHED_BATCH at nice 19 and yielding on SIGALRM unless starved, the final report's writer a SCHED_BATCH nice 19 thread")
     func processingInTheBackground() throws {
         let directory = try TemporaryDirectory("cw-worker-policy")
         // A watcher samples crashwatch's worker child (1,000 threads to process: it lives long enough) and
-        // crashwatch's own threads: policy (stat field 41), nice (field 19) and, for the worker, SigCgt.
+        // crashwatch's own threads: policy (stat field 41), nice (field 19) and, for the worker, how long it
+        // has waited on a run queue (schedstat field 2) and SigCgt.
         let watcher = """
             ( n=0; seen=0; while [ $n -lt 3000 ]; do found=0; \
                 for c in $(cat /proc/$$/task/*/children 2>/dev/null); do \
                   case "$(tr '\\0' ' ' < /proc/$c/cmdline 2>/dev/null)" in "crashwatch __process "*) \
-                    s=$(cat /proc/$c/stat 2>/dev/null); g=$(grep SigCgt /proc/$c/status 2>/dev/null); \
-                    if [ -n "$s" ]; then found=1; set -- $s; echo "${41} ${19} ${g#SigCgt:}" >> '\(directory.path)/worker'; fi;; esac; \
+                    s=$(cat /proc/$c/stat 2>/dev/null); r=$(cat /proc/$c/schedstat 2>/dev/null); \
+                    g=$(grep SigCgt /proc/$c/status 2>/dev/null); \
+                    if [ -n "$s" ] && [ -n "$r" ]; then found=1; set -- $r; d=$2; set -- $s; \
+                      echo "${41} ${19} $d ${g#SigCgt:}" >> '\(directory.path)/worker'; fi;; esac; \
                 done; \
                 if [ $found = 1 ]; then seen=1; elif [ $seen = 1 ]; then exit 0; fi; \
                 for t in /proc/$$/task/*; do s=$(cat $t/stat 2>/dev/null); \
@@ -86,18 +89,20 @@ import Testing
         #expect(result.termination == .signaled(SIGSEGV), "\(result.stderr)")
         let report = try #require(reports.first, "\(result.stderr)")
         #expect((report.json["diagnostics"] as? [String: Any])?["processing"] as? String == "complete")
+        // A sample taken as the worker exits can lose its SigCgt (its status gone after its stat was read).
         let worker = try String(contentsOfFile: "\(directory.path)/worker", encoding: .utf8).split(separator: "\n")
-            .map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) }
+            .map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) }.filter { $0.count >= 3 }
         #expect(!worker.isEmpty, "the worker was never seen")
-        // SCHED_BATCH at nice 10 from the start; SCHED_OTHER at nice 0 only if promoted, halfway to the deadline
-        // (a very slow machine).
-        #expect(worker.first.map { $0.count >= 2 && $0[0] == "3" && $0[1] == "10" } == true, "policy, nice: \(worker.prefix(5))")
-        // A sample taken as the worker exits can lose its SigCgt (its status gone after its stat was read):
-        // policy and nice are checked on every sample, SigCgt where it was read.
-        #expect(worker.allSatisfy { $0.count >= 2 && (($0[0], $0[1]) == ("3", "10") || ($0[0], $0[1]) == ("0", "0")) },
-                "policy, nice: \(Set(worker.map { $0.prefix(2).joined(separator: " ") }))")
+        // SCHED_BATCH at nice 19; SCHED_OTHER (at nice 0 as root) only once promoted, which a worker that has
+        // waited 50 ms on a run queue is (a busy machine: the whole test suite runs beside this test).
+        let promotedNice = getuid() == 0 ? "0" : "19"
+        for sample in worker {
+            let background = sample[0] == "3" && sample[1] == "19"
+            let starved = sample[0] == "0" && sample[1] == promotedNice && (Int64(sample[2]) ?? 0) >= 50_000_000
+            #expect(background || starved, "policy, nice, run-queue wait: \(sample)")
+        }
         // SIGALRM is signal 14: bit 13 of the caught mask, once the worker has set its timer.
-        #expect(worker.contains { $0.count == 3 && (UInt64($0[2], radix: 16) ?? 0) & (1 << 13) != 0 }, "SigCgt: \(worker.suffix(3))")
+        #expect(worker.contains { $0.count == 4 && (UInt64($0[3], radix: 16) ?? 0) & (1 << 13) != 0 }, "SigCgt: \(worker.suffix(3))")
         let threads = try String(contentsOfFile: "\(directory.path)/threads", encoding: .utf8).split(separator: "\n")
         #expect(threads.contains("3 19"), "no SCHED_BATCH nice 19 thread in crashwatch: \(Set(threads))")
     }
@@ -106,7 +111,7 @@ import Testing
     func starvedWorkerPromoted() throws {
         let directory = try TemporaryDirectory("cw-worker-starved")
         // crashwatch, its worker and a busy loop share CPU 0 (the shell pins itself; what it starts and
-        // execs inherits it): the worker, SCHED_BATCH at nice 10 and yielding every 0.25 ms, gets almost none
+        // execs inherits it): the worker, SCHED_BATCH at nice 19 and yielding every 0.25 ms, gets almost none
         // of it. A watcher samples the worker's policy and nice with the time, and ends the loop once the
         // worker is gone (or after 15 s).
         let watcher = """
@@ -127,12 +132,12 @@ import Testing
         let samples = try String(contentsOfFile: "\(directory.path)/worker", encoding: .utf8).split(separator: "\n")
             .map { $0.split(separator: " ").map(String.init) }.filter { $0.count == 3 }
         let start = try #require(samples.first.flatMap { Int64($0[0]) }, "the worker was never seen")
-        // Promoted: SCHED_OTHER (policy 0), at nice 0 as root, else its nice stays (10).
+        // Promoted: SCHED_OTHER (policy 0), at nice 0 as root, else its nice stays (19).
         let promoted = samples.first { $0[1] == "0" }
         let promotedAfter = promoted.flatMap { Int64($0[0]) }.map { Double($0 - start) / 1e9 }
         #expect(promotedAfter.map { $0 < 1 } == true,
                 "promoted after \(promotedAfter.map { "\($0) s" } ?? "never") (halfway to the deadline is 5 s): \(samples.prefix(3))")
-        #expect(promoted.map { $0[2] == (getuid() == 0 ? "0" : "10") } == true, "\(promoted ?? [])")
+        #expect(promoted.map { $0[2] == (getuid() == 0 ? "0" : "19") } == true, "\(promoted ?? [])")
     }
 
     @Test("a worker that cannot finish in time is killed at the capture deadline; the report keeps what was done and says so")

@@ -104,12 +104,10 @@ void cw_drop_loaded_pages(void);
 /** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
 int cw_set_child_subreaper(void);
 
-/** Nice values (cw_become_background, cw_worker_promote): crashwatch's background thread, which checks and
-    writes final reports (short work that must not delay a traced program: it has no yield timer); a
-    processing worker as it starts (it yields every 0.25 ms, cw_yield_every, and must meet its deadline on
-    a busy machine); a worker promoted when found starved, or halfway to its deadline. */
+/** Nice values: of work in the background (cw_become_background: a processing worker as it starts, the
+    thread that writes final reports), and of a worker promoted (cw_worker_promote) when found starved or
+    halfway to its deadline. */
 #define CW_BACKGROUND_NICE 19
-#define CW_WORKER_START_NICE 10
 #define CW_WORKER_NICE 0
 
 /** Moves a processing worker (started in the background by cw_spawn_worker) to SCHED_OTHER at nice
@@ -117,9 +115,10 @@ int cw_set_child_subreaper(void);
     RLIMIT_NICE). */
 int cw_worker_promote(pid_t pid);
 
-/** Puts the calling thread in the background: SCHED_BATCH at nice `nice`, for work that must not take a CPU
-    from the tracer thread or a traced program. 0 or an errno. One way: leaving it needs CAP_SYS_NICE. */
-int cw_become_background(int nice);
+/** Puts the calling thread in the background: SCHED_BATCH at nice CW_BACKGROUND_NICE, for work that must not
+    take a CPU from the tracer thread or a traced program. 0 or an errno. One way: leaving it needs
+    CAP_SYS_NICE. */
+int cw_become_background(void);
 
 /** Makes the calling process give up its CPU (sched_yield) every `microseconds` (ITIMER_REAL, a SIGALRM
     handler with SA_RESTART): for a processing worker, so that a task the scheduler queued behind it on its
