@@ -248,6 +248,8 @@ static void yield_now(int signo) {
 }
 
 int cw_yield_every(unsigned microseconds) {
+    /* A worker with nothing to yield to (analyze-core's, core-handler's) was not started in the background. */
+    if (sched_getscheduler(0) != SCHED_BATCH) return 0;
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = yield_now;
@@ -343,7 +345,7 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
                          int stderr_fd, const cw_worker_limits *limits) {
     /* In the background before anything else: forked from the tracer thread, the child would otherwise
      * take a CPU from it (and from the traced programs) for its set-up and exec at the tracer's priority. */
-    cw_become_background();
+    if (limits->background) cw_become_background();
     /* Out of the supervisor's process group: a terminal's Ctrl-C is for the app, not for processing. */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -366,6 +366,10 @@ public struct WorkerLimits: Sendable {
     public var fileSizeHardBytes: UInt64 = 0
     /// Run as this user, group and supplementary groups (when crashwatch is root); nil keeps crashwatch's own.
     public var identity: (uid: UInt32, gid: UInt32, groups: [UInt32])?
+    /// Start in the background (SCHED_BATCH at nice 19, yielding its CPU every 0.25 ms): for a worker beside
+    /// traced programs, whose stops must not wait on it. Not for one a person or the kernel waits on
+    /// (analyze-core, core-handler).
+    public var background = false
 
     public init(addressSpaceBytes: UInt64, cpuSeconds: UInt64, fileSizeBytes: UInt64,
                 identity: (uid: UInt32, gid: UInt32, groups: [UInt32])?) {
@@ -388,7 +392,7 @@ public func spawnWorker(arguments: [String], environment: [String], descriptors:
         var raw = cw_worker_limits(
             address_space_bytes: limits.addressSpaceBytes, cpu_seconds: limits.cpuSeconds,
             file_size_bytes: limits.fileSizeBytes, file_size_hard_bytes: limits.fileSizeHardBytes,
-            drop_privileges: limits.identity == nil ? 0 : 1,
+            drop_privileges: limits.identity == nil ? 0 : 1, background: limits.background ? 1 : 0,
             uid: limits.identity?.uid ?? 0, gid: limits.identity?.gid ?? 0,
             groups: groupPointer.baseAddress, group_count: groups.count)
         return withCStringArray(["crashwatch"] + arguments) { argv in

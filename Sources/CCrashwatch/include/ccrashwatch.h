@@ -122,8 +122,8 @@ int cw_become_background(void);
 
 /** Makes the calling process give up its CPU (sched_yield) every `microseconds` (ITIMER_REAL, a SIGALRM
     handler with SA_RESTART): for a processing worker, so that a task the scheduler queued behind it on its
-    CPU waits at most about that long. It stops once the process is no longer SCHED_BATCH (promoted).
-    0 or an errno. */
+    CPU waits at most about that long. Only for a process started in the background (SCHED_BATCH), and it
+    stops once the process is no longer SCHED_BATCH (promoted). 0 or an errno. */
 int cw_yield_every(unsigned microseconds);
 
 /** pipe2(fds, O_CLOEXEC): both ends close-on-exec from the start; 0 or -1 with errno. */
@@ -167,6 +167,7 @@ typedef struct {
     uint64_t file_size_bytes;     /* RLIMIT_FSIZE (soft): caps what it can write */
     uint64_t file_size_hard_bytes; /* RLIMIT_FSIZE (hard): what its debug-cache writer may raise it to */
     int32_t drop_privileges;      /* switch to uid/gid/groups below (irreversibly) */
+    int32_t background;           /* SCHED_BATCH at nice CW_BACKGROUND_NICE (cw_become_background), first thing */
     uint32_t uid;
     uint32_t gid;
     const uint32_t *groups;
