@@ -389,8 +389,9 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
 
         var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(configuration.supervisor.captureTimeoutNanoseconds / 1_000_000_000) + 1,
                                   fileSizeBytes: UInt64(workerReportBytes), identity: nil)
-        // Beside the programs crashwatch traces: their stops must not wait on processing.
-        limits.background = true
+        // Beside the programs crashwatch traces: their stops must not wait on processing. Not under a seccomp
+        // filter, which might kill the worker for the `sched_setscheduler`.
+        limits.background = SelfProcess.hasNoSeccompFilter
         // As root, process with the crashed program's own identity: it reads what the program could.
         if effectiveUserID == 0 && capture.process.uid != 0 {
             limits.identity = (capture.process.uid, capture.process.gid, [capture.process.gid])
