@@ -107,9 +107,6 @@ public final class Supervisor {
     private var watchdog = WatchdogPings()
     /// Processing workers running, by pid, and jobs waiting for a free slot.
     private var runningJobs: [Int32: ProcessingJob] = [:]
-    /// Whether workers starved in the background (SCHED_BATCH, nice 19) may be promoted: not under a seccomp
-    /// filter (a unit's `SystemCallFilter=~@resources` would kill crashwatch itself for the `sched_setscheduler`).
-    private lazy var mayPromoteWorkers = SelfProcess.hasNoSeccompFilter
     private var waitingJobs: [ProcessingJob] = []
     /// The main child's end, once seen: the supervisor returns it when no job is left.
     private var finalStatus: WaitStatus?
@@ -774,7 +771,9 @@ public final class Supervisor {
                 }
                 continue
             }
-            if !job.promoted && mayPromoteWorkers {
+            // Not under a seccomp filter: a unit's `SystemCallFilter=~@resources` would kill crashwatch itself
+            // for the `sched_setscheduler`.
+            if !job.promoted && SelfProcess.hasNoSeccompFilter {
                 var starved = false
                 if now >= job.starvationCheckAtNanoseconds {
                     starved = (ProcFS.runQueueWaitNanoseconds(pid) ?? 0) >= Self.starvedAfterNanoseconds

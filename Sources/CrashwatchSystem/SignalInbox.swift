@@ -76,7 +76,8 @@ public enum SelfProcess {
     /// Whether no seccomp filter confines the calling process (`Seccomp: 0` in its status). A filter may kill
     /// it for calls it was not written to allow (`sched_setscheduler`, `setpriority`, `setitimer`: a unit's
     /// `SystemCallFilter=~@resources`), so scheduling changes are made only without one; unknown counts as one.
-    public static var hasNoSeccompFilter: Bool { (try? ProcFS.threadStatus(pid))?.seccompMode == 0 }
+    /// Read once: only crashwatch itself could add a filter, and it adds none (a worker's is its own process).
+    public static let hasNoSeccompFilter: Bool = (try? ProcFS.threadStatus(getpid()))?.seccompMode == 0
 
     /// Becomes the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER).
     public static func becomeSubreaper() throws(SystemError) {
