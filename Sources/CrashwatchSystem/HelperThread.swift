@@ -53,8 +53,9 @@ public final class HelperThread: Sendable {
             available.wait()
             let next = queue.withLock { queue -> Piece? in
                 guard !queue.takenOver, !queue.pieces.isEmpty else { return nil }
-                queue.running = queue.pieces.first?.task
-                return queue.pieces.removeFirst()
+                let next = queue.pieces.removeFirst()
+                queue.running = next.task
+                return next
             }
             guard let next else { continue }
             next.work()

@@ -45,13 +45,8 @@ public enum ProcFS {
     public static func runQueueWaitNanoseconds(_ pid: Int32) -> Int64? {
         guard let bytes = try? readBytes("/proc/\(pid)/schedstat") else { return nil }
         let fields = bytes.split(separator: UInt8(ascii: " "), maxSplits: 2)
-        guard fields.count >= 2, (1...18).contains(fields[1].count) else { return nil }
-        var value: Int64 = 0
-        for byte in fields[1] {
-            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
-        }
-        return value
+        guard fields.count >= 2, let value = decimalNumber(fields[1], maxDigits: 18) else { return nil }
+        return Int64(value)
     }
 
     /// The `status` of one thread: `/proc/TID/status` (works for any thread id).
@@ -197,13 +192,7 @@ public struct ProcStatus: Equatable, Sendable {
     }
 
     private static func decimal(_ digits: ArraySlice<UInt8>) -> UInt32? {
-        guard !digits.isEmpty, digits.count <= 10 else { return nil }
-        var value: UInt64 = 0
-        for byte in digits {
-            guard byte >= 48 && byte <= 57 else { return nil }
-            value = value * 10 + UInt64(byte - 48)
-        }
-        return value <= UInt64(UInt32.max) ? UInt32(value) : nil
+        decimalNumber(digits, maxDigits: 10).flatMap { UInt32(exactly: $0) }
     }
 
     private static func decimals(_ text: ArraySlice<UInt8>) -> [UInt32] {
@@ -505,13 +494,7 @@ public struct UnreadableFiles: Sendable, Equatable {
 
     /// A decimal number of at most 10 digits (a device's major or minor); nil for anything else.
     private static func decimal(_ digits: ArraySlice<UInt8>) -> UInt64? {
-        guard !digits.isEmpty, digits.count <= 10 else { return nil }
-        var value: UInt64 = 0
-        for digit in digits {
-            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + UInt64(digit - UInt8(ascii: "0"))
-        }
-        return value
+        decimalNumber(digits, maxDigits: 10)
     }
 
     /// Whether a mapping on `device` — as `/proc/PID/maps` prints it, hex `major:minor` — is on one of them, or,
@@ -546,4 +529,15 @@ public struct UnreadableFiles: Sendable, Equatable {
         }
         return true
     }
+}
+
+/// The value of 1 to `maxDigits` ASCII decimal digits (at most 19, which cannot overflow); nil for anything else.
+private func decimalNumber(_ digits: ArraySlice<UInt8>, maxDigits: Int) -> UInt64? {
+    guard !digits.isEmpty, digits.count <= min(maxDigits, 19) else { return nil }
+    var value: UInt64 = 0
+    for digit in digits {
+        guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+        value = value * 10 + UInt64(digit - UInt8(ascii: "0"))
+    }
+    return value
 }
