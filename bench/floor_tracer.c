@@ -41,6 +41,11 @@
  *                                                     forced crash signal is captured there)
  *   EXEC and VFORK stops                              PTRACE_GETEVENTMSG (the former tid; the child)
  *
+ * With FLOOR_TRACER_TIMES naming a file, it times (CLOCK_MONOTONIC) at each exit stop the requests above and
+ * the PTRACE_CONT after them, and writes their 10th, 50th, 90th and 99th percentiles there as it ends
+ * ("requests" and "resume", nanoseconds, over the first 262,144 exit stops): what a request costs on a
+ * just-stopped tracee, and what it does to the resume after it.
+ *
  * It is not a subreaper and keeps no per-task state beyond those files. SIGTERM, SIGINT, SIGQUIT and SIGHUP sent to it
  * are passed to the main child (kill, from a handler: no cost per stop), so bench.py stops servers the
  * same way under bare, floor_tracer and crashwatch: by signalling the process it started.
@@ -48,6 +53,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -91,6 +97,45 @@ static void write_stats(void)
     fclose(file);
 }
 
+/* FLOOR_TRACER_TIMES: nanoseconds of the requests and of the resume at each exit stop. */
+#define TIMED_STOPS 262144
+static long long request_times[TIMED_STOPS], resume_times[TIMED_STOPS];
+static int timed_stops;
+
+static long long now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+static void write_times(void)
+{
+    const char *path = getenv("FLOOR_TRACER_TIMES");
+    if (path == NULL || *path == 0 || timed_stops == 0)
+        return;
+    FILE *file = fopen(path, "w");
+    if (file == NULL)
+        return;
+    const char *names[2] = {"requests", "resume"};
+    long long *series[2] = {request_times, resume_times};
+    for (int which = 0; which < 2; which++) {
+        qsort(series[which], (size_t)timed_stops, sizeof(long long), by_value);
+        fprintf(file, "%s", names[which]);
+        const int percent[4] = {10, 50, 90, 99};
+        for (int i = 0; i < 4; i++)
+            fprintf(file, " p%d %lld", percent[i], series[which][(long long)timed_stops * percent[i] / 100]);
+        fprintf(file, " (ns, %d exit stops)\n", timed_stops);
+    }
+    fclose(file);
+}
+
 static void pass_on(int signo)
 {
     int saved = errno;
@@ -102,6 +147,7 @@ static void pass_on(int signo)
 static void end_as(int status)
 {
     write_stats();
+    write_times();
     if (WIFEXITED(status))
         exit(WEXITSTATUS(status));
     int signo = WTERMSIG(status);
@@ -210,6 +256,7 @@ int main(int argc, char **argv)
     kill(pid, SIGCONT);
 
     int policy = getenv("FLOOR_TRACER_POLICY") != NULL && strcmp(getenv("FLOOR_TRACER_POLICY"), "1") == 0;
+    int timing = getenv("FLOOR_TRACER_TIMES") != NULL && *getenv("FLOOR_TRACER_TIMES") != 0;
     int idle = 0;
     for (;;) {
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -264,11 +311,18 @@ int main(int argc, char **argv)
             case PTRACE_EVENT_EXIT: counts[EXIT]++; break;
             default: counts[OTHER_EVENT]++; break;
             }
+            int timed = timing && event == PTRACE_EVENT_EXIT && timed_stops < TIMED_STOPS;
+            long long started = timed ? now_ns() : 0, requested = started;
             if (policy && (event == PTRACE_EVENT_EXIT || event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_VFORK)) {
                 unsigned long message;
                 ptrace(PTRACE_GETEVENTMSG, tid, NULL, &message);
+                requested = timed ? now_ns() : 0;
             }
             ptrace(PTRACE_CONT, tid, NULL, NULL); /* every other event stop */
+            if (timed) {
+                request_times[timed_stops] = requested - started;
+                resume_times[timed_stops++] = now_ns() - requested;
+            }
         }
     }
 }
