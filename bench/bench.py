@@ -19,8 +19,10 @@ Measured in one run, on this machine, against references measured in the same ru
             NullPointerExceptions (crashwatch's added time <= 1.1x the floor's; these also under the
             floor tracer making the requests crashwatch's crash policy needs), nginx under wrk and
             PostgreSQL under pgbench (>= 99% of the floor's throughput, >= 97% of bare's), the
-            supervisor's idle RSS (<= 10 MiB) and its peak over 200k signals and 10k threads (flat);
-            a workload whose tool is missing is reported as skipped. `bench.py floor` runs it alone;
+            supervisor's idle RSS (<= 10 MiB), its peak over 200k signals and 10k threads (flat), and
+            its anonymous memory once a child's crash of threads64 / threads1000 is reported while it lives
+            on (back within 1 MiB of idle); a workload whose tool is missing is reported as skipped.
+            `bench.py floor` runs it alone;
   memory    the supervisor's own peak RSS (VmHWM at its exit, bench/peak_rss.c; its worker's memory is
             the worker's) for 10x more signals and threads, and across crashes: it must stay flat;
   spool     `list` and `prune` over 10,000 reports;
@@ -866,12 +868,23 @@ def server_rows(name, short, unit, samples, rounds, stops, tracer_cpu, cpu_what)
     return rows, check
 
 
-def idle_rss():
-    """`crashwatch run -- sleep 30`: the supervisor's VmRSS (and VmHWM) after 1 s, in KiB."""
+def idle_rss(crashing=None):
+    """`crashwatch run -- sleep 30`: the supervisor's VmRSS (and VmHWM, RssAnon, RssFile) after 1 s, in KiB.
+    With `crashing` (a fixture), the command first runs that fixture, which crashes, and then sleeps: the
+    figures are read 1 s after its full report is in the spool (the supervisor, living on, has sent its
+    journal entry and given back what the crash took)."""
     spool = tempfile.mkdtemp(prefix="cw-bench-idle-")
-    process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--", "sleep", "30"],
+    command = ["sleep", "30"] if crashing is None else ["sh", "-c", '"$0"; exec sleep 30', fixture(crashing)]
+    process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--"] + command,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
+        if crashing is not None:
+            deadline = time.monotonic() + 30
+            while not any(name.endswith(".json") and '"processing": "complete"' in open(os.path.join(spool, name)).read()
+                          for name in os.listdir(spool)):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("%s: no complete report within 30 s" % crashing)
+                time.sleep(0.05)
         time.sleep(1)
         values = {}
         for line in open("/proc/%d/status" % process.pid):
@@ -963,6 +976,15 @@ def floor_benchmarks():
                                                                                    IDLE_RSS_TARGET_KIB, verdict(idle["VmRSS"] <= IDLE_RSS_TARGET_KIB))))
             rows.append(("supervisor peak RSS: run -- true / 200k signals / 10k threads", "%d / %d / %d KiB" % (base, signals, threads),
                          "flat (<= 1.1x + 512 KiB of run -- true) %s" % verdict(flat_ok)))
+            after = [idle_rss(crashing=name) for name in ("threads64", "threads1000")]
+            back_ok = all(values.get("RssAnon", 0) <= idle.get("RssAnon", 0) + 1024 for values in after)
+            rows.append(("supervisor after a crash, living on (a child crashed): threads64 / threads1000, VmRSS",
+                         "%d / %d KiB" % tuple(values["VmRSS"] for values in after),
+                         "RssAnon %d / %d KiB (idle %d), VmHWM %d / %d KiB; anonymous memory back within 1 MiB of idle %s"
+                         % (after[0].get("RssAnon", 0), after[1].get("RssAnon", 0), idle.get("RssAnon", 0),
+                            after[0]["VmHWM"], after[1]["VmHWM"], verdict(back_ok))))
+            checks.append(("floor: after a crash the supervisor gives its memory back (RssAnon within 1 MiB of idle)", back_ok,
+                           "%d / %d KiB vs idle %d KiB" % (after[0].get("RssAnon", 0), after[1].get("RssAnon", 0), idle.get("RssAnon", 0))))
             checks.append(("floor: idle RSS <= %d KiB" % IDLE_RSS_TARGET_KIB, idle["VmRSS"] <= IDLE_RSS_TARGET_KIB, "%d KiB" % idle["VmRSS"]))
             checks.append(("floor: peak RSS flat over 200k signals and 10k threads", flat_ok,
                            "%d / %d KiB vs %d KiB for run -- true" % (signals, threads, base)))

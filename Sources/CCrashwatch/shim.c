@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <grp.h>
 #include <link.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -529,4 +530,14 @@ static int drop_read_only_pages(struct dl_phdr_info *info, size_t size, void *da
 
 void cw_drop_loaded_pages(void) {
     dl_iterate_phdr(drop_read_only_pages, NULL);
+}
+
+void cw_malloc_return_promptly(void) {
+    /* Setting either fixes it: glibc stops moving the thresholds after the blocks it frees. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+}
+
+int cw_malloc_trim(void) {
+    return malloc_trim(0);
 }

@@ -288,6 +288,9 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         // up next (and on the helper thread once the command runs), and the event loop bring back what they
         // use (idle RSS 10.4 -> 9.0 MB).
         SelfProcess.releaseStartupPages()
+        // A crash's capture, reports and journal entry take megabytes for a moment (tens for a thousand
+        // threads); a supervisor that lives on after it (a forking server's worker crashed) gives them back.
+        SelfProcess.returnFreedMemoryPromptly()
         LiveCapture.prepare()
         if let count = CgroupMemory.oomKills(of: SelfProcess.pid) { oomKillCounts[count.cgroup] = count.kills }
     }
@@ -610,10 +613,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             _ = try? spool.prune(policy: configuration.retention, protecting: name)
             // One structured journal entry per final report (none for the minimal one it replaces); without a
             // journal the stderr lines are the record. Queued behind this write (final reports are written on
-            // `writer`), so decoding the report for it does not delay the line saying the report is written.
+            // `writer`), so decoding the report's headline for it does not delay the line saying it is written.
             journalEntries.enter()
             writer.async {
-                if let report = try? CrashReport.decode(bytes) { _ = JournalRecord.send(report: report, path: path) }
+                _ = JournalRecord.send(reportBytes: bytes, path: path)
+                // The last of a report's work: what its capture, worker output and decode left free goes back.
+                SelfProcess.returnFreePages()
                 self.journalEntries.leave()
             }
             return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)")

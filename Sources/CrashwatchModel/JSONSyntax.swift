@@ -1,6 +1,8 @@
 // JSONSyntax.swift — a one-pass check that bytes are one well-formed JSON value (RFC 8259), without
 // building anything: how the supervisor accepts a processing worker's report (which it must not trust,
-// and must not spend the tracer thread decoding) before writing it to the spool.
+// and must not spend the tracer thread decoding) before writing it to the spool. The same scanner finds
+// where an object's members and an array's elements lie, so that a part of a large document can be
+// decoded without the rest.
 
 /// Checks JSON text for well-formedness.
 public enum JSONSyntax {
@@ -13,6 +15,60 @@ public enum JSONSyntax {
         }
         if let checked { return checked }
         return isWellFormed(Array(bytes), maximumDepth: maximumDepth)
+    }
+
+    /// The members of the JSON object at `range` of `bytes` (all of them by default): each key as written,
+    /// quotes included, and its value; nil when no well-formed object starts there. Nothing is decoded.
+    public static func members(of bytes: [UInt8], in range: Range<Int>? = nil) -> [(key: Range<Int>, value: Range<Int>)]? {
+        items(of: bytes, in: range ?? bytes.indices, members: true)?.map { ($0.key!, $0.value) }
+    }
+
+    /// The elements of the JSON array at `range` of `bytes`; nil when no well-formed array starts there.
+    public static func elements(of bytes: [UInt8], in range: Range<Int>) -> [Range<Int>]? {
+        items(of: bytes, in: range, members: false)?.map(\.value)
+    }
+
+    /// Whether the key at `range` of `bytes` (as `members` gives it) is `name`, written without escapes.
+    public static func key(in bytes: [UInt8], _ range: Range<Int>, is name: String) -> Bool {
+        range.count == name.utf8.count + 2 && bytes[range.dropFirst().dropLast()].elementsEqual(name.utf8)
+    }
+
+    private static func items(of bytes: [UInt8], in range: Range<Int>, members: Bool) -> [(key: Range<Int>?, value: Range<Int>)]? {
+        guard range.lowerBound >= 0, range.upperBound <= bytes.count else { return nil }
+        return bytes.withUnsafeBufferPointer { buffer in
+            var scanner = Scanner(bytes: UnsafeBufferPointer(rebasing: buffer[..<range.upperBound]), maximumDepth: 256)
+            scanner.at = range.lowerBound
+            scanner.whitespace()
+            guard scanner.current == UInt8(ascii: members ? "{" : "["), scanner.depth < scanner.maximumDepth else { return nil }
+            let close = UInt8(ascii: members ? "}" : "]")
+            scanner.depth += 1
+            scanner.at += 1
+            scanner.whitespace()
+            var found: [(key: Range<Int>?, value: Range<Int>)] = []
+            if scanner.current == close { return found }
+            while true {
+                var key: Range<Int>?
+                if members {
+                    let start = scanner.at
+                    guard scanner.current == UInt8(ascii: "\""), scanner.string() else { return nil }
+                    key = start..<scanner.at
+                    scanner.whitespace()
+                    guard scanner.current == UInt8(ascii: ":") else { return nil }
+                    scanner.at += 1
+                    scanner.whitespace()
+                }
+                let start = scanner.at
+                guard scanner.value() else { return nil }
+                found.append((key, start..<scanner.at))
+                scanner.whitespace()
+                if scanner.current == UInt8(ascii: ",") {
+                    scanner.at += 1
+                    scanner.whitespace()
+                    continue
+                }
+                return scanner.current == close ? found : nil
+            }
+        }
     }
 
     private struct Scanner {

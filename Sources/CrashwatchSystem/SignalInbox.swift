@@ -88,6 +88,13 @@ public enum SelfProcess {
     /// (`cw_drop_loaded_pages`); what runs next faults back in what it needs.
     public static func releaseStartupPages() { cw_drop_loaded_pages() }
 
+    /// Has freed heap memory go back to the system promptly (`cw_malloc_return_promptly`), for a process that
+    /// lives on after bursts of work (a supervisor after a crash): call before starting threads.
+    public static func returnFreedMemoryPromptly() { cw_malloc_return_promptly() }
+
+    /// Gives back the free pages left inside the heaps once a burst of work is over (`malloc_trim`).
+    public static func returnFreePages() { _ = cw_malloc_trim() }
+
     /// Stops the supervisor with a job-control stop signal until it is continued.
     public static func stop(with signal: Signal) { cw_stop_self(signal.number) }
 

@@ -60,6 +60,58 @@ import Testing
         #expect(fields.first { $0.0 == "CRASHWATCH_KIND" }?.1 == kind)
     }
 
+    @Test("from a final report's bytes, the record is the whole report's, decoded from its crashed and main threads only",
+          arguments: ["re-raised crash", "crash", "hang", "abnormal exit"])
+    func recordFromBytes(_ variant: String) throws {
+        var report = Self.report
+        let main = report.threads[0], other = report.threads[1]
+        // Many threads, the ones the record needs among them and not first; frames that would name another.
+        var threads = (0..<300).map { index in
+            var thread = other
+            thread.tid = 5_000 + Int32(index)
+            thread.frames = other.frames.map { frame in
+                var frame = frame
+                frame.function = "not_this_\(index)"
+                return frame
+            }
+            return thread
+        }
+        switch variant {
+        case "re-raised crash":
+            threads.insert(main, at: 150)
+        case "crash":
+            report.signal.originalFault = nil
+            var crashed = main
+            crashed.tid = 4_300
+            threads.insert(crashed, at: 299)
+            var first = main
+            first.crashed = false
+            threads.insert(first, at: 10)
+        default:
+            report.kind = ReportKind(rawValue: variant == "hang" ? "hang" : "abnormalExit")
+            report.signal.originalFault = nil
+            var first = main
+            first.crashed = false
+            threads.insert(first, at: 200)
+        }
+        report.threads = threads
+        let bytes = try report.encodedJSON()
+        let whole = try CrashReport.decode(bytes)
+        let headline = try #require(JournalRecord.headlineReport(bytes))
+        #expect(headline.threads.count == (variant == "crash" ? 2 : 1))
+        #expect(pairs(JournalRecord.fields(report: headline, path: Self.path)) .map { "\($0.0)=\($0.1)" }
+            == pairs(JournalRecord.fields(report: whole, path: Self.path)).map { "\($0.0)=\($0.1)" })
+        #expect(pairs(JournalRecord.fields(report: headline, path: Self.path)).contains { $0.0 == "CRASHWATCH_FRAME" && !$0.1.hasPrefix("not_this") })
+        #expect(headline.images == whole.images && headline.process == whole.process && headline.signal == whole.signal)
+    }
+
+    @Test("bytes that are not a report give no record")
+    func notAReport() {
+        #expect(JournalRecord.headlineReport(Array("[]".utf8)) == nil)
+        #expect(JournalRecord.headlineReport(Array(#"{"threads": [{"crashed": true}]}"#.utf8)) == nil)
+        #expect(JournalRecord.headlineReport(Array(#"{"format": "#.utf8)) == nil)
+    }
+
     @Test("no unit, no invocation id and no frame with a function: those fields are left out, not sent empty")
     func optionalFieldsLeftOut() {
         var report = Self.report

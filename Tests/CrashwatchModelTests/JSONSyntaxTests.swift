@@ -26,6 +26,36 @@ import Testing
         #expect(!JSONSyntax.isWellFormed(Array((String(repeating: "[", count: 11) + String(repeating: "]", count: 11)).utf8), maximumDepth: 10))
     }
 
+    @Test("an object's members and an array's elements are found where they are, strings with brackets and all")
+    func membersAndElements() throws {
+        let text = #" {"a": [1, {"x": "]}\"["}, []], "b\u0022": {"c": null} , "d":"}" } "#
+        let bytes = Array(text.utf8)
+        func slice(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        let members = try #require(JSONSyntax.members(of: bytes))
+        #expect(members.map { slice($0.key) } == [#""a""#, #""b\u0022""#, #""d""#])
+        #expect(members.map { slice($0.value) } == [#"[1, {"x": "]}\"["}, []]"#, #"{"c": null}"#, #""}""#])
+        #expect(JSONSyntax.key(in: bytes, members[0].key, is: "a"))
+        #expect(!JSONSyntax.key(in: bytes, members[1].key, is: "b\""), "keys are compared as written, escapes and all")
+        let elements = try #require(JSONSyntax.elements(of: bytes, in: members[0].value))
+        #expect(elements.map(slice) == ["1", #"{"x": "]}\"["}"#, "[]"])
+        #expect(try #require(JSONSyntax.members(of: bytes, in: elements[1])).map { slice($0.value) } == [#""]}\"[""#])
+        #expect(JSONSyntax.elements(of: bytes, in: elements[2]) == [])
+        #expect(JSONSyntax.members(of: Array(" {} ".utf8))?.isEmpty == true)
+    }
+
+    @Test("no members or elements where no well-formed object or array starts, or where it runs past the range")
+    func membersOfWhatIsNot() {
+        #expect(JSONSyntax.members(of: Array("[1]".utf8)) == nil)
+        #expect(JSONSyntax.elements(of: Array("{}".utf8), in: 0..<2) == nil)
+        #expect(JSONSyntax.members(of: Array(#"{"a": 1,}"#.utf8)) == nil)
+        #expect(JSONSyntax.members(of: Array(#"{"a" 1}"#.utf8)) == nil)
+        #expect(JSONSyntax.members(of: Array(#"{"a": [1}"#.utf8)) == nil)
+        let bytes = Array(#"[[1, 2], 3]"#.utf8)
+        #expect(JSONSyntax.elements(of: bytes, in: 1..<5) == nil, "the inner array ends past the range")
+        #expect(JSONSyntax.elements(of: bytes, in: 1..<7) == [2..<3, 5..<6])
+        #expect(JSONSyntax.elements(of: bytes, in: 5..<99) == nil)
+    }
+
     @Test("every report the writer makes is well-formed")
     func writerOutput() throws {
         let report = CrashReport(id: "x", kind: .crash, captureTime: "2026-01-01T00:00:00.000Z", captureDurationMs: 1,

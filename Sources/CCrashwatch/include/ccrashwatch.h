@@ -101,6 +101,17 @@ int cw_pidfd_open(pid_t pid);
  */
 void cw_drop_loaded_pages(void);
 
+/**
+ * Makes freed heap memory go back to the system as it is freed: blocks of 128 KiB and more get mappings of
+ * their own (unmapped when freed), and a heap whose free top grows past 128 KiB is cut back. Without it glibc
+ * raises both thresholds after the first large block is freed (up to 32 MiB), and a thread's arena then
+ * keeps what one big crash report needed for the rest of the process's life. Call before starting threads.
+ */
+void cw_malloc_return_promptly(void);
+
+/** Gives the free pages inside every arena back to the system (glibc's malloc_trim(0)); 1 when any went. */
+int cw_malloc_trim(void);
+
 /** Marks the calling process as a child subreaper (prctl PR_SET_CHILD_SUBREAPER). */
 int cw_set_child_subreaper(void);
 
