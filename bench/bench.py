@@ -356,12 +356,24 @@ def ship_benchmarks(count=1000):
             time.sleep(10)
             used = cpu_seconds(follower.pid) - before
             rss = rss_kib(follower.pid)
+            # A burst: 1,000 reports arrive at once; the follower ships them and goes back to sleep.
+            burst = make_spool(count, "cw-bench-ship-burst-")
+            for name in os.listdir(burst):
+                os.rename(os.path.join(burst, name), os.path.join(spool, name))
+            shutil.rmtree(burst)
+            deadline = time.monotonic() + 120
+            while any(name.endswith(".json") for name in os.listdir(spool)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1)
+            rss_after = rss_kib(follower.pid)
         finally:
             follower.terminate()
             follower.wait(timeout=10)
             shutil.rmtree(spool)
         rows.append(("ship --follow, idle on an empty spool: CPU in 10 s / RSS", "%.2f s / %d KiB" % (used, rss),
                      "target: no CPU while idle %s" % verdict(used <= 0.01)))
+        rows.append(("ship --follow, 1 s after shipping a burst of %d reports: RSS" % count, "%d KiB" % rss_after,
+                     "%+d KiB over idle (what a burst took goes back before each sleep)" % (rss_after - rss)))
     finally:
         receiver.terminate()
         receiver.wait(timeout=10)

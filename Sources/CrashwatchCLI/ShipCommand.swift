@@ -114,6 +114,8 @@ enum ShipCommand {
         let me = ProcessProbe.currentID
         // A stop signal abandons a request in flight (its reports go back untouched) instead of waiting it out.
         (shipper.transport as? HTTPExporter)?.cancelDescriptor = inbox.fd
+        // A follower lives long and ships in bursts: what a burst took goes back before each sleep.
+        SelfProcess.returnFreedMemoryPromptly()
         while !shouldStop() {
             watch.drain()
             if watch.directoryGone {
@@ -123,6 +125,8 @@ enum ShipCommand {
                 StandardStream.err("crashwatch: \(error)\n")
             }
             if shouldStop() { break }
+            SelfProcess.returnFreePages()
+            SelfProcess.releaseStartupPages()
             // Other shippers' live claims: their end makes those reports claimable again.
             var live = Set<Int32>()
             var unwatched = false
