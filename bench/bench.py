@@ -17,7 +17,8 @@ Measured in one run, on this machine, against references measured in the same ru
             (crashwatch's seize options, one waitpid loop, one ptrace call per stop), each workload bare /
             floor / crashwatch interleaved: signal storm, thread churn, fork churn, a JVM throwing
             NullPointerExceptions (crashwatch's added time <= 1.1x the floor's; these also under the
-            floor tracer making the requests crashwatch's crash policy needs), nginx under wrk and
+            floor tracer making the requests crashwatch's crash policy needs, and again bare / floor /
+            crashwatch with idle CPUs polling instead of halting — a diagnostic), nginx under wrk and
             PostgreSQL under pgbench (>= 99% of the floor's throughput, >= 97% of bare's), the
             supervisor's idle RSS (<= 10 MiB), its peak over 200k signals and 10k threads (flat), and
             its anonymous memory once a child's crash of threads64 / threads1000 is reported while it lives
@@ -508,13 +509,33 @@ def timed_workloads():
     ]
 
 
-def run_timed_workload(argv, spool, runs):
+class PollingIdle:
+    """While entered, idle CPUs poll instead of halting: a PM QoS request of 0 µs wake-up latency
+    (/dev/cpu_dma_latency, root only), held by keeping the file open. On this VM an idle vCPU halts at once
+    (cpuidle haltpoll, guest_halt_poll_ns 0), and waking it again is what a supervisor pays for every
+    microsecond it takes before resuming a stopped thread; with the request, that cost is gone, and what is
+    left is each supervisor's own work. Raises Skip when the request cannot be made."""
+
+    def __enter__(self):
+        import struct
+        try:
+            self.fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+            os.write(self.fd, struct.pack("i", 0))
+        except OSError as error:
+            raise Skip("/dev/cpu_dma_latency: %s" % error.strerror)
+        return self
+
+    def __exit__(self, *exception):
+        os.close(self.fd)
+
+
+def run_timed_workload(argv, spool, runs, modes=TIMED_MODES):
     """{mode: [wall ms per run]} of argv run to completion in each mode, interleaved by round; and the
     floor tracer's stop counts of its last run."""
-    samples = {mode: [] for mode in TIMED_MODES}
+    samples = {mode: [] for mode in modes}
     stats = os.path.join(spool, "floor-stops.txt")
     for round_index in range(runs):
-        for mode in rotated(round_index, TIMED_MODES):
+        for mode in rotated(round_index, modes):
             start = time.perf_counter()
             result = subprocess.run(supervised(mode, argv, spool), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                     text=True, timeout=300, env=floor_env(mode, stats))
@@ -524,6 +545,23 @@ def run_timed_workload(argv, spool, runs):
                                                                         result.stderr.strip()[-300:]))
             samples[mode].append(elapsed)
     return samples, stop_counts(stats)
+
+
+def polling_idle_row(argv, spool, runs):
+    """The same workload bare / under the floor tracer / under crashwatch with idle CPUs polling
+    (PollingIdle): a diagnostic row, not a target — it shows what of the gap is this VM's wake-ups."""
+    label = "  the same with idle CPUs polling (cpu_dma_latency 0): bare / floor / crashwatch"
+    try:
+        with PollingIdle():
+            samples, _ = run_timed_workload(argv, spool, runs, modes=FLOOR_MODES)
+    except Skip as reason:
+        return (label, "skipped", str(reason))
+    check_spool_empty(spool, "polling idle: " + " ".join(argv))
+    bare, floor, cw = (statistics.median(samples[mode]) for mode in FLOOR_MODES)
+    ratio = (cw - bare) / (floor - bare) if floor > bare else float("inf")
+    return (label, "%.0f / %.0f / %.0f ms" % (bare, floor, cw),
+            "crashwatch/floor %.2f (a diagnostic: the target is for the machine as it is); runs: %s"
+            % (ratio, "; ".join("%s %s" % (mode, " ".join("%.0f" % v for v in samples[mode])) for mode in FLOOR_MODES)))
 
 
 def spread(values):
@@ -949,6 +987,7 @@ def floor_benchmarks():
                 more_rows, check = timed_rows(name, description, samples, runs, stops)
                 rows.extend(more_rows)
                 checks.append(check)
+                rows.append(polling_idle_row(argv, spool, runs))
             except Exception as error:
                 rows.append(("%s: %s" % (name, description), "failed", str(error)[:300]))
                 checks.append(("floor: %s" % name, False, "failed: %s" % str(error)[:200]))
