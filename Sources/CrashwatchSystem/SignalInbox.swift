@@ -89,7 +89,7 @@ public enum SelfProcess {
     public static func releaseStartupPages() { cw_drop_loaded_pages() }
 
     /// Has freed heap memory go back to the system promptly (`cw_malloc_return_promptly`), for a process that
-    /// lives on after bursts of work (a supervisor after a crash): call before starting threads.
+    /// lives on after bursts of work (a supervisor after a crash, a shipper after a burst of reports).
     public static func returnFreedMemoryPromptly() { cw_malloc_return_promptly() }
 
     /// Gives back the free pages left inside the heaps once a burst of work is over (`malloc_trim`).

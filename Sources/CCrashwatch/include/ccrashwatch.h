@@ -105,7 +105,7 @@ void cw_drop_loaded_pages(void);
  * Makes freed heap memory go back to the system as it is freed: blocks of 128 KiB and more get mappings of
  * their own (unmapped when freed), and a heap whose free top grows past 128 KiB is cut back. Without it glibc
  * raises both thresholds after the first large block is freed (up to 32 MiB), and a thread's arena then
- * keeps what one big crash report needed for the rest of the process's life. Call before starting threads.
+ * keeps what one big crash report needed for the rest of the process's life. Process-wide; any thread.
  */
 void cw_malloc_return_promptly(void);
 
