@@ -1047,9 +1047,21 @@ def floor_benchmarks():
     return rows, checks
 
 
+def cpu_jiffies():
+    """(steal, total) clock ticks of all CPUs so far (/proc/stat): time the hypervisor gave this VM's
+    CPUs to others, and all of it."""
+    fields = [int(value) for value in open("/proc/stat").readline().split()[1:9]]
+    return fields[7], sum(fields)
+
+
+STARTED_JIFFIES = cpu_jiffies()
+
+
 def print_table(rows, checks):
     width = max(len(r[0]) for r in rows)
-    print("crashwatch benchmarks: %s, %d cores, %s" % (os.uname().machine, os.cpu_count(), os.uname().release))
+    steal, total = (now - then for now, then in zip(cpu_jiffies(), STARTED_JIFFIES))
+    print("crashwatch benchmarks: %s, %d cores, %s; host steal during the run %.1f%% of CPU time"
+          % (os.uname().machine, os.cpu_count(), os.uname().release, 100.0 * steal / total if total else 0.0))
     for name, value, note in rows:
         print("  %-*s  %17s  %s" % (width, name, value, note))
     print("checks:")
