@@ -556,6 +556,9 @@ def polling_idle_row(argv, spool, runs):
             samples, _ = run_timed_workload(argv, spool, runs, modes=FLOOR_MODES)
     except Skip as reason:
         return (label, "skipped", str(reason))
+    except Exception as error:
+        problems.append("floor: polling idle: %s: %s" % (" ".join(argv), str(error)[:300]))
+        return (label, "failed", str(error)[:300])
     check_spool_empty(spool, "polling idle: " + " ".join(argv))
     bare, floor, cw = (statistics.median(samples[mode]) for mode in FLOOR_MODES)
     ratio = (cw - bare) / (floor - bare) if floor > bare else float("inf")
