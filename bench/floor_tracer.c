@@ -33,7 +33,7 @@
  * needs at each stop (Sources/CrashwatchSupervisor/Supervisor.swift) and nothing else — the floor of any
  * supervisor that must know what crashwatch knows:
  *
- *   crash signal (SEGV BUS ILL FPE ABRT TRAP SYS QUIT XCPU XFSZ)   pread of /proc/TID/stat, kept open per
+ *   crash signal (SEGV BUS ILL FPE ABRT TRAP SYS QUIT XCPU XFSZ)   pread of /proc/TID/task/TID/stat, kept open per
  *                                                     thread (is it handled?), PTRACE_GETSIGINFO; when
  *                                                     handled, PTRACE_GETREGSET (the original fault of a
  *                                                     handler that re-raises)
@@ -162,7 +162,7 @@ static void end_as(int status)
     exit(128 + signo);
 }
 
-/* FLOOR_TRACER_POLICY: the files /proc/TID/stat kept open, by tid modulo the table's size. */
+/* FLOOR_TRACER_POLICY: the files /proc/TID/task/TID/stat kept open, by tid modulo the table's size. */
 #define STAT_FILES 4096
 static struct { pid_t tid; int fd; } stat_files[STAT_FILES];
 
@@ -184,7 +184,7 @@ static int is_handled(pid_t tid, int signo)
         if (stat_files[slot].fd > 0)
             close(stat_files[slot].fd);
         char path[64];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)tid);
+        snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)tid, (int)tid);
         stat_files[slot].tid = tid;
         stat_files[slot].fd = open(path, O_RDONLY | O_CLOEXEC);
     }

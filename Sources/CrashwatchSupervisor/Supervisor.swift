@@ -357,7 +357,7 @@ public final class Supervisor {
             return try resume(tid, signal: signal.number)
         }
 
-        // Dispositions first, from /proc/TID/stat (kept open): a handled fault, the common case (JVMs, Go),
+        // Dispositions first, from /proc/TID/task/TID/stat (kept open): a handled fault, the common case (JVMs, Go),
         // needs nothing more of /proc; only a fatal one reads the whole status.
         guard let disposition = dispositions.dispositions(of: tid)?.disposition(of: signal.number),
               let info = try? Ptrace.signalInfo(tid)

@@ -230,7 +230,7 @@ public struct SignalDispositions: Equatable, Sendable {
         self.ignored = ignored
     }
 
-    /// From `/proc/TID/stat`: fields 33 (`sigignore`) and 34 (`sigcatch`), decimal, after the `(comm)` that
+    /// From a `stat` line (`/proc/TID/task/TID/stat`): fields 33 (`sigignore`) and 34 (`sigcatch`), decimal, after the `(comm)` that
     /// may itself hold spaces and parentheses; nil when the text is not a stat line. The kernel shows signals
     /// 1 to 31 only there (it masks the real-time ones): enough for every crash signal.
     public init?(statLine bytes: ArraySlice<UInt8>) {
@@ -270,9 +270,10 @@ public struct SignalDispositions: Equatable, Sendable {
 }
 
 /// Reads threads' signal dispositions on the supervisor's hot path (every crash signal a program handles:
-/// a JVM takes tens of thousands): from `/proc/TID/stat` rather than `status` (a third of the kernel's
-/// work), each thread's file kept open and read with one pread. Forget a thread when it exits. Signals 1
-/// to 31 only (see `SignalDispositions(statLine:)`).
+/// a JVM takes tens of thousands): from the thread's own `/proc/TID/task/TID/stat` — not `status` (three times
+/// the kernel's work), nor `/proc/TID/stat`, which sums the times and faults of every thread of the process
+/// (4.8 against 3.6–3.8 µs a read for a thread of a 65-thread process) — each thread's file kept open and read
+/// with one pread. Forget a thread when it exits. Signals 1 to 31 only (see `SignalDispositions(statLine:)`).
 public final class DispositionReader {
     private var files: [Int32: Int32] = [:]
     private var buffer = [UInt8](repeating: 0, count: 2048)
@@ -288,7 +289,7 @@ public final class DispositionReader {
             if let open = files[tid] {
                 fd = open
             } else {
-                fd = retryingOnEINTR { Glibc.open("/proc/\(tid)/stat", O_RDONLY | O_CLOEXEC) }
+                fd = retryingOnEINTR { Glibc.open("/proc/\(tid)/task/\(tid)/stat", O_RDONLY | O_CLOEXEC) }
                 guard fd >= 0 else { return nil }
                 files[tid] = fd
             }
