@@ -38,36 +38,11 @@ public enum JSONSyntax {
         return bytes.withUnsafeBufferPointer { buffer in
             var scanner = Scanner(bytes: UnsafeBufferPointer(rebasing: buffer[..<range.upperBound]), maximumDepth: 256)
             scanner.at = range.lowerBound
+            scanner.items = []
             scanner.whitespace()
-            guard scanner.current == UInt8(ascii: members ? "{" : "["), scanner.depth < scanner.maximumDepth else { return nil }
-            let close = UInt8(ascii: members ? "}" : "]")
-            scanner.depth += 1
-            scanner.at += 1
-            scanner.whitespace()
-            var found: [(key: Range<Int>?, value: Range<Int>)] = []
-            if scanner.current == close { return found }
-            while true {
-                var key: Range<Int>?
-                if members {
-                    let start = scanner.at
-                    guard scanner.current == UInt8(ascii: "\""), scanner.string() else { return nil }
-                    key = start..<scanner.at
-                    scanner.whitespace()
-                    guard scanner.current == UInt8(ascii: ":") else { return nil }
-                    scanner.at += 1
-                    scanner.whitespace()
-                }
-                let start = scanner.at
-                guard scanner.value() else { return nil }
-                found.append((key, start..<scanner.at))
-                scanner.whitespace()
-                if scanner.current == UInt8(ascii: ",") {
-                    scanner.at += 1
-                    scanner.whitespace()
-                    continue
-                }
-                return scanner.current == close ? found : nil
-            }
+            guard scanner.current == UInt8(ascii: members ? "{" : "["),
+                  scanner.container(close: UInt8(ascii: members ? "}" : "]"), members: members) else { return nil }
+            return scanner.items
         }
     }
 
@@ -76,6 +51,8 @@ public enum JSONSyntax {
         let maximumDepth: Int
         var at = 0
         var depth = 0
+        /// When set, the outermost container scanned records its members or elements here (key, value).
+        var items: [(key: Range<Int>?, value: Range<Int>)]?
 
         init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
             self.bytes = bytes
@@ -126,15 +103,21 @@ public enum JSONSyntax {
                 at += 1
                 return true
             }
+            let recording = depth == 1 && items != nil
             while true {
+                var key: Range<Int>?
                 if members {
+                    let start = at
                     guard current == UInt8(ascii: "\""), string() else { return false }
+                    key = start..<at
                     whitespace()
                     guard current == UInt8(ascii: ":") else { return false }
                     at += 1
                     whitespace()
                 }
+                let start = at
                 guard value() else { return false }
+                if recording { items?.append((key, start..<at)) }
                 whitespace()
                 if current == UInt8(ascii: ",") {
                     at += 1
