@@ -771,9 +771,9 @@ public final class Supervisor {
                 }
                 continue
             }
-            // Not under a seccomp filter: a unit's `SystemCallFilter=~@resources` would kill crashwatch itself
-            // for the `sched_setscheduler`.
-            if !job.promoted && SelfProcess.hasNoSeccompFilter {
+            // Only a worker started in the background has anything to be promoted from; none is under a seccomp
+            // filter (`WorkerLimits.background`), which could kill crashwatch itself for the `sched_setscheduler`.
+            if !job.promoted && job.limits.background {
                 var starved = false
                 if now >= job.starvationCheckAtNanoseconds {
                     starved = (ProcFS.runQueueWaitNanoseconds(pid) ?? 0) >= Self.starvedAfterNanoseconds

@@ -366,9 +366,10 @@ public struct WorkerLimits: Sendable {
     public var fileSizeHardBytes: UInt64 = 0
     /// Run as this user, group and supplementary groups (when crashwatch is root); nil keeps crashwatch's own.
     public var identity: (uid: UInt32, gid: UInt32, groups: [UInt32])?
-    /// Start in the background (SCHED_BATCH at nice 19, yielding its CPU every 0.25 ms): for a worker beside
-    /// traced programs, whose stops must not wait on it. Not for one a person or the kernel waits on
-    /// (analyze-core, core-handler).
+    /// Start in the background (SCHED_BATCH at nice 19, yielding its CPU every 0.25 ms; the supervisor promotes
+    /// it when starved): for a worker beside traced programs, whose stops must not wait on it. Not for one a
+    /// person or the kernel waits on (analyze-core, core-handler), nor under a seccomp filter (the scheduling
+    /// calls could be refused by a kill).
     public var background = false
 
     public init(addressSpaceBytes: UInt64, cpuSeconds: UInt64, fileSizeBytes: UInt64,
