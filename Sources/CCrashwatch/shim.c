@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <linux/capability.h>
 #include <grp.h>
 #include <link.h>
 #include <malloc.h>
@@ -347,8 +348,9 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
     /* In the background before anything else: forked from the tracer thread, the child would otherwise
      * take a CPU from it (and from the traced programs) for its set-up and exec at the tracer's priority. */
     if (limits->background) cw_become_background();
-    /* Out of the supervisor's process group: a terminal's Ctrl-C is for the app, not for processing. */
-    setpgid(0, 0);
+    /* Out of the supervisor's session and process group: a terminal's Ctrl-C is for the app, not for
+     * processing, and the kernel's same-session exception for SIGCONT reaches no worker. */
+    setsid();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     sigset_t empty;
     sigemptyset(&empty);
@@ -396,12 +398,9 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
      * the top): a report can wait a few milliseconds, another process's signal stop should not. Should a
      * saturated machine starve it, the supervisor moves it to SCHED_OTHER at nice CW_WORKER_NICE halfway
      * to its deadline (cw_worker_promote). */
-    if (limits->drop_privileges) {
-        if (setgroups(limits->group_count, (const gid_t *)limits->groups) != 0) _exit(126);
-        if (setresgid(limits->gid, limits->gid, limits->gid) != 0) _exit(126);
-        if (setresuid(limits->uid, limits->uid, limits->uid) != 0) _exit(126);
-        if (setuid(0) == 0 && limits->uid != 0) _exit(126); /* the drop must be irreversible */
-    }
+    /* Its identity is not changed here: execve would make it dumpable again and set its saved uid to its
+     * effective one, so that the crashed user could signal it. It execs with crashwatch's own credentials
+     * and takes its identity as its first act (cw_assume_worker_identity). */
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(126);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     execve(path, argv, envp);
@@ -418,7 +417,41 @@ int cw_spawn_worker(const char *path, char *const *argv, char *const *envp, cons
 }
 
 int cw_memfd(const char *name) {
-    return memfd_create(name, MFD_CLOEXEC);
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int cw_memfd_seal(int fd) {
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0 ? 0 : errno;
+}
+
+int cw_assume_worker_identity(uint32_t owner_uid, uint32_t owner_gid, uint32_t uid, uint32_t gid,
+                              const uint32_t *groups, size_t group_count) {
+    pid_t parent = getppid();
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (setgroups(group_count, (const gid_t *)groups) != 0) return errno;
+    /* Real and saved ids: the owner, whom signals and ptrace are checked against. Effective (and so
+     * filesystem) ids: whose files it may open. Leaving uid 0 for ids that are all non-zero clears every
+     * capability. */
+    if (setresgid(owner_gid, gid, owner_gid) != 0) return errno;
+    if (setresuid(owner_uid, uid, owner_uid) != 0) return errno;
+    if (owner_uid != 0 && uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) return EPERM; /* irreversible */
+    /* A credential change sets dumpable to fs.suid_dumpable (1 would make it dumpable) and clears the
+     * parent-death signal: set both again, and make sure the parent did not die before. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return errno;
+    if (getppid() != parent) return ESRCH;
+    if (owner_uid != 0 && uid != 0) {
+        struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+        struct __user_cap_data_struct data[2];
+        memset(data, 0, sizeof data);
+        if (syscall(SYS_capget, &header, data) != 0) return errno;
+        if (data[0].effective | data[0].permitted | data[1].effective | data[1].permitted) return EPERM;
+    }
+    return 0;
+}
+
+int cw_is_dumpable(void) {
+    return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 }
 
 int cw_tgkill(pid_t pid, pid_t tid, int signo) {

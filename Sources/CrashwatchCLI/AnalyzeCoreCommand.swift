@@ -74,11 +74,9 @@ enum AnalyzeCoreCommand {
             } catch {
                 throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
             }
-            let bytes: [UInt8]
-            switch CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline) {
-            case .success(let full): bytes = full
-            case .failure(let error): throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
-            }
+            // When processing fails the report is what it got to, with a soft error; said here in a line too.
+            let (bytes, failure) = CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline)
+            if let failure { StandardStream.err("crashwatch: \(path): \(failure); the report is not complete\n") }
             if let output = parsed.value("output") {
                 do { try FileSystem.writeAtomically(bytes, to: output) } catch {
                     throw CommandFailure("cannot write \(output): \(error)", status: ExitCode.cannotCreate)

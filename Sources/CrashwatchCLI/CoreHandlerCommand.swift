@@ -141,14 +141,11 @@ enum CoreHandlerCommand {
             }
             // Processing reads what the crashed program controlled: in the confined worker `run` uses, as the
             // crashed user, with limits and a deadline.
-            switch CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline) {
-            case .success(let full):
-                do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
-                    throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
-                }
-            case .failure(let error):
-                StandardStream.err("crashwatch: core-handler: pid \(pid): \(error); the minimal report stays\n")
+            let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline)
+            do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
+                throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
             }
+            if let failure { StandardStream.err("crashwatch: core-handler: pid \(pid): \(failure); the report is not complete\n") }
             StandardStream.out(spool.path(of: name) + "\n")
             _ = try? spool.prune(policy: policy, protecting: name)
             return ExitCode.success

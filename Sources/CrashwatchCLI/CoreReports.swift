@@ -3,6 +3,7 @@
 // core's size), and processed by the confined worker `run` uses, whatever the source: the core's contents
 // are what the crashed program controlled.
 import CrashwatchCapture
+import CrashwatchSupervisor
 import CrashwatchModel
 import CrashwatchSpool
 import CrashwatchSystem
@@ -25,36 +26,47 @@ enum CoreReports {
                        id: UUID(uuidString: capture.reportID) ?? UUID())
     }
 
-    /// The full report of `source`, processed by the confined worker (`crashwatch __process`: the crashed
-    /// user's identity when crashwatch is root, RLIMIT_AS and RLIMIT_CPU, killed at the deadline);
-    /// `imageFiles` are the files `RawImage.descriptor` indexes. The reason when it failed.
-    static func process(_ source: CoreFile, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64) -> Result<[UInt8], CoreFileError> {
+    /// The report of `source`, processed by the confined worker `run` uses (`WorkerLaunch`): its frames on the
+    /// core's facts; when the worker fails or runs out of time, its report from before symbols or the minimal
+    /// one, with a soft error — and `failure` says why. A core's own notes never pick the worker's identity: as
+    /// root it processes as the dedicated user. `imageFiles` are the files `RawImage.descriptor` indexes.
+    static func process(_ source: CoreFile, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64) -> (report: [UInt8], failure: String?) {
         let capture = source.capture
+        let limit = capture.options.reportByteLimit
+        func minimal(_ why: String) -> (report: [UInt8], failure: String?) {
+            let report = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version,
+                                               extraSoftErrors: [SoftError(stage: "processing", message: why)])
+            return ((try? ReportSizeLimit.encode(report, limit: limit)) ?? [], why)
+        }
+        let launch: WorkerLaunch
+        let pid: Int32
         do {
             let file = try MemoryFile.create(name: "crashwatch-capture-core")
             var writer = RawCaptureWriter(file: file)
             for region in source.regions { try writer.appendRegion(address: region.address, bytes: region.bytes) }
             try writer.finish(capture)
-            let output = try MemoryFile.create(name: "crashwatch-report")
-            let checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
-            let seconds = max((deadlineNanoseconds - Clock.monotonicNanoseconds()) / 1_000_000_000, 1)
-            var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(seconds) + 1,
-                                      fileSizeBytes: UInt64(capture.options.reportByteLimit) * 2, identity: nil)
-            if effectiveUserID == 0 && capture.process.uid != 0 {
-                limits.identity = (capture.process.uid, capture.process.gid, [capture.process.gid])
-            }
-            let pid = try spawnWorker(arguments: [ProcessCommand.name, "--images", String(imageFiles.count), "--debug-cache", "0"],
-                                      environment: ProcessCommand.environment(debuginfodURLs: [], deadline: deadlineNanoseconds,
-                                                                              uid: limits.identity?.uid ?? effectiveUserID),
-                                      descriptors: [file.fd, output.fd, checkpoint.fd] + imageFiles.map(\.fd), limits: limits)
-            guard case .exited(0)? = waitForChild(pid, deadlineNanoseconds: deadlineNanoseconds) else {
-                return .failure(CoreFileError("the processing worker failed or ran out of time"))
-            }
-            let bytes = try output.read(at: 0, count: Int(output.size() ?? 0))
-            _ = try CrashReport.decode(bytes)
-            return .success(bytes)
+            try MemoryFile.seal(file)
+            let identity = WorkerLaunch.identity(for: nil)
+            launch = try WorkerLaunch(input: file, imageFiles: imageFiles, capture: capture, identity: identity,
+                                      deadlineNanoseconds: deadlineNanoseconds, debuginfodURLs: [], cache: nil, gate: nil)
+            pid = try spawnWorker(arguments: launch.arguments, environment: launch.environment, descriptors: launch.descriptors.map(\.fd),
+                                  standardError: launch.errors.fd, limits: launch.limits)
         } catch {
-            return .failure(CoreFileError("processing: \(error)"))
+            return minimal("the processing worker could not start: \(error)")
+        }
+        let outcome: WorkerOutcome
+        switch waitForChild(pid, deadlineNanoseconds: deadlineNanoseconds) {
+        case .exited(let code)?: outcome = .exited(code)
+        case .signaled(let signal, _)?: outcome = .killed(Signal(signal))
+        case nil: outcome = .deadlinePassed
+        default: outcome = .exited(-1)
+        }
+        let (report, failure) = launch.finalReport(capture: capture, table: nil, failure: WorkerLaunch.failure(of: outcome),
+                                                   deadlineExceeded: outcome == .deadlinePassed)
+        do {
+            return (try ReportSizeLimit.encode(report, limit: limit), failure)
+        } catch {
+            return minimal("the report could not be encoded: \(error)")
         }
     }
 }

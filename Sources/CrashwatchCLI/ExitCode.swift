@@ -20,6 +20,8 @@ public enum ExitCode {
     public static let systemError: Int32 = 71
     /// The command exists but cannot be executed (as in a shell).
     public static let notExecutable: Int32 = 126
+    /// A processing worker's confinement (limits, identity) could not be set up: it processed nothing.
+    public static let confinementFailed: Int32 = 126
     /// The command was not found (as in a shell).
     public static let notFound: Int32 = 127
 }

@@ -38,9 +38,16 @@ enum ProcessCommand {
         var debugCache = false
         var holdNanoseconds: Int64 = 0
         var gate: Int32?
+        var identity: WorkerIdentity?
         var index = 0
         while index + 1 < arguments.count {
             switch arguments[index] {
+            case "--identity":
+                guard let parsed = WorkerIdentity(argument: arguments[index + 1]) else {
+                    StandardStream.err("crashwatch: processing: bad --identity '\(arguments[index + 1])'\n")
+                    return ExitCode.confinementFailed
+                }
+                identity = parsed
             case "--images": images = max(Int(arguments[index + 1]) ?? 0, 0)
             case "--hold-ns": holdNanoseconds = Int64(arguments[index + 1]) ?? 0
             case "--debug-cache": debugCache = arguments[index + 1] == "1"
@@ -48,6 +55,18 @@ enum ProcessCommand {
             default: break
             }
             index += 2
+        }
+        // Its identity before anything else, before a byte of input is read (README "Security model"); a
+        // worker never processes as root.
+        do {
+            try identity?.assume()
+        } catch {
+            StandardStream.err("crashwatch: processing: \(error)\n")
+            return ExitCode.confinementFailed
+        }
+        guard effectiveUserID != 0 else {
+            StandardStream.err("crashwatch: processing: refusing to process as root (no --identity)\n")
+            return ExitCode.confinementFailed
         }
         if let gate {
             let gateEnd = OwnedDescriptor(adopting: gate)

@@ -310,15 +310,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         lines.write(line + "\n")
     }
 
-    /// What the reporter keeps for a job: the capture and where its reports go.
+    /// What the reporter keeps for a job: the capture, where its report goes, and the worker's files.
     private final class JobState: @unchecked Sendable {
         let capture: RawCapture
+        let table: ImageTable
         let name: ReportFileName
-        /// Where the worker writes its full report, and the report without symbols before it looks them up.
-        let output: OwnedDescriptor
-        let checkpoint: OwnedDescriptor
-        /// The worker's standard error: what it said is added to the soft error when it fails.
-        let workerErrors: OwnedDescriptor
+        let launch: WorkerLaunch
         /// The line printed when the minimal report could not be written: not printed twice.
         let minimalFailure: String?
         /// The minimal report, which readers leave be until the final report replaces it.
@@ -326,13 +323,12 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         /// Why the worker's input could not be finished (then the worker ends without reading it).
         let inputFailure = Mutex<String?>(nil)
 
-        init(capture: RawCapture, name: ReportFileName, output: OwnedDescriptor, checkpoint: OwnedDescriptor,
-             workerErrors: OwnedDescriptor, minimalFailure: String?, pending: PendingReport?) {
+        init(capture: RawCapture, table: ImageTable, name: ReportFileName, launch: WorkerLaunch, minimalFailure: String?,
+             pending: PendingReport?) {
             self.capture = capture
+            self.table = table
             self.name = name
-            self.output = output
-            self.checkpoint = checkpoint
-            self.workerErrors = workerErrors
+            self.launch = launch
             self.minimalFailure = minimalFailure
             self.pending = pending
         }
@@ -363,12 +359,14 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         // durable before the process is released, so that whatever happens to processing, this crash is on disk.
         let helper = inProgress.helper
         let memory = inProgress.copyMemory(on: helper)
-        let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name, final: false)
+        let restricted = essentials.credentials?.isPrivileged ?? false
+        let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: CLI.version, table: table), name: name, final: false,
+                            restricted: restricted)
         if !written.ok { lines.write(written.line + "\n") }
         // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is the
         // last one, and says why.
         func endMinimal(_ why: String) -> ProcessingJob? {
-            let final = write(bytes: minimalBytes(essentials, why: why), name: name)
+            let final = write(bytes: minimalBytes(essentials, why: why), name: name, restricted: restricted)
             lines.write((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
             return nil
         }
@@ -377,39 +375,31 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             return endMinimal("the process's memory was not copied before the capture deadline")
         }
         let capture = captured.capture
-        let output: OwnedDescriptor
-        let checkpoint: OwnedDescriptor
-        let workerErrors: OwnedDescriptor
+        let identity = WorkerLaunch.identity(for: capture.credentials)
+        let launch: WorkerLaunch
         let gate: WorkerGate
         do {
-            output = try MemoryFile.create(name: "crashwatch-report")
-            checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
-            workerErrors = try MemoryFile.create(name: "crashwatch-worker-stderr")
             gate = try WorkerGate()
+            launch = try WorkerLaunch(input: captured.file, imageFiles: captured.imageFiles, capture: capture, identity: identity,
+                                      deadlineNanoseconds: deadline, debuginfodURLs: configuration.capture.debuginfodURLs,
+                                      cache: WorkerLaunch.mayUseDebugCache(identity) ? debugCacheDirectory(for: identity) : nil,
+                                      gate: gate.workerEnd)
         } catch {
             return endMinimal("no file for the processing worker's report: \(error)")
         }
-
-        var limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(configuration.supervisor.captureTimeoutNanoseconds / 1_000_000_000) + 1,
-                                  fileSizeBytes: UInt64(workerReportBytes), identity: nil)
+        var limits = launch.limits
         // Beside the programs crashwatch traces: their stops must not wait on processing. Not under a seccomp
         // filter, which might kill the worker for the `sched_setscheduler`.
         limits.background = SelfProcess.hasNoSeccompFilter
-        // As root, process with the crashed program's own identity: it reads what the program could.
-        if effectiveUserID == 0 && capture.process.uid != 0 {
-            limits.identity = (capture.process.uid, capture.process.gid, [capture.process.gid])
-        }
-        // The debug-file cache is crashwatch's own: only a worker running as crashwatch's user gets it.
-        let cache = limits.identity == nil ? debugCacheDirectory() : nil
-        if cache != nil { limits.fileSizeHardBytes = 1 << 30 }
-        let state = JobState(capture: capture, name: name, output: output, checkpoint: checkpoint, workerErrors: workerErrors,
+        let state = JobState(capture: capture, table: table, name: name, launch: launch,
                              minimalFailure: written.ok ? nil : written.line, pending: written.pending)
         // The capture's metadata needs nothing of the process: the writer encodes it into the worker's input
-        // while the process is let go and the worker starts, and opens the worker's gate once it is there;
-        // this thread goes back to the other processes.
+        // while the process is let go and the worker starts, seals it (the worker can change nothing of it)
+        // and opens the worker's gate once it is there; this thread goes back to the other processes.
         let finishInput: @Sendable () -> Void = {
             do {
                 try captured.complete()
+                try MemoryFile.seal(captured.file)
                 gate.open(proceed: true)
             } catch {
                 state.inputFailure.withLock { $0 = "cannot write the capture for the worker: \(error)" }
@@ -417,14 +407,8 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             }
         }
         writer.async(finishInput)
-        let descriptors = [captured.file, output, checkpoint] + (cache.map { [$0] } ?? []) + captured.imageFiles
-        return ProcessingJob(
-            arguments: [ProcessCommand.name, "--images", String(captured.imageFiles.count), "--debug-cache", cache == nil ? "0" : "1",
-                        "--gate", String(3 + descriptors.count)],
-            descriptors: descriptors + [gate.workerEnd], standardError: workerErrors,
-            environment: ProcessCommand.environment(debuginfodURLs: configuration.capture.debuginfodURLs,
-                                                    deadline: deadline, uid: limits.identity?.uid ?? effectiveUserID),
-            limits: limits, deadlineNanoseconds: deadline, context: state)
+        return ProcessingJob(arguments: launch.arguments, descriptors: launch.descriptors, standardError: launch.errors,
+                             environment: launch.environment, limits: limits, deadlineNanoseconds: deadline, context: state)
     }
 
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
@@ -450,56 +434,26 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         journalEntries.wait()
     }
 
+    /// The final report: the worker's frames on the capture's facts, or what is left when it failed.
     private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
         var capture = state.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
-        var why: String
-        let inputFailure = state.inputFailure.withLock { $0 }
-        switch outcome {
-        case _ where inputFailure != nil:
-            why = "the processing worker could not start: \(inputFailure ?? "")"
-        case .exited(0):
-            switch report(in: state.output, of: state) {
-            case .success(let full):
-                let written = write(bytes: full, name: state.name)
-                if written.line != state.minimalFailure { lines.write(written.line + "\n") }
-                return
-            case .failure(let failure):
-                why = failure.description
-            }
-        case .exited(let code):
-            why = "the processing worker exited with status \(code)\(code == 126 ? " (its confinement could not be set up)" : "")"
-        case .killed(let signal) where signal == .sys:
-            why = "the processing worker died of SIGSYS: a seccomp filter refuses a system call it needs (systemd: allow `mincore`, which libunwind calls, in SystemCallFilter=)"
-        case .killed(let signal):
-            why = "the processing worker died of \(signal.name)"
-        case .deadlinePassed:
-            why = "the processing worker did not finish before the capture deadline and was killed"
-        case .notStarted(let reason):
-            why = "the processing worker could not start: \(reason)"
-        case .skipped:
-            why = "too many crashes were being processed at once; this one was not"
-        }
-        if let said = Self.lastWords(in: state.workerErrors) { why += " (it said: \(said))" }
-        // The worker's report from before symbols, if it got that far; else the minimal one.
-        var bytes: [UInt8]
-        if case .success(let unwoundBytes) = report(in: state.checkpoint, of: state), var unwound = try? CrashReport.decode(unwoundBytes) {
-            unwound.softErrors.append(SoftError(stage: "processing", message: why))
-            unwound.diagnostics.captureErrors = unwound.softErrors.count
-            bytes = (try? unwound.encodedJSON()) ?? unwoundBytes
-        } else {
-            bytes = minimalBytes(capture, why: why)
-        }
-        let written = write(bytes: bytes, name: state.name)
+        let failure = state.inputFailure.withLock { $0 }.map { "the processing worker could not start: \($0)" }
+            ?? WorkerLaunch.failure(of: outcome)
+        let (report, _) = state.launch.finalReport(capture: capture, table: state.table, failure: failure,
+                                                   deadlineExceeded: outcome == .deadlinePassed)
+        let written = write(report, name: state.name, final: true, restricted: capture.credentials?.isPrivileged ?? false)
         if written.line != state.minimalFailure { lines.write(written.line + "\n") }
     }
 
     /// The debug-file cache directory, created (0700) on first use; nil when off or not crashwatch's own.
-    private func debugCacheDirectory() -> OwnedDescriptor? {
+    /// Under root it belongs to the dedicated user, whose workers (crashes of root's processes) fill it.
+    private func debugCacheDirectory(for identity: WorkerIdentity?) -> OwnedDescriptor? {
         guard let path = configuration.debugCache else { return nil }
-        if let directory = OwnedDescriptor.privateDirectory(path) { return directory }
+        let owner = identity.map { ($0.ownerUID, $0.ownerGID) } ?? (effectiveUserID, effectiveGroupID)
+        if let directory = OwnedDescriptor.privateDirectory(path, owner: owner) { return directory }
         try? FileSystem.createDirectories(path, permissions: 0o700)
-        return OwnedDescriptor.privateDirectory(path)
+        return OwnedDescriptor.privateDirectory(path, owner: owner)
     }
 
     /// A SIGKILL death becomes an `abnormalExit` report: with its threads' stacks when they are stopped at their
@@ -542,43 +496,10 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         return false
     }
 
-    /// The most a worker's report may be: the report cap plus slack for what is appended after capping (its
-    /// file size limit, and what the supervisor accepts from it).
-    private var workerReportBytes: Int { configuration.capture.reportByteLimit + (1 << 20) }
-
-    /// The end of what the worker wrote to its standard error (its last 1 KiB, on one line), if anything.
-    private static func lastWords(in file: OwnedDescriptor) -> String? {
-        guard let size = file.size(), size > 0 else { return nil }
-        let count = Int(min(size, 1024))
-        guard let bytes = try? file.read(at: UInt64(size) - UInt64(count), count: count) else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
-            .filter { !$0.allSatisfy(\.isWhitespace) }.joined(separator: " / ")
-        return text.isEmpty ? nil : (size > 1024 ? "…" : "") + text
-    }
-
-    /// A report the worker wrote to `file`, checked: it must decode, be this crash's, and stay under the size limit.
-    private func report(in file: OwnedDescriptor, of state: JobState) -> Result<[UInt8], ReporterFailure> {
-        guard let size = file.size(), size > 0 else { return .failure("the processing worker wrote no report") }
-        guard size <= Int64(workerReportBytes) else {
-            return .failure(ReporterFailure("the processing worker's report is \(size) bytes, over the limit"))
-        }
-        // A well-formed JSON document that our writer began with this crash's id and pid: checked in one
-        // pass, without decoding hundreds of kilobytes.
-        guard let bytes = try? file.read(at: 0, count: Int(size)), JSONSyntax.isWellFormed(bytes) else {
-            return .failure("the processing worker's report is not a valid report")
-        }
-        let head = Array("{\n  \"schemaVersion\": \(CrashReport.currentSchemaVersion),\n  \"format\": \"\(CrashReport.formatName)\",\n  \"id\": \"\(state.capture.reportID)\",\n".utf8)
-        let process = Array("\n  \"process\": {\n    \"pid\": \(state.capture.pid),\n".utf8)
-        guard bytes.starts(with: head), bytes.firstRange(of: process) != nil else {
-            return .failure("the processing worker's report is not this crash's")
-        }
-        return .success(bytes)
-    }
-
     private func minimalBytes(_ capture: RawCapture, why: String) -> [UInt8] {
         let report = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version,
                                            extraSoftErrors: [SoftError(stage: "processing", message: why)])
-        return (try? report.encodedJSON()) ?? []
+        return (try? ReportSizeLimit.encode(report, limit: capture.options.reportByteLimit)) ?? []
     }
 
     /// What a report write did: whether it worked, the line to print, and for a minimal report that its full
@@ -590,10 +511,11 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     /// Encodes and writes `report`: a minimal one while its process is held (`final` false: pending, no
-    /// retention), or the last version of a report (see `write(bytes:name:final:)`).
-    private func write(_ report: CrashReport, name: ReportFileName, final: Bool) -> WriteOutcome {
+    /// retention), or the last version of a report (see `write(bytes:name:final:restricted:)`).
+    private func write(_ report: CrashReport, name: ReportFileName, final: Bool, restricted: Bool = false) -> WriteOutcome {
         do {
-            return write(bytes: try report.encodedJSON(), name: name, final: final)
+            return write(bytes: try ReportSizeLimit.encode(report, limit: configuration.capture.reportByteLimit), name: name,
+                         final: final, restricted: restricted)
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }
@@ -601,15 +523,16 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
 
     /// Writes (or replaces: same name, same report id) the report. A `final` one gets retention and, after it,
     /// the journal entry (not while the crashed process is held); any other is pending: readers leave it be
-    /// until the final one replaces it, or crashwatch dies.
-    private func write(bytes: [UInt8], name: ReportFileName, final: Bool = true) -> WriteOutcome {
+    /// until the final one replaces it, or crashwatch dies. `restricted`: the report of a process the kernel
+    /// protects from its own user (`Spool.write(bytes:name:restricted:)`).
+    private func write(bytes: [UInt8], name: ReportFileName, final: Bool = true, restricted: Bool = false) -> WriteOutcome {
         do {
             let spool = try Spool(path: configuration.spool)
             guard final else {
-                let pending = try spool.writePending(bytes: bytes, name: name)
+                let pending = try spool.writePending(bytes: bytes, name: name, restricted: restricted)
                 return WriteOutcome(ok: true, line: "crashwatch: report written to \(pending.path)", pending: pending)
             }
-            let path = try spool.write(bytes: bytes, name: name)
+            let path = try spool.write(bytes: bytes, name: name, restricted: restricted)
             _ = try? spool.prune(policy: configuration.retention, protecting: name)
             // One structured journal entry per final report (none for the minimal one it replaces); without a
             // journal the stderr lines are the record. Queued behind this write (final reports are written on

@@ -72,6 +72,8 @@ struct ProcessFacts: Sendable {
     var process: ProcessRecord
     var ptraceScope: Int?
     var seccompMode: Int?
+    /// Its credentials and dumpability: who its worker reads files as, and who may read its capture.
+    var credentials: ProcessCredentials?
     var softErrors: [SoftError] = []
 
     /// `unreadable`: what of the process's memory is never read (`UnreadableFiles`).
@@ -82,6 +84,7 @@ struct ProcessFacts: Sendable {
                                                                     argumentsReadable: readable),
                                  ptraceScope: ProcFS.setting("/proc/sys/kernel/yama/ptrace_scope").flatMap { Int($0) },
                                  seccompMode: status?.seccompMode)
+        facts.credentials = status.flatMap { ProcessCredentials.of(pid, status: $0) }
         if !readable {
             facts.softErrors.append(SoftError(stage: "process", message:
                 "the command line and environment were not read: their area holds a page of a file on a FUSE file system, whose server could stall the read for ever"))
@@ -247,6 +250,7 @@ public enum LiveCapture {
                 durationMs: Double(max(hang.silenceNanoseconds, 0) / 1_000) / 1_000,
                 watchdogTimeoutMs: hang.watchdogTimeoutNanoseconds.map { Double($0 / 1_000) / 1_000 })
         }
+        capture.credentials = read.credentials
         capture.hangReportID = hangReportID
         capture.runID = options.runID
         capture.seenAtExit = crash.seenAtExit

@@ -210,6 +210,9 @@ public struct RawCapture: Codable, Sendable {
     public var captureByteLimit: Int
     public var softErrors: [SoftError]
     public var options: ProcessingOptions
+    /// The crashed process's credentials as the kernel gave them while it was held (nil for a core file,
+    /// whose own notes are not believed): who processes it, and who may read what is kept of it.
+    public var credentials: ProcessCredentials?
 
     /// The crashed thread.
     public var crashedThread: RawThread? { threads.first { $0.crashed } }

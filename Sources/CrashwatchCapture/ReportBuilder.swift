@@ -46,15 +46,16 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     let table: ImageTable
     var processor: Processor?
     var softErrors: [SoftError]
-    private var usedImages: [LoadedImage] = []
-    private var imageIndex: [UInt64: Int] = [:]
-    private let identities: [UInt64: RawImage]
+    private var images: ImageReferences
     private let names = NameCache()
     /// Whether frames are looked up (off for the checkpoint before symbols).
     private var lookups = true
     /// The root fault and the active chain, once the threads are unwound.
     private var rootFault: RawFault?
     private var activeChain: [RawFault] = []
+    /// The active chain as found by a worker whose frames are accepted (`WorkerReport`), instead of one
+    /// found from frames here.
+    var acceptedChain: [RawFault]?
 
     /// A builder over `capture`; `processor` nil builds the minimal report.
     public init(capture: RawCapture, processor: Processor?, table: ImageTable? = nil) {
@@ -62,9 +63,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         self.table = table ?? ImageTable(mapsText: capture.maps)
         self.processor = processor
         self.softErrors = capture.softErrors
-        var identities: [UInt64: RawImage] = [:]
-        for image in capture.images { identities[image.start] = image }
-        self.identities = identities
+        self.images = ImageReferences(capture: capture, table: self.table)
     }
 
     /// The report; `extraSoftErrors` are added (e.g. why processing failed), `finishedNanoseconds` ends
@@ -112,7 +111,8 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             OriginalFault(fault.signal.info, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
                           registers: registerValues(fault.registers))
         }
-        let images = imageRecords(mainExecutable: capture.process.executable)
+        let processor = self.processor
+        let images = self.images.records(fileBuildID: { processor?.fileBuildID(ofImageAt: $0) })
         var errors = softErrors + (processor?.softErrors ?? []) + extraSoftErrors
         if errors.count > Self.maximumSoftErrors {
             let dropped = errors.count - Self.maximumSoftErrors
@@ -158,6 +158,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     /// when the process died — oldest first. A frame a signal interrupted is restored with exactly the
     /// pc and stack pointer the fault was delivered with. Without unwinding (the minimal report) none.
     private func activeFaults(in unwound: [Unwound]) -> [RawFault] {
+        if let acceptedChain { return acceptedChain }
         guard processor != nil else { return [] }
         var interrupted: [Int32: [(pc: UInt64, sp: UInt64)]] = [:]
         for thread in unwound {
@@ -247,10 +248,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     /// `inlined`), then the concrete function.
     private mutating func frameRecords(_ frame: UnsymbolizedFrame, startingAt index: Int) -> [FrameRecord] {
         var record = FrameRecord(index: index, address: Address(frame.pc), how: frame.how)
-        guard let image = table.image(containing: frame.pc) else { return [record] }
-        let base = image.baseAddress ?? image.start
-        record.imageIndex = indexOf(image)
-        record.imageOffset = Address(frame.pc &- base)
+        guard images.place(&record) else { return [record] }
         guard lookups, var processor else { return [record] }
         // A return address points after the call: look up the call instruction itself.
         let found = processor.lookup(frame.isExact ? frame.pc : frame.pc &- 1)
@@ -259,24 +257,55 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         return SymbolizedFrame.records(for: record, found: found, exact: frame.isExact, names: names)
     }
 
-    private mutating func indexOf(_ image: LoadedImage) -> Int {
-        if let index = imageIndex[image.start] { return index }
-        usedImages.append(image)
-        imageIndex[image.start] = usedImages.count - 1
-        return usedImages.count - 1
+}
+
+/// The images a report's frames are in, each given an index as a frame first refers to it (so frame indices
+/// stay valid), plus the main executable: their records come from the capture — maps, build-ids read from
+/// memory, the in-app rule — whoever found the frames.
+struct ImageReferences {
+    private let capture: RawCapture
+    private let table: ImageTable
+    private let identities: [UInt64: RawImage]
+    private var used: [LoadedImage] = []
+    private var index: [UInt64: Int] = [:]
+
+    init(capture: RawCapture, table: ImageTable) {
+        self.capture = capture
+        self.table = table
+        var identities: [UInt64: RawImage] = [:]
+        for image in capture.images { identities[image.start] = image }
+        self.identities = identities
     }
 
-    // MARK: Images
+    /// Sets `record`'s image index and offset from its address; false when no image holds it.
+    mutating func place(_ record: inout FrameRecord) -> Bool {
+        guard let image = table.image(containing: record.address.value) else {
+            record.imageIndex = nil
+            record.imageOffset = nil
+            return false
+        }
+        record.imageIndex = indexOf(image)
+        record.imageOffset = Address(record.address.value &- (image.baseAddress ?? image.start))
+        return true
+    }
 
-    /// The images frames referred to (in that order, so frame indices stay valid), then the main
-    /// executable when no frame touched it.
-    private mutating func imageRecords(mainExecutable: String) -> [ImageRecord] {
+    private mutating func indexOf(_ image: LoadedImage) -> Int {
+        if let found = index[image.start] { return found }
+        used.append(image)
+        index[image.start] = used.count - 1
+        return used.count - 1
+    }
+
+    /// The images frames referred to (in that order), then the main executable when no frame touched it.
+    /// `fileBuildID`: a build-id read from an image's file, for an image whose memory gave none.
+    mutating func records(fileBuildID: (UInt64) -> String?) -> [ImageRecord] {
+        let mainExecutable = capture.process.executable
         if let main = table.images.first(where: { $0.path == mainExecutable }) { _ = indexOf(main) }
         let rule = InAppRule(appRoots: capture.options.appRoots, executablePath: mainExecutable)
-        return usedImages.map { image in
+        return used.map { image in
             let identity = identities[image.start]
             return ImageRecord(
-                path: capped(image.path), buildID: identity?.buildID ?? processor?.fileBuildID(ofImageAt: image.start),
+                path: capped(image.path), buildID: identity?.buildID ?? fileBuildID(image.start),
                 loadAddress: Address(image.baseAddress ?? image.start), size: Int(clamping: image.size),
                 fileOffset: Address(image.mappings.first?.offset ?? 0),
                 inApp: image.kind == .file && rule.isInApp(image.path),

@@ -35,6 +35,8 @@ public final class Spool: Sendable {
     public static let directoryPermissions: UInt32 = 0o750
     /// Permissions of every report file, set exactly whatever the umask.
     public static let reportPermissions: UInt32 = 0o640
+    /// The mode of a restricted report (`write(bytes:name:restricted:)`) outside a reader-group spool.
+    public static let restrictedReportPermissions: UInt32 = 0o600
 
     /// The spool's path as given, without trailing slashes.
     public let path: String
@@ -140,9 +142,14 @@ public final class Spool: Sendable {
     /// entry: a symbolic link there is replaced, never written through. When only the last step (fsync of
     /// the directory) fails, the report is in place and `.syncDirectory` is thrown.
     /// Call `prune(policy:now:)` afterwards to apply retention.
+    ///
+    /// `restricted`: the report of a process the kernel protects from its own user (setuid or setgid, file
+    /// capabilities, not dumpable). As `fs.suid_dumpable` leaves a core of such a process to root alone, the
+    /// report is readable by its writer alone (0600) — but in a spool whose group is `readerGroupName`, whose
+    /// members are the operators trusted with every report (0640).
     @discardableResult
-    public func write(bytes: some Collection<UInt8>, name: ReportFileName) throws(SpoolError) -> String {
-        _ = try write(bytes: bytes, name: name, pending: false)
+    public func write(bytes: some Collection<UInt8>, name: ReportFileName, restricted: Bool = false) throws(SpoolError) -> String {
+        _ = try write(bytes: bytes, name: name, pending: false, restricted: restricted)
         return path(of: name)
     }
 
@@ -151,15 +158,22 @@ public final class Spool: Sendable {
     /// it and have the full one arrive as a second report with the same id — while the returned value lives.
     /// That is an exclusive `flock` on the file, held through the open descriptor: it goes when the value
     /// goes, and with the writer should it die, leaving the report claimable as it is.
-    public func writePending(bytes: some Collection<UInt8>, name: ReportFileName) throws(SpoolError) -> PendingReport {
-        PendingReport(path: path(of: name), lock: try write(bytes: bytes, name: name, pending: true))
+    public func writePending(bytes: some Collection<UInt8>, name: ReportFileName, restricted: Bool = false) throws(SpoolError) -> PendingReport {
+        PendingReport(path: path(of: name), lock: try write(bytes: bytes, name: name, pending: true, restricted: restricted))
     }
 
-    private func write(bytes: some Collection<UInt8>, name: ReportFileName, pending: Bool) throws(SpoolError) -> OwnedDescriptor? {
+    /// Whether new reports take the operators' group `readerGroupName` (a set-group-ID spool of that group).
+    private var hasReaderGroup: Bool {
+        guard let status = try? directory.status(), status.isSetGroupID else { return false }
+        return status.groupID == groupID(named: Self.readerGroupName)
+    }
+
+    private func write(bytes: some Collection<UInt8>, name: ReportFileName, pending: Bool, restricted: Bool) throws(SpoolError) -> OwnedDescriptor? {
         let temporary = name.temporaryName
+        let permissions = restricted && !hasReaderGroup ? Self.restrictedReportPermissions : Self.reportPermissions
         do {
             return try directory.writeAtomically(bytes, named: name.text, temporaryName: temporary,
-                                                 permissions: Self.reportPermissions, group: reportGroupOverride(), locked: pending)
+                                                 permissions: permissions, group: reportGroupOverride(), locked: pending)
         } catch {
             switch error.step {
             case .createTemporary: throw .createTemporaryFile(spool: path, name: temporary, error.error)

@@ -161,12 +161,15 @@ extension SystemError {
 
 extension OwnedDescriptor {
     /// Opens a directory crashwatch owns (never through a final link); nil when it is not a directory owned
-    /// by the effective user and closed to group and others.
-    public static func privateDirectory(_ path: String) -> OwnedDescriptor? {
+    /// by `owner` (default: the effective user) and closed to group and others. As root, a private directory
+    /// of root's there is handed to `owner` (a cache made before its workers ran as another user).
+    public static func privateDirectory(_ path: String, owner: (uid: UInt32, gid: UInt32)? = nil) -> OwnedDescriptor? {
         let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return nil }
+        let wanted = owner ?? (geteuid(), getegid())
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+        guard fstat(fd, &info) == 0, info.st_mode & 0o077 == 0,
+              info.st_uid == wanted.uid || (geteuid() == 0 && info.st_uid == 0 && fchown(fd, wanted.uid, wanted.gid) == 0) else {
             close(fd)
             return nil
         }
@@ -287,6 +290,13 @@ public enum MemoryFile {
         guard fd >= 0 else { throw SystemError("memfd_create", errno: lastErrno()) }
         return OwnedDescriptor(adopting: fd)
     }
+
+    /// Makes `file` (from `create`) immutable for good: whoever holds it — a worker handed it as input — can
+    /// neither write, shrink nor grow it, nor lift the seals.
+    public static func seal(_ file: OwnedDescriptor) throws(SystemError) {
+        let result = cw_memfd_seal(file.fd)
+        guard result == 0 else { throw SystemError("seal the memfd", errno: result) }
+    }
 }
 
 /// A read-only mapping of a whole file, unmapped when the value goes away.
@@ -364,43 +374,35 @@ public struct WorkerLimits: Sendable {
     public var fileSizeBytes: UInt64
     /// RLIMIT_FSIZE's hard limit: what the worker's debug-cache writer may raise it to.
     public var fileSizeHardBytes: UInt64 = 0
-    /// Run as this user, group and supplementary groups (when crashwatch is root); nil keeps crashwatch's own.
-    public var identity: (uid: UInt32, gid: UInt32, groups: [UInt32])?
     /// Start in the background (SCHED_BATCH at nice 19, yielding its CPU every 0.25 ms; the supervisor promotes
     /// it when starved): for a worker beside traced programs, whose stops must not wait on it. Not for one a
     /// person or the kernel waits on (analyze-core, core-handler), nor under a seccomp filter (the scheduling
     /// calls could be refused by a kill).
     public var background = false
 
-    public init(addressSpaceBytes: UInt64, cpuSeconds: UInt64, fileSizeBytes: UInt64,
-                identity: (uid: UInt32, gid: UInt32, groups: [UInt32])?) {
+    public init(addressSpaceBytes: UInt64, cpuSeconds: UInt64, fileSizeBytes: UInt64) {
         self.addressSpaceBytes = addressSpaceBytes
         self.cpuSeconds = cpuSeconds
         self.fileSizeBytes = fileSizeBytes
-        self.identity = identity
     }
 }
 
 /// Starts crashwatch's own executable again as a confined worker with `arguments`, passing `descriptors`
 /// as fds 3, 4, …; `environment` replaces the environment. With `standardError`, that file is the worker's
-/// stderr and /dev/null its stdin and stdout; without, it keeps crashwatch's. Returns its pid.
+/// stderr and /dev/null its stdin and stdout; without, it keeps crashwatch's. It starts with crashwatch's
+/// credentials and takes its own identity itself (`WorkerIdentity.assume`). Returns its pid.
 public func spawnWorker(arguments: [String], environment: [String], descriptors: [Int32], standardError: Int32? = nil,
                         limits: WorkerLimits) throws(SystemError) -> Int32
 {
-    let groups = limits.identity?.groups ?? []
     var pid: pid_t = 0
-    let result = groups.withUnsafeBufferPointer { groupPointer in
-        var raw = cw_worker_limits(
-            address_space_bytes: limits.addressSpaceBytes, cpu_seconds: limits.cpuSeconds,
-            file_size_bytes: limits.fileSizeBytes, file_size_hard_bytes: limits.fileSizeHardBytes,
-            drop_privileges: limits.identity == nil ? 0 : 1, background: limits.background ? 1 : 0,
-            uid: limits.identity?.uid ?? 0, gid: limits.identity?.gid ?? 0,
-            groups: groupPointer.baseAddress, group_count: groups.count)
-        return withCStringArray(["crashwatch"] + arguments) { argv in
-            withCStringArray(environment) { envp in
-                descriptors.withUnsafeBufferPointer { fds in
-                    cw_spawn_worker("/proc/self/exe", argv, envp, fds.baseAddress, fds.count, standardError ?? -1, &raw, &pid)
-                }
+    var raw = cw_worker_limits(
+        address_space_bytes: limits.addressSpaceBytes, cpu_seconds: limits.cpuSeconds,
+        file_size_bytes: limits.fileSizeBytes, file_size_hard_bytes: limits.fileSizeHardBytes,
+        background: limits.background ? 1 : 0)
+    let result = withCStringArray(["crashwatch"] + arguments) { argv in
+        withCStringArray(environment) { envp in
+            descriptors.withUnsafeBufferPointer { fds in
+                cw_spawn_worker("/proc/self/exe", argv, envp, fds.baseAddress, fds.count, standardError ?? -1, &raw, &pid)
             }
         }
     }

@@ -141,6 +141,10 @@ public struct ProcStatus: Equatable, Sendable {
     public var uids: [UInt32] = []
     /// `Gid` real, effective, saved, filesystem.
     public var gids: [UInt32] = []
+    /// `Groups`: the supplementary groups.
+    public var groups: [UInt32] = []
+    /// `CapPrm`: the permitted capabilities.
+    public var permittedCapabilities: UInt64 = 0
     /// `State`: its letter (`R`, `S`, `D`, `T`, `t`, `Z`, `X`, …).
     public var state: Character?
 
@@ -186,6 +190,8 @@ public struct ProcStatus: Equatable, Sendable {
         case 6 where key.elementsEqual("SigBlk".utf8): blocked = Self.hexadecimal(value)
         case 6 where key.elementsEqual("SigIgn".utf8): ignored = Self.hexadecimal(value)
         case 6 where key.elementsEqual("SigCgt".utf8): caught = Self.hexadecimal(value)
+        case 6 where key.elementsEqual("Groups".utf8): groups = Self.decimals(value)
+        case 6 where key.elementsEqual("CapPrm".utf8): permittedCapabilities = Self.hexadecimal(value)
         case 7 where key.elementsEqual("Seccomp".utf8): seccompMode = Self.decimal(value).map(Int.init)
         default: break
         }

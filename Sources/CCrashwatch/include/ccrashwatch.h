@@ -177,26 +177,38 @@ typedef struct {
     uint64_t cpu_seconds;         /* RLIMIT_CPU (soft; the hard limit is one second more) */
     uint64_t file_size_bytes;     /* RLIMIT_FSIZE (soft): caps what it can write */
     uint64_t file_size_hard_bytes; /* RLIMIT_FSIZE (hard): what its debug-cache writer may raise it to */
-    int32_t drop_privileges;      /* switch to uid/gid/groups below (irreversibly) */
     int32_t background;           /* SCHED_BATCH at nice CW_BACKGROUND_NICE (cw_become_background), first thing */
-    uint32_t uid;
-    uint32_t gid;
-    const uint32_t *groups;
-    size_t group_count;
 } cw_worker_limits;
 
 /**
- * Forks and execs a worker: its own process group, killed when its parent dies (PR_SET_PDEATHSIG),
+ * Forks and execs a worker: its own session, killed when its parent dies (PR_SET_PDEATHSIG),
  * empty signal mask and default dispositions, `fds` as descriptors 3, 4, … and nothing else open
- * above 2, `limits` applied, privileges dropped when asked, no new privileges, not dumpable. With
+ * above 2, `limits` applied, no new privileges, not dumpable, crashwatch's own credentials (the
+ * worker changes them itself: cw_assume_worker_identity). With
  * `stderr_fd` >= 0 its standard error is that file and its standard input and output /dev/null; with -1
  * it keeps the caller's three. Exit status 126 from the child means the set-up failed, 127 that exec failed.
  */
 int cw_spawn_worker(const char *path, char *const *argv, char *const *envp, const int *fds, size_t fd_count,
                     int stderr_fd, const cw_worker_limits *limits, pid_t *pid_out);
 
-/** memfd_create(name, MFD_CLOEXEC). */
+/** memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING). */
 int cw_memfd(const char *name);
+
+/** Seals a memfd for good: no write, shrink or grow by anyone holding it, no seal removed. 0 or an errno
+    (EBUSY while a writable shared mapping of it exists). */
+int cw_memfd_seal(int fd);
+
+/**
+ * For a processing worker, its first act: becomes owner_uid/owner_gid (real and saved ids: whom the
+ * kernel's signal and ptrace checks see) with the file access of uid/gid/groups (effective, hence
+ * filesystem, ids), irreversibly, with no capability left, not dumpable, killed when its parent dies.
+ * 0 or an errno (ESRCH: the parent died meanwhile).
+ */
+int cw_assume_worker_identity(uint32_t owner_uid, uint32_t owner_gid, uint32_t uid, uint32_t gid,
+                              const uint32_t *groups, size_t group_count);
+
+/** prctl(PR_GET_DUMPABLE): 0 not dumpable, 1 dumpable by its user, 2 by root only. */
+int cw_is_dumpable(void);
 
 /* ---- unwinding over a captured address space (unwind.c) ---- */
 

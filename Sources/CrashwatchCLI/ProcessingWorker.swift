@@ -1,0 +1,137 @@
+// ProcessingWorker.swift — the one way a capture goes to a processing worker (`crashwatch __process`) and its
+// report comes back, for every report source: `run`'s crashes, `analyze-core` and `core-handler`. Here are
+// decided the worker's files, arguments, environment, limits and identity (README "Security model"), and
+// what of its report is kept: the frames and names it found, on the supervisor's own capture
+// (`WorkerReport.accept`); when it fails, its report from before symbols, else the capture's minimal report,
+// with a soft error saying why.
+import CrashwatchCapture
+import CrashwatchSupervisor
+import CrashwatchModel
+import CrashwatchSystem
+
+/// One worker's launch: what it is handed and how it is confined.
+struct WorkerLaunch {
+    /// Where the worker writes its full report, and its report without symbols before it looks them up.
+    let output: OwnedDescriptor
+    let checkpoint: OwnedDescriptor
+    /// Its standard error: what it said joins the soft error when it fails.
+    let errors: OwnedDescriptor
+    let arguments: [String]
+    /// fds 3, 4, …: the capture, `output`, `checkpoint`, the debug-file cache when given, the image files,
+    /// and last the gate's end when there is one.
+    let descriptors: [OwnedDescriptor]
+    let environment: [String]
+    var limits: WorkerLimits
+    /// Who it runs as; nil: crashwatch's own user (an unprivileged crashwatch).
+    let identity: WorkerIdentity?
+    /// The largest report taken from it: the report cap plus slack for what is appended after capping.
+    let reportBytes: Int
+
+    /// The dedicated user workers run as under a root crashwatch, looked up once.
+    static let dedicatedUser: (uid: UInt32, gid: UInt32, name: String) = WorkerIdentity.dedicatedUser()
+
+    /// The identity of the worker for a crash with these credentials (nil for a core file: its own notes
+    /// are not believed, and it is processed as the dedicated user alone).
+    static func identity(for credentials: ProcessCredentials?) -> WorkerIdentity? {
+        WorkerIdentity.forCrash(of: credentials, dedicated: (dedicatedUser.uid, dedicatedUser.gid))
+    }
+
+    /// Whether a worker of `identity` may have the inflated debug-file cache: one that is crashwatch's own
+    /// user, or the dedicated user alone (who owns the cache under root). A worker that reads as a crashed
+    /// user is not given it: what one crash's worker leaves there, another crash's would read.
+    static func mayUseDebugCache(_ identity: WorkerIdentity?) -> Bool {
+        guard let identity else { return true }
+        return identity.uid == identity.ownerUID && identity.gid == identity.ownerGID && identity.groups.isEmpty
+    }
+
+    /// The worker for `capture` (the capture file `input`, sealed before the worker reads it; `imageFiles`
+    /// as `RawImage.descriptor` indexes them). `cache`: the debug-file cache directory, when
+    /// `mayUseDebugCache`; `gate`: the end the worker waits on until `input` is complete.
+    init(input: OwnedDescriptor, imageFiles: [OwnedDescriptor], capture: RawCapture, identity: WorkerIdentity?,
+         deadlineNanoseconds: Int64, debuginfodURLs: [String], cache: OwnedDescriptor?, gate: OwnedDescriptor?) throws(SystemError) {
+        output = try MemoryFile.create(name: "crashwatch-report")
+        checkpoint = try MemoryFile.create(name: "crashwatch-unwound")
+        errors = try MemoryFile.create(name: "crashwatch-worker-stderr")
+        self.identity = identity
+        reportBytes = capture.options.reportByteLimit + (1 << 20)
+        var descriptors = [input, output, checkpoint] + (cache.map { [$0] } ?? []) + imageFiles
+        var arguments = [ProcessCommand.name]
+        if let identity { arguments += ["--identity", identity.argument] }
+        arguments += ["--images", String(imageFiles.count), "--debug-cache", cache == nil ? "0" : "1"]
+        if let gate {
+            arguments += ["--gate", String(3 + descriptors.count)]
+            descriptors.append(gate)
+        }
+        self.arguments = arguments
+        self.descriptors = descriptors
+        let seconds = max((deadlineNanoseconds - Clock.monotonicNanoseconds()) / 1_000_000_000, 0)
+        limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(seconds) + 1, fileSizeBytes: UInt64(reportBytes))
+        if cache != nil { limits.fileSizeHardBytes = 1 << 30 }
+        environment = ProcessCommand.environment(debuginfodURLs: debuginfodURLs, deadline: deadlineNanoseconds,
+                                                 uid: identity?.uid ?? effectiveUserID)
+    }
+
+    /// The report to keep once the worker is done: its full report when it exited well (`failure` nil), else
+    /// its report from before symbols, else the capture's minimal report — with why as a soft error. Its
+    /// facts are the capture's whatever the worker wrote. `deadlineExceeded`: it was killed at the deadline.
+    /// `failure` in the result: why the report is not the worker's complete one (nil when it is).
+    func finalReport(capture: RawCapture, table: ImageTable?, failure: String?, deadlineExceeded: Bool) -> (report: CrashReport, failure: String?) {
+        var why = failure
+        if why == nil {
+            do throws(WorkerReportError) {
+                return (try WorkerReport.accept(read(output), capture: capture, table: table, state: .complete,
+                                                crashwatchVersion: CLI.version), nil)
+            } catch {
+                why = error.description
+            }
+        }
+        var text = why ?? "the processing worker failed"
+        if let said = lastWords() { text += " (it said: \(said))" }
+        let softError = SoftError(stage: "processing", message: text)
+        if let unwound = try? WorkerReport.accept(read(checkpoint), capture: capture, table: table, state: .unwound,
+                                                  crashwatchVersion: CLI.version, extraSoftErrors: [softError],
+                                                  deadlineExceeded: deadlineExceeded) {
+            return (unwound, text)
+        }
+        var minimal = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version, extraSoftErrors: [softError], table: table)
+        minimal.diagnostics.deadlineExceeded = minimal.diagnostics.deadlineExceeded || deadlineExceeded
+        return (minimal, text)
+    }
+
+    /// The whole of a file the worker wrote, refused past `reportBytes`.
+    private func read(_ file: OwnedDescriptor) throws(WorkerReportError) -> [UInt8] {
+        guard let size = file.size(), size > 0 else { throw WorkerReportError("the processing worker wrote no report") }
+        guard size <= Int64(reportBytes) else {
+            throw WorkerReportError("the processing worker's report is \(size) bytes, over the limit (\(reportBytes))")
+        }
+        guard let bytes = try? file.read(at: 0, count: Int(size)), bytes.count == Int(size) else {
+            throw WorkerReportError("the processing worker's report could not be read back")
+        }
+        return bytes
+    }
+
+    /// The end of what the worker wrote to its standard error (its last 1 KiB, on one line), if anything.
+    func lastWords() -> String? {
+        guard let size = errors.size(), size > 0 else { return nil }
+        let count = Int(min(size, 1024))
+        guard let bytes = try? errors.read(at: UInt64(size) - UInt64(count), count: count) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .filter { !$0.allSatisfy(\.isWhitespace) }.joined(separator: " / ")
+        return text.isEmpty ? nil : (size > 1024 ? "…" : "") + text
+    }
+
+    /// Why a worker that ended so did not leave a complete report; nil when it exited well.
+    static func failure(of outcome: WorkerOutcome) -> String? {
+        switch outcome {
+        case .exited(0): nil
+        case .exited(let code):
+            "the processing worker exited with status \(code)\(code == 126 ? " (its confinement could not be set up)" : "")"
+        case .killed(let signal) where signal == .sys:
+            "the processing worker died of SIGSYS: a seccomp filter refuses a system call it needs (systemd: allow `mincore`, which libunwind calls, in SystemCallFilter=)"
+        case .killed(let signal): "the processing worker died of \(signal.name)"
+        case .deadlinePassed: "the processing worker did not finish before the capture deadline and was killed"
+        case .notStarted(let reason): "the processing worker could not start: \(reason)"
+        case .skipped: "too many crashes were being processed at once; this one was not"
+        }
+    }
+}
