@@ -45,6 +45,9 @@ BENCH_JDK := default-jdk-headless
 
 PREFIX ?= /usr/local
 
+# The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
+WORKER_USER := crashwatch-worker
+
 .PHONY: all deps pydeps elfutils-cores bench-deps build debug fixtures test test-systemd test-ship demo bench install clean
 
 all: build
@@ -60,6 +63,12 @@ deps:
 	  fi; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift not found: install the Swift 6.3 toolchain" >&2; exit 1; }
+	@# The dedicated user processing workers run as under a root crashwatch (README "Security model";
+	@# systemd/crashwatch.sysusers makes it on an installed system). Without it they run as nobody.
+	@if [ "$$(id -u)" = 0 ] && ! getent passwd $(WORKER_USER) >/dev/null; then \
+	  echo "creating the system user $(WORKER_USER)"; \
+	  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group $(WORKER_USER); \
+	fi
 
 # --static-swift-stdlib: the Swift runtime and FoundationEssentials are linked in, so the binary needs no
 # Swift installation where it runs, and every supervisor maps 4 MB less (peak RSS 15.0 -> 11.3 MB).

@@ -18,7 +18,7 @@ struct WorkerLaunch {
     let errors: OwnedDescriptor
     let arguments: [String]
     /// fds 3, 4, …: the capture, `output`, `checkpoint`, the debug-file cache when given, the image files,
-    /// and last the gate's end when there is one.
+    /// the debuginfod client cache when servers are configured, and last the gate's end when there is one.
     let descriptors: [OwnedDescriptor]
     let environment: [String]
     var limits: WorkerLimits
@@ -58,6 +58,12 @@ struct WorkerLaunch {
         var arguments = [ProcessCommand.name]
         if let identity { arguments += ["--identity", identity.argument] }
         arguments += ["--images", String(imageFiles.count), "--debug-cache", cache == nil ? "0" : "1"]
+        var debuginfodCache: Int32?
+        if !debuginfodURLs.isEmpty, let directory = ProcessCommand.debuginfodCache(uid: identity?.uid ?? effectiveUserID,
+                                                                                   gid: identity?.gid ?? effectiveGroupID) {
+            debuginfodCache = Int32(3 + descriptors.count)
+            descriptors.append(directory)
+        }
         if let gate {
             arguments += ["--gate", String(3 + descriptors.count)]
             descriptors.append(gate)
@@ -68,7 +74,7 @@ struct WorkerLaunch {
         limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(seconds) + 1, fileSizeBytes: UInt64(reportBytes))
         if cache != nil { limits.fileSizeHardBytes = 1 << 30 }
         environment = ProcessCommand.environment(debuginfodURLs: debuginfodURLs, deadline: deadlineNanoseconds,
-                                                 uid: identity?.uid ?? effectiveUserID)
+                                                 debuginfodCache: debuginfodCache)
     }
 
     /// The report to keep once the worker is done: its full report when it exited well (`failure` nil), else

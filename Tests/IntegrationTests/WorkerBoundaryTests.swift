@@ -160,6 +160,8 @@ import Testing
                 guard let cmdline = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
                       cmdline.starts(with: Data("crashwatch\0__process\0".utf8)),
                       let text = try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8),
+                      // This crashwatch's worker, not one of another test's.
+                      text.contains("\nPPid:\t\(supervisor.processIdentifier)\n"),
                       // Past its first act: no longer root.
                       text.contains("\nUid:\t"), !text.contains("\nUid:\t0\t") else { continue }
                 status = text
