@@ -31,12 +31,14 @@ enum ShipCommand {
 
         Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
         record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
-        Each report is claimed, sent, and removed only after the endpoint accepted it. A report the endpoint
+        Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
+        whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint
         refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
-        after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS) the report stays, its
-        attempt is recorded ('crashwatch list' shows the count), and it is retried after a backoff from 1s
-        doubling up to --max-backoff, never before the server's Retry-After. Several shippers may share a
-        spool: none sends a report another one holds, and the claims of one that died are taken over.
+        after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS, a 2xx not read whole) the
+        report stays, its attempt is recorded ('crashwatch list' shows the count), and it is retried after a
+        backoff from 1s doubling up to --max-backoff, never before the server's Retry-After. Several shippers
+        may share a spool: none sends a report another one holds, and the claims of one that died are taken
+        over.
 
         One line per report on standard output: 'shipped ID FILE', 'quarantined ID FILE: REASON', or
         'kept ID FILE (attempt N, next attempt in Ss): ERROR'.

@@ -494,7 +494,7 @@ typedef struct {
     const char *ca_file;              /* PEM CA bundle; NULL: the system's */
     const char *client_certificate;   /* PEM client certificate for mutual TLS; NULL: none */
     const char *client_key;           /* its PEM key; NULL: in the certificate file */
-    size_t max_response_bytes;        /* the response body kept (the rest is read and dropped) */
+    size_t max_response_bytes;        /* the response body kept; a longer one ends the transfer there */
     int cancel_fd;                    /* readable: abandon the request (CURLE_ABORTED_BY_CALLBACK); -1: none */
 } cw_http_request;
 
@@ -506,6 +506,7 @@ typedef struct {
     int64_t retry_after_seconds;      /* Retry-After (seconds or HTTP date, as libcurl parses it); -1: none */
     unsigned char *body;              /* malloc'd; free with cw_http_response_free */
     size_t body_length;
+    int body_truncated;               /* 1: the body was longer than max_response_bytes and was cut there */
 } cw_http_response;
 
 /** Loads libcurl (first call) and makes a client; NULL with a message in `error` when it cannot. */
