@@ -106,12 +106,14 @@ void cw_http_client_free(cw_http_client *client) {
     free(client);
 }
 
-/* The response body as it arrives, kept up to `limit` bytes; the rest is read and dropped. */
+/* The response body as it arrives, kept up to `limit` bytes. A body longer than that ends the transfer
+ * at the limit (`truncated`): the rest is not waited for, and the response is known not to be whole. */
 typedef struct {
     unsigned char *bytes;
     size_t length;
     size_t capacity;
     size_t limit;
+    int truncated;
 } response_buffer;
 
 static size_t collect_body(char *data, size_t size, size_t count, void *context) {
@@ -132,7 +134,11 @@ static size_t collect_body(char *data, size_t size, size_t count, void *context)
         memcpy(buffer->bytes + buffer->length, data, keep);
         buffer->length += keep;
     }
-    return total;
+    if (keep == total) return total;
+    /* Fewer bytes than given abort the transfer with CURLE_WRITE_ERROR, which cw_http_post turns back
+     * into a response (status known, body cut) because `truncated` says why. */
+    buffer->truncated = 1;
+    return keep;
 }
 
 /* libcurl's progress callback, at least once a second while a request waits: a readable cancel
@@ -201,6 +207,11 @@ int cw_http_post(cw_http_client *client, const cw_http_request *request, cw_http
     }
 
     CURLcode code = curl.easy_perform(handle);
+    if (code == CURLE_WRITE_ERROR && body.truncated) {
+        /* Not a failed exchange: the status and headers arrived, the body is longer than the limit. */
+        code = CURLE_OK;
+        response->body_truncated = 1;
+    }
     response->curl_code = code;
     long status = 0;
     if (curl.easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK) response->status = status;

@@ -1,8 +1,9 @@
 /*
  * symbols.c — function names, source lines and inline chains for addresses, through libdw's dwfl
  * (elfutils), over images the caller reports: as open files (descriptors the caller opened and checked)
- * or by build-id alone. Nothing here opens a path the crashed process chose without O_NONBLOCK, a
- * regular-file check and a build-id match; links are followed only inside trusted debug directories.
+ * or by build-id alone. Nothing here opens a path the crashed process chose before its type is checked
+ * (cw_open_untrusted: a regular file, or nothing is opened) and without a build-id match; links are
+ * followed only inside trusted debug directories.
  */
 #define _GNU_SOURCE
 #include "ccrashwatch.h"
@@ -86,23 +87,6 @@ static char *make_debuginfo_path(const char *extra_directories) {
     return path;
 }
 
-int cw_open_untrusted(const char *path, int follow_links) {
-    int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow_links ? 0 : O_NOFOLLOW);
-    int fd;
-    do {
-        fd = open(path, flags);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = S_ISREG(st.st_mode) ? errno : EINVAL;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
-}
-
 /* Whether the ELF file open at `fd` carries `build_id`. */
 static int file_has_build_id(int fd, const uint8_t *build_id, int length) {
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -133,8 +117,8 @@ static int open_candidate(Dwfl_Module *mod, const char *path, int follow_links, 
 /* A debug file for `mod` without following anything the crashed process chose: by build-id under
  * trusted directories (the caller's and /usr/lib/debug), then by .gnu_debuglink — a plain file
  * name — next to the image, in its .debug/ and under the trusted directories; links are not
- * followed in directories the image's path names. Each candidate is opened O_NONBLOCK and must be
- * a regular file with the module's build-id. Then debuginfod, when enabled. */
+ * followed in directories the image's path names. Each candidate is opened only once it is known to
+ * be a regular file (cw_open_untrusted), and must carry the module's build-id. Then debuginfod, when enabled. */
 static int try_build_id_paths(Dwfl_Module *mod, const char *directory, char **found_name) {
     const unsigned char *bits = NULL;
     GElf_Addr vaddr = 0;
@@ -257,9 +241,9 @@ static int safe_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mo
     if (have_hex) {
         char name[160];
         snprintf(name, sizeof name, "%s.debug", hex);
-        int fd = openat(cache_dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        int fd = cw_open_regular_at(cache_dirfd, name, 0);
         struct stat st;
-        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid()) {
             const unsigned char *bits = NULL;
             GElf_Addr vaddr = 0;
             int length = dwfl_module_build_id(mod, &bits, &vaddr);

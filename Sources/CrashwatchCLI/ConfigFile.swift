@@ -13,8 +13,28 @@ public struct ConfigFile: Equatable, Sendable {
                                            "endpoint", "headers", "ca-file", "client-cert", "client-key", "timeout",
                                            "batch", "gzip", "max-body", "max-backoff"]
 
+    /// What each key takes, in words: the whole of a message about a bad value from the file, which never
+    /// quotes the value (the file may be one the caller may not read: `--config /etc/shadow`).
+    static let valueForms: [String: String] = [
+        "spool": "a directory path",
+        "max-reports": "a whole number", "max-per-exe": "a whole number",
+        "max-bytes": "a size such as 10M or 1G",
+        "max-age": "a duration of at least 1m, such as 12h, 7d or 1d12h",
+        "debuginfod": "space-separated http:// or https:// URLs",
+        "endpoint": "an http:// or https:// URL",
+        "headers": "comma-separated NAME=VALUE pairs, values percent-encoded",
+        "ca-file": "a readable PEM file", "client-cert": "a readable PEM file", "client-key": "a readable PEM file",
+        "timeout": "seconds (10, 2.5, 10s) or milliseconds (500ms), from 1ms to 1h",
+        "batch": "a number from 1 to 1000",
+        "gzip": "yes or no",
+        "max-body": "a size such as 1M (0: never)",
+        "max-backoff": "a duration from 1s to 1d",
+    ]
+
     /// Values by key, the last one winning.
     public private(set) var values: [String: String] = [:]
+    /// The line each value was read from.
+    public private(set) var lines: [String: Int] = [:]
     /// The file the values came from, for messages.
     public let path: String
 
@@ -36,37 +56,78 @@ public struct ConfigFile: Equatable, Sendable {
 
     /// Parses `text`: `key = value` per line; blank lines and lines starting with `#` are ignored;
     /// values may be quoted with double quotes (and must be, to hold ` #`: a `#` starts a comment only at
-    /// the start of a line). An unknown key or a malformed line is an error naming the file and line.
+    /// the start of a line). An unknown key, a malformed line or a value holding a control character (NUL,
+    /// a line break, any C0 or C1 control, DEL) is an error naming the file and line — and the key when it
+    /// is a known one — but never quoting the file's text: `--config` may name a file the caller may not
+    /// read, and its errors must not print it.
     public init(parsing text: String, path: String) throws(UsageError) {
         self.path = path
         // "\r\n" is one Character in Swift: split on both line endings.
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
-        for (number, rawLine) in lines.enumerated() {
+        for (index, rawLine) in lines.enumerated() {
+            let number = index + 1
             let line = rawLine.drop(while: { $0 == " " || $0 == "\t" })
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
-                throw UsageError("\(path):\(number + 1): expected 'key = value', got '\(line)'")
+                throw UsageError("\(path):\(number): not a 'key = value' line (it has no '=')")
             }
             let key = line[..<equals].trimmingCharacters(in: " \t")
+            guard ConfigFile.keys.contains(key) else {
+                throw UsageError("\(path):\(number): unknown setting (the known ones: \(ConfigFile.keys.sorted().joined(separator: ", ")))")
+            }
             var value = line[line.index(after: equals)...].trimmingCharacters(in: " \t\r")
+            if let control = value.unicodeScalars.first(where: Self.isControl) {
+                throw UsageError("\(path):\(number): the value of '\(key)' holds a control character "
+                                 + "(U+\(String(control.value, radix: 16, uppercase: true).leftPadded(to: 4))); values are one line of text")
+            }
             if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") {
                 value = String(value.dropFirst().dropLast())
             } else if value.contains(" #") || value.contains("\t#") {
                 // `spool = /var/crash # ours` must not quietly become a path with a comment in it.
-                throw UsageError("\(path):\(number + 1): '#' starts a comment only at the start of a line; quote the value if it holds ' #'")
+                throw UsageError("\(path):\(number): '#' starts a comment only at the start of a line; quote the value if it holds ' #'")
             }
-            guard ConfigFile.keys.contains(key) else {
-                throw UsageError("\(path):\(number + 1): unknown setting '\(key)' (known: \(ConfigFile.keys.sorted().joined(separator: ", ")))")
+            guard !value.isEmpty else { throw UsageError("\(path):\(number): '\(key)' has no value") }
+            // Checked here, where the line is known: `run` reads it later and would quote a bad URL.
+            if key == "debuginfod", value.split(separator: " ").contains(where: { !$0.hasPrefix("http://") && !$0.hasPrefix("https://") }) {
+                throw UsageError("\(path):\(number): the value of 'debuginfod' is not \(Self.valueForms[key] ?? "valid")")
             }
-            guard !value.isEmpty else { throw UsageError("\(path):\(number + 1): '\(key)' has no value") }
             values[key] = value
+            self.lines[key] = number
         }
+    }
+
+    /// Whether `scalar` is a control character: C0 (NUL to U+001F, the tab included), DEL, or C1.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
+    }
+
+    /// The file's value of `key` made sense of by `parse`; nil when the file has none. A refusal names the
+    /// file, the line, the key and what the key takes (`valueForms`), never the value nor `parse`'s words,
+    /// which may quote it.
+    public func fileValue<T>(_ key: String, _ parse: (String) throws(UsageError) -> T) throws(UsageError) -> T? {
+        guard let text = values[key] else { return nil }
+        do { return try parse(text) } catch {
+            throw UsageError("\(path):\(lines[key] ?? 0): the value of '\(key)' is not \(Self.valueForms[key] ?? "valid")")
+        }
+    }
+
+    /// The command line's value of `key` made sense of by `parse` (its errors passed on as they are: the
+    /// caller typed it), else the file's (`fileValue`); nil when neither has one.
+    public func value<T>(_ key: String, overriddenBy parsed: ParsedArguments,
+                         _ parse: (String) throws(UsageError) -> T) throws(UsageError) -> T? {
+        if let given = parsed.value(key) { return try parse(given) }
+        return try fileValue(key, parse)
     }
 
     /// The value for `key`: the command line's when given, else the file's.
     public func value(_ key: String, overriddenBy parsed: ParsedArguments) -> String? {
         parsed.value(key) ?? values[key]
     }
+}
+
+extension String {
+    /// The text with zeros in front, to at least `width` characters.
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 extension Substring {

@@ -31,12 +31,14 @@ enum ShipCommand {
 
         Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
         record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
-        Each report is claimed, sent, and removed only after the endpoint accepted it. A report the endpoint
+        Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
+        whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint
         refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
-        after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS) the report stays, its
-        attempt is recorded ('crashwatch list' shows the count), and it is retried after a backoff from 1s
-        doubling up to --max-backoff, never before the server's Retry-After. Several shippers may share a
-        spool: none sends a report another one holds, and the claims of one that died are taken over.
+        after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS, a 2xx not read whole) the
+        report stays, its attempt is recorded ('crashwatch list' shows the count), and it is retried after a
+        backoff from 1s doubling up to --max-backoff, never before the server's Retry-After. Several shippers
+        may share a spool: none sends a report another one holds, and the claims of one that died are taken
+        over.
 
         One line per report on standard output: 'shipped ID FILE', 'quarantined ID FILE: REASON', or
         'kept ID FILE (attempt N, next attempt in Ss): ERROR'.
@@ -227,30 +229,39 @@ struct ShipConfiguration {
         check = parsed.has("check")
 
         let url: String
-        do throws(ExportSetupError) {
-            if let given = parsed.value("endpoint") {
-                url = try ExportTarget.normalizedURL(given)
-            } else if let logs = environment["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"], !logs.isEmpty {
-                _ = try ExportTarget.normalizedURL(logs)
-                url = logs  // the signal's own endpoint is used as it is (OpenTelemetry's rule)
-            } else if let base = environment["OTEL_EXPORTER_OTLP_ENDPOINT"], !base.isEmpty {
-                _ = try ExportTarget.normalizedURL(base)
-                url = (base.hasSuffix("/") ? base : base + "/") + "v1/logs"
-            } else if let configured = file.values["endpoint"] {
-                url = try ExportTarget.normalizedURL(configured)
-            } else {
-                throw ExportSetupError("no endpoint: give --endpoint URL, set OTEL_EXPORTER_OTLP_ENDPOINT, or 'endpoint' in the settings file")
+        let logsEndpoint = environment["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"] ?? "", baseEndpoint = environment["OTEL_EXPORTER_OTLP_ENDPOINT"] ?? ""
+        if parsed.value("endpoint") == nil && logsEndpoint.isEmpty && baseEndpoint.isEmpty {
+            guard let configured = try file.fileValue("endpoint", { text throws(UsageError) in
+                do throws(ExportSetupError) { return try ExportTarget.normalizedURL(text) } catch { throw UsageError(error.message) }
+            }) else {
+                throw UsageError("no endpoint: give --endpoint URL, set OTEL_EXPORTER_OTLP_ENDPOINT, or 'endpoint' in the settings file")
             }
-        } catch {
-            throw UsageError(error.message)
+            url = configured
+        } else {
+            do throws(ExportSetupError) {
+                if let given = parsed.value("endpoint") {
+                    url = try ExportTarget.normalizedURL(given)
+                } else if !logsEndpoint.isEmpty {
+                    _ = try ExportTarget.normalizedURL(logsEndpoint)
+                    url = logsEndpoint  // the signal's own endpoint is used as it is (OpenTelemetry's rule)
+                } else {
+                    _ = try ExportTarget.normalizedURL(baseEndpoint)
+                    url = (baseEndpoint.hasSuffix("/") ? baseEndpoint : baseEndpoint + "/") + "v1/logs"
+                }
+            } catch {
+                throw UsageError(error.message)
+            }
         }
 
         // Headers: the file's, then the environment's, then the command line's; a later one replaces an
         // earlier one of the same name.
         var headers: [(String, String)] = []
+        let fileHeaders = try file.fileValue("headers") { text throws(UsageError) in
+            do throws(ExportSetupError) { return try ExportTarget.parseHeaderList(text) } catch { throw UsageError(error.message) }
+        }
         do throws(ExportSetupError) {
             var layers: [[(String, String)]] = []
-            if let text = file.values["headers"] { layers.append(try ExportTarget.parseHeaderList(text)) }
+            if let fileHeaders { layers.append(fileHeaders) }
             if let text = environment["OTEL_EXPORTER_OTLP_HEADERS"] { layers.append(try ExportTarget.parseHeaderList(text)) }
             if let text = environment["OTEL_EXPORTER_OTLP_LOGS_HEADERS"] { layers.append(try ExportTarget.parseHeaderList(text)) }
             var given: [(String, String)] = []
@@ -267,13 +278,20 @@ struct ShipConfiguration {
         }
 
         var timeoutMilliseconds = 10_000
-        if let text = parsed.value("timeout") ?? file.values["timeout"] {
-            timeoutMilliseconds = try Self.milliseconds(text, option: "--timeout")
+        let inRange = { (milliseconds: Int) throws(UsageError) -> Int in
+            guard (1...3_600_000).contains(milliseconds) else { throw UsageError("--timeout must be between 1ms and 1h") }
+            return milliseconds
+        }
+        if let given = parsed.value("timeout") {
+            timeoutMilliseconds = try inRange(try Self.milliseconds(given, option: "--timeout"))
         } else if let text = otel("TIMEOUT") {
             guard let value = Int(text), value > 0 else { throw UsageError("OTEL_EXPORTER_OTLP_TIMEOUT needs milliseconds, not '\(text)'") }
-            timeoutMilliseconds = value
+            timeoutMilliseconds = try inRange(value)
+        } else if let configured = try file.fileValue("timeout", { text throws(UsageError) in
+            try inRange(try Self.milliseconds(text, option: "--timeout"))
+        }) {
+            timeoutMilliseconds = configured
         }
-        guard (1...3_600_000).contains(timeoutMilliseconds) else { throw UsageError("--timeout must be between 1ms and 1h") }
 
         var gzip = parsed.has("gzip")
         if !gzip, let compression = otel("COMPRESSION") {
@@ -281,31 +299,44 @@ struct ShipConfiguration {
                 throw UsageError("OTEL_EXPORTER_OTLP_COMPRESSION takes gzip or none, not '\(compression)'")
             }
             gzip = compression == "gzip"
-        } else if !gzip, let text = file.values["gzip"] {
+        } else if !gzip, let value = try file.fileValue("gzip", { text throws(UsageError) in
             guard let value = ["yes": true, "true": true, "1": true, "no": false, "false": false, "0": false][text.lowercased()] else {
-                throw UsageError("\(file.path): gzip takes yes or no, not '\(text)'")
+                throw UsageError("gzip takes yes or no")
             }
+            return value
+        }) {
             gzip = value
         }
 
-        let tls = TLSSettings(caFile: try Self.readableFile(parsed.value("ca-file") ?? otel("CERTIFICATE") ?? file.values["ca-file"], "--ca-file"),
-                              clientCertificate: try Self.readableFile(parsed.value("client-cert") ?? otel("CLIENT_CERTIFICATE") ?? file.values["client-cert"], "--client-cert"),
-                              clientKey: try Self.readableFile(parsed.value("client-key") ?? otel("CLIENT_KEY") ?? file.values["client-key"], "--client-key"))
+        /// A TLS file from the command line or the environment (its errors name it), else from the settings file.
+        func tlsFile(_ key: String, _ variable: String) throws(UsageError) -> String? {
+            if let given = parsed.value(key) ?? otel(variable) { return try Self.readableFile(given, "--\(key)") }
+            return try file.fileValue(key) { text throws(UsageError) in try Self.readableFile(text, "--\(key)") } ?? nil
+        }
+        let tls = TLSSettings(caFile: try tlsFile("ca-file", "CERTIFICATE"),
+                              clientCertificate: try tlsFile("client-cert", "CLIENT_CERTIFICATE"),
+                              clientKey: try tlsFile("client-key", "CLIENT_KEY"))
         if tls.clientKey != nil && tls.clientCertificate == nil { throw UsageError("--client-key needs --client-cert") }
         target = ExportTarget(url: url, headers: headers, gzip: gzip, timeoutMilliseconds: timeoutMilliseconds, tls: tls)
 
         options = ShipOptions(scope: OTLPLogs.Scope(version: CLI.version))
-        if let text = file.value("batch", overriddenBy: parsed) {
+        if let batch = try file.value("batch", overriddenBy: parsed, { text throws(UsageError) in
             guard let batch = Int(text), (1...1000).contains(batch) else { throw UsageError("--batch needs a number from 1 to 1000, not '\(text)'") }
+            return batch
+        }) {
             options.batch = batch
         }
-        if let text = file.value("max-body", overriddenBy: parsed) {
-            do { options.maxBodyBytes = Int(clamping: try ByteSize.parse(text)) } catch { throw UsageError("--max-body: \(error)") }
+        if let bytes = try file.value("max-body", overriddenBy: parsed, { text throws(UsageError) in
+            do { return Int(clamping: try ByteSize.parse(text)) } catch { throw UsageError("--max-body: \(error)") }
+        }) {
+            options.maxBodyBytes = bytes
         }
-        if let text = file.value("max-backoff", overriddenBy: parsed) {
+        if let duration = try file.value("max-backoff", overriddenBy: parsed, { text throws(UsageError) in
             let duration: Duration
             do { duration = try DurationText.parse(text) } catch { throw UsageError("--max-backoff: \(error)") }
             guard duration >= .seconds(1), duration <= .seconds(86_400) else { throw UsageError("--max-backoff must be between 1s and 1d, not '\(text)'") }
+            return duration
+        }) {
             options.backoff = Backoff(maximumMilliseconds: duration.components.seconds * 1_000)
         }
     }

@@ -24,6 +24,12 @@ struct SpoolSettings {
     let spool: String
     let config: ConfigFile
 
+    /// Settings already resolved (tests).
+    init(spool: String, config: ConfigFile) {
+        self.spool = spool
+        self.config = config
+    }
+
     /// Reads the settings file (`--config FILE`, else /etc/crashwatch.conf when present) and resolves the spool
     /// (`environment` is crashwatch's own, passed in so tests can give one).
     init(_ parsed: ParsedArguments, environment: [String: String] = ProcessEnvironment.current) throws(UsageError) {
@@ -40,24 +46,26 @@ struct SpoolSettings {
                                       environment: environment, isRoot: SelfProcess.isRoot)
     }
 
-    /// The retention policy from `--max-*` options, then the settings file, then the defaults.
+    /// The retention policy from `--max-*` options, then the settings file, then the defaults. A bad value
+    /// on the command line is quoted in the error; one from the file is named by its line only.
     func retention(_ parsed: ParsedArguments) throws(UsageError) -> RetentionPolicy {
         func count(_ key: String) throws(UsageError) -> Int? {
-            guard let text = config.value(key, overriddenBy: parsed) else { return nil }
-            guard let value = Int(text), value >= 0 else { throw UsageError("--\(key) needs a whole number, not '\(text)'") }
-            return value
+            try config.value(key, overriddenBy: parsed) { text throws(UsageError) in
+                guard let value = Int(text), value >= 0 else { throw UsageError("--\(key) needs a whole number, not '\(text)'") }
+                return value
+            }
         }
-        var maxBytes: Int64?
-        if let text = config.value("max-bytes", overriddenBy: parsed) {
-            do { maxBytes = try ByteSize.parse(text) } catch { throw UsageError("--max-bytes: \(error)") }
+        let maxBytes: Int64? = try config.value("max-bytes", overriddenBy: parsed) { text throws(UsageError) in
+            do { return try ByteSize.parse(text) } catch { throw UsageError("--max-bytes: \(error)") }
         }
-        var maxAge: Duration?
-        if let text = config.value("max-age", overriddenBy: parsed) {
-            do { maxAge = try DurationText.parse(text) } catch { throw UsageError("--max-age: \(error)") }
+        let maxAge: Duration? = try config.value("max-age", overriddenBy: parsed) { text throws(UsageError) in
+            let age: Duration
+            do { age = try DurationText.parse(text) } catch { throw UsageError("--max-age: \(error)") }
             // A report younger than a minute is one just written: an age limit never removes it.
-            if let age = maxAge, age < .seconds(60) {
+            if age < .seconds(60) {
                 throw UsageError("--max-age must be at least 1m (a shorter one would remove reports as they are written), not '\(text)'")
             }
+            return age
         }
         return RetentionPolicy(maxReports: try count("max-reports") ?? RetentionPolicy.defaultMaxReports,
                                maxPerExecutable: try count("max-per-exe"), maxBytes: maxBytes, maxAge: maxAge)

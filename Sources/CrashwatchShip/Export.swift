@@ -120,14 +120,16 @@ public struct ExportSetupError: Error, Equatable, Sendable, CustomStringConverti
 
 /// What an export's answer means for the reports it carried.
 public enum ExportOutcome: Equatable, Sendable {
-    /// Every record was accepted (a 2xx without rejected records); `warning` is the server's message, if any.
+    /// Every record was accepted (a 2xx read whole, without rejected records); `warning` is the server's
+    /// message, if any.
     case accepted(warning: String?)
     /// The server refused these records for good: a 2xx that rejected records, or a 4xx other than the ones
     /// that mean "later" or "misconfigured". Retrying the same bytes cannot help.
     case refused(String)
-    /// Not delivered, for a reason that may pass: 5xx, 408, 429, a network or TLS failure, or a 401/403/404/
-    /// 405/407/415 that says the shipper's own configuration is wrong (not the report). `retryAfterSeconds`
-    /// is the server's Retry-After.
+    /// Not delivered, for a reason that may pass: 5xx, 408, 429, a network or TLS failure, a 401/403/404/
+    /// 405/407/415 that says the shipper's own configuration is wrong (not the report), or a 2xx whose body
+    /// was longer than the client reads (not read whole: not an acknowledgement). `retryAfterSeconds` is
+    /// the server's Retry-After.
     case retry(String, retryAfterSeconds: Int64?)
 
     /// Statuses of a 4xx that mean the endpoint or credentials are wrong, not the report: the reports are
@@ -139,6 +141,11 @@ public enum ExportOutcome: Equatable, Sendable {
         let status = response.status
         let message = serverMessage(response.body)
         switch status {
+        case 200..<300 where response.bodyTruncated:
+            // The answer was not read whole: a partialSuccess rejection may be in the part not read, so this
+            // is no acknowledgement. The reports are kept and sent again later.
+            return .retry("HTTP \(status) with a response body longer than the \(response.body.count) bytes crashwatch reads: "
+                          + "not read whole, so not taken as an acknowledgement", retryAfterSeconds: response.retryAfterSeconds)
         case 200..<300:
             let partial = partialSuccess(response.body)
             if partial.rejected > 0 {

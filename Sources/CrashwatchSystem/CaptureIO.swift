@@ -67,13 +67,15 @@ public final class OwnedDescriptor: Sendable {
     }
 }
 
-/// Files whose names come from a crashed process (maps paths, debuglinks): never a FIFO, device or
-/// socket, never blocking on open, never through a final symbolic link.
+/// Files whose names come from a crashed process, a core or a report (maps paths, debuglinks, image paths):
+/// type first — never opening a FIFO, device or socket (no driver's open runs, nothing blocks), never
+/// through a final symbolic link.
 public enum UntrustedFile {
     static let notRegularFile = "open (not a regular file) "
 
-    /// Opens `path` read-only with O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC and checks it is a regular file;
-    /// `followLinks` allows a final link (for paths under trusted directories only).
+    /// Opens `path` read-only when it is a regular file, checked before it is opened (an `O_PATH`
+    /// descriptor's `fstat`, then the same inode opened through it: `cw_open_regular_at`); `followLinks`
+    /// allows a final link (for paths under trusted directories only).
     public static func open(_ path: String, followLinks: Bool = false) throws(SystemError) -> OwnedDescriptor {
         let fd = cw_open_untrusted(path, followLinks ? 1 : 0)
         guard fd >= 0 else {

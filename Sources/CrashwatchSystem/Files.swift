@@ -214,14 +214,12 @@ public struct DirectoryHandle: ~Copyable, Sendable {
     /// Whether another open file description holds a `flock` on the regular file `name` that excludes a shared
     /// one (a file `writeAtomically(locked: true)` published and its writer still holds). Never blocks: the
     /// file is opened `O_NONBLOCK` and never through a link; a missing, unopenable or non-regular entry is not
-    /// locked.
+    /// locked. Its type is checked before it is opened: no other kind of file is ever opened.
     public func isLocked(named name: String) -> Bool {
         guard (try? Self.check(name, "openat")) != nil else { return false }
-        let file = retryingOnEINTR { openat(fd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC) }
+        let file = cw_open_regular_at(fd, name, 0)
         guard file >= 0 else { return false }
         defer { Glibc.close(file) }
-        var status = stat()
-        guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return false }
         return flock(file, LOCK_SH | LOCK_NB) != 0 && lastErrno() == EWOULDBLOCK
     }
 
@@ -347,25 +345,25 @@ public struct DirectoryHandle: ~Copyable, Sendable {
     /// Reads the regular file `name` whole, without following a symbolic link and without opening anything
     /// else (a FIFO, a device): those, and files longer than `maxBytes`, are reported instead of read.
     ///
-    /// The entry is checked with `fstatat` before it is opened (`O_NOFOLLOW|O_NONBLOCK`) and again with
-    /// `fstat` after, so an entry swapped in between is caught; a file that grows past `maxBytes` while it
-    /// is read is reported as too large.
+    /// The entry's type is checked before it is opened: an `O_PATH` descriptor (no driver's open, never
+    /// blocking) is `fstat`ed, and only a regular file is then opened, through that descriptor (the inode
+    /// checked, whatever the name points to by then; see `cw_open_regular_at`). A file that grows past
+    /// `maxBytes` while it is read is reported as too large.
     public func readFile(named name: String, maxBytes: Int) throws(SystemError) -> FileReadResult {
-        let before = try status(of: name)
-        guard before.kind == .regular else { return .notRegular(before.kind) }
-        guard before.size <= Int64(maxBytes) else { return .tooLarge(before.size) }
-        let flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
-        let file = retryingOnEINTR { openat(fd, name, flags) }
-        guard file >= 0 else {
-            let saved = lastErrno()
-            if saved == ELOOP { return .notRegular(.symbolicLink) }
-            throw SystemError("openat \(name)", errno: saved)
-        }
-        defer { close(file) }
+        try Self.check(name, "openat")
+        let path = cw_open_path(fd, name, 0)
+        guard path >= 0 else { throw SystemError("openat \(name)", errno: lastErrno()) }
+        defer { close(path) }
         var raw = stat()
+        guard fstat(path, &raw) == 0 else { throw SystemError("fstat \(name)", errno: lastErrno()) }
+        let checked = FileStatus(raw)
+        guard checked.kind == .regular else { return .notRegular(checked.kind) }
+        guard checked.size <= Int64(maxBytes) else { return .tooLarge(checked.size) }
+        let file = cw_reopen_regular(path, fd, name, 0)
+        guard file >= 0 else { throw SystemError("open \(name)", errno: lastErrno()) }
+        defer { close(file) }
         guard fstat(file, &raw) == 0 else { throw SystemError("fstat \(name)", errno: lastErrno()) }
         let opened = FileStatus(raw)
-        guard opened.kind == .regular else { return .notRegular(opened.kind) }
         guard opened.size <= Int64(maxBytes) else { return .tooLarge(opened.size) }
         // One byte more than allowed tells a file that grew past the limit from one that ends at it.
         let capacity = max(0, min(maxBytes, Int.max - 1)) + 1

@@ -25,12 +25,16 @@ public struct HTTPResponse: Equatable, Sendable {
     public var status: Int
     /// The response body, cut at the client's limit.
     public var body: [UInt8]
+    /// Whether the body was longer than the client's limit: `body` is then its first part only, and the
+    /// transfer ended there (what followed was never read).
+    public var bodyTruncated: Bool
     /// The server's Retry-After, in seconds from now, when it sent one.
     public var retryAfterSeconds: Int64?
 
-    public init(status: Int, body: [UInt8], retryAfterSeconds: Int64? = nil) {
+    public init(status: Int, body: [UInt8], bodyTruncated: Bool = false, retryAfterSeconds: Int64? = nil) {
         self.status = status
         self.body = body
+        self.bodyTruncated = bodyTruncated
         self.retryAfterSeconds = retryAfterSeconds
     }
 }
@@ -99,7 +103,7 @@ public final class HTTPClient {
     public let tls: TLSSettings
     /// The User-Agent header.
     public let userAgent: String
-    /// The most response-body bytes kept.
+    /// The most response-body bytes read: a longer body ends the transfer there (`HTTPResponse.bodyTruncated`).
     public let maxResponseBytes: Int
 
     /// Loads libcurl when this is the first client; throws a message naming what is missing when it cannot.
@@ -161,7 +165,7 @@ public final class HTTPClient {
                                  code: response.curl_code, message: message)
         }
         let bodyBytes = response.body.map { Array(UnsafeBufferPointer(start: $0, count: response.body_length)) } ?? []
-        return HTTPResponse(status: response.status, body: bodyBytes,
+        return HTTPResponse(status: response.status, body: bodyBytes, bodyTruncated: response.body_truncated != 0,
                             retryAfterSeconds: response.retry_after_seconds >= 0 ? response.retry_after_seconds : nil)
     }
 }

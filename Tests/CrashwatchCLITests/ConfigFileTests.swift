@@ -21,10 +21,10 @@ import Testing
     }
 
     @Test func errorsNameFileAndLine() {
-        #expect(throws: UsageError("/c.conf:2: unknown setting 'colour' (known: batch, ca-file, client-cert, client-key, debuginfod, endpoint, gzip, headers, max-age, max-backoff, max-body, max-bytes, max-per-exe, max-reports, spool, timeout)")) {
+        #expect(throws: UsageError("/c.conf:2: unknown setting (the known ones: batch, ca-file, client-cert, client-key, debuginfod, endpoint, gzip, headers, max-age, max-backoff, max-body, max-bytes, max-per-exe, max-reports, spool, timeout)")) {
             try ConfigFile(parsing: "spool = /x\ncolour = red\n", path: "/c.conf")
         }
-        #expect(throws: UsageError("/c.conf:1: expected 'key = value', got 'spool /x'")) {
+        #expect(throws: UsageError("/c.conf:1: not a 'key = value' line (it has no '=')")) {
             try ConfigFile(parsing: "spool /x", path: "/c.conf")
         }
         #expect(throws: UsageError("/c.conf:1: 'max-age' has no value")) {
@@ -51,6 +51,48 @@ import Testing
         let quoted = try ConfigFile(parsing: "spool = \"/srv/a #b\"\n# a comment line\n", path: "/c.conf")
         #expect(quoted.values["spool"] == "/srv/a #b")
         #expect(try ConfigFile(parsing: "spool = /srv/a#b\n", path: "/c.conf").values["spool"] == "/srv/a#b")
+    }
+
+    @Test("NUL and other control characters in a value are refused, naming the key and the line",
+          arguments: ["\u{0}", "\u{1}", "\t", "\r", "\u{1B}", "\u{7F}", "\u{85}"])
+    func controlCharacters(_ control: String) {
+        let code = String(control.unicodeScalars.first!.value, radix: 16, uppercase: true)
+        let expected = "/c.conf:2: the value of 'spool' holds a control character (U+\(String(repeating: "0", count: 4 - code.count) + code)); values are one line of text"
+        #expect(throws: UsageError(expected)) { try ConfigFile(parsing: "max-reports = 3\nspool = /var/a\(control)b\n", path: "/c.conf") }
+        #expect(throws: UsageError(expected)) { try ConfigFile(parsing: "max-reports = 3\nspool = \"/var/a\(control)b\"\n", path: "/c.conf") }
+        // As bytes, the way a file is read.
+        #expect(throws: UsageError(expected)) {
+            try ConfigFile(parsing: Array("max-reports = 3\nspool = /var/a\(control)b\n".utf8), path: "/c.conf")
+        }
+    }
+
+    @Test("an error never quotes the file: a secret on a line that is not a setting, an unknown key, a bad value")
+    func errorsDoNotEchoTheFile() throws {
+        let secret = "s3cr3t-hash-9f8e7d"
+        for text in ["root:$y$\(secret):19000:0:99999:7:::\n", "\(secret) = 1\n", "max-reports = 3\nspool \(secret)\n",
+                     "debuginfod = \(secret)\n"] {
+            #expect {
+                try ConfigFile(parsing: text, path: "/etc/shadow")
+            } throws: { error in
+                let message = (error as? UsageError)?.message ?? ""
+                return message.hasPrefix("/etc/shadow:") && !message.contains(secret)
+            }
+        }
+        // Values the file holds and a command later refuses: named by key and line, not quoted.
+        let parsed = try parseArguments([], specs: SpoolSettings.retentionSpecs, operandsEndOptions: false)
+        let count = try ConfigFile(parsing: "spool = /x\nmax-reports = \(secret)\n", path: "/etc/shadow")
+        #expect(throws: UsageError("/etc/shadow:2: the value of 'max-reports' is not a whole number")) {
+            try SpoolSettings(spool: "/x", config: count).retention(parsed)
+        }
+        let age = try ConfigFile(parsing: "spool = /x\n\nmax-age = 1\(secret)\n", path: "/etc/shadow")
+        #expect(throws: UsageError("/etc/shadow:3: the value of 'max-age' is not a duration of at least 1m, such as 12h, 7d or 1d12h")) {
+            try SpoolSettings(spool: "/x", config: age).retention(parsed)
+        }
+        // The same value on the command line is the caller's own: quoted.
+        let given = try parseArguments(["--max-reports", "x1"], specs: SpoolSettings.retentionSpecs, operandsEndOptions: false)
+        #expect(throws: UsageError("--max-reports needs a whole number, not 'x1'")) {
+            try SpoolSettings(spool: "/x", config: try ConfigFile(parsing: "spool = /x\n", path: "/c.conf")).retention(given)
+        }
     }
 
     @Test("text that is not UTF-8 is refused with its line, never repaired into another path")

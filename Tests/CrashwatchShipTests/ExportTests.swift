@@ -26,6 +26,20 @@ import Testing
                 == .refused("rejected 3 records"))
     }
 
+    @Test("a 2xx whose body was cut at the client's limit is no acknowledgement, whatever the part read says")
+    func truncatedSuccessIsRetried() {
+        // The part read looks like an acceptance (it even parses); what was cut may hold the rejection.
+        let cut = HTTPResponse(status: 200, body: Array(#"{"partialSuccess":{"errorMessage":"fine"}}"#.utf8), bodyTruncated: true)
+        guard case .retry(let message, nil) = ExportOutcome.of(cut) else {
+            Issue.record("a truncated 200 was \(ExportOutcome.of(cut))")
+            return
+        }
+        #expect(message.hasPrefix("HTTP 200 with a response body longer than the 42 bytes crashwatch reads"), "\(message)")
+        #expect(message.contains("not read whole"))
+        // A 4xx keeps its meaning: the status alone decides a refusal.
+        #expect(ExportOutcome.of(HTTPResponse(status: 400, body: Array("bad".utf8), bodyTruncated: true)) == .refused("HTTP 400: bad"))
+    }
+
     @Test func clientErrorsAreRefusalsWithTheServersMessage() {
         #expect(ExportOutcome.of(Self.response(400, #"{"code":3,"message":"bad attribute"}"#)) == .refused("HTTP 400: bad attribute"))
         #expect(ExportOutcome.of(Self.response(413, "too large\r\nfor us")) == .refused("HTTP 413: too large  for us"))

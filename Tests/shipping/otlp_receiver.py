@@ -59,6 +59,10 @@ Options:
                         close                  read the whole body, then close without a response
                         partial:N:reason       200 with {"partialSuccess":{"rejectedLogRecords":"N",
                                                "errorMessage":"reason"}}
+                        bigpartial:B:N:reason  the same answer made B bytes long: the errorMessage first,
+                                               then JSON whitespace, then "rejectedLogRecords":"N" at
+                                               the very end (a verbose server whose rejection comes
+                                               after any client's response-size limit)
                       e.g. "500,500,ok", "429:retry-after=2,ok", "400:bad report", "401".
   --fault-file F      read before every POST; when it exists and is not empty its script replaces
                       --fault, and whenever its text changes the script starts again from its first
@@ -223,6 +227,9 @@ def parse_step(text):
         return {"kind": text}
     if text.startswith("slow:"):
         return {"kind": "slow", "seconds": float(text[5:])}
+    if text.startswith("bigpartial:"):
+        _, size, count, *reason = text.split(":", 3)
+        return {"kind": "bigpartial", "bytes": int(size), "rejected": int(count), "message": reason[0] if reason else ""}
     if text.startswith("partial:"):
         _, count, *reason = text.split(":", 2)
         return {"kind": "partial", "rejected": int(count), "message": reason[0] if reason else ""}
@@ -358,10 +365,11 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- responses --------------------------------------------------------------------------------
     def _send(self, status, payload, extra_headers=()):
-        """Sends a JSON response. For a POST, its log entry is written first (with outcome "answered"),
-        so the entry is in the log before the client can see the answer; when sending then fails, a
-        {"event":"send-failed","seq"} entry follows (readers apply it to the request's entry)."""
-        body = json.dumps(payload).encode()
+        """Sends a JSON response (`payload` as an object, or bytes already encoded). For a POST, its log
+        entry is written first (with outcome "answered"), so the entry is in the log before the client can
+        see the answer; when sending then fails, a {"event":"send-failed","seq"} entry follows (readers
+        apply it to the request's entry)."""
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         entry = getattr(self, "entry", None)
         if entry is not None:
             entry["status"] = status
@@ -504,6 +512,15 @@ class Handler(BaseHTTPRequestHandler):
             entry["status"] = 200
             self._send(200, {"partialSuccess": {"rejectedLogRecords": str(step["rejected"]),
                                                 "errorMessage": step["message"]}})
+        elif kind == "bigpartial":
+            head = json.dumps({"errorMessage": step["message"]})[:-1].encode()  # '{"errorMessage": "…"'
+            tail = b', "rejectedLogRecords": "%d"}}' % step["rejected"]
+            padding = max(0, step["bytes"] - len(b'{"partialSuccess": ') - len(head) - len(tail))
+            body = b'{"partialSuccess": ' + head + b" " * padding + tail
+            json.loads(body)  # still one valid ExportLogsServiceResponse
+            entry["status"] = 200
+            entry["responseBytes"] = len(body)
+            self._send(200, body)
         elif kind == "status":
             status = step["status"]
             headers = []

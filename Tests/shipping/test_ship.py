@@ -1337,6 +1337,41 @@ def case_faults_partial_success():
     account(ids, spool, receiver, [result.stdout])
 
 
+def case_faults_partial_success_past_the_limit():
+    """A 200 whose body is longer than the shipper reads (64 KiB), with its partialSuccess rejection after that
+    limit: not read whole, so not an acknowledgement; the report is kept (exit 75, a kept line saying why, the
+    attempt recorded), never removed. The same rejection within the limit is read and quarantines the report."""
+    report = REPORTS["sigfpe"]
+    spool = make_spool([report])
+    receiver = Receiver(fault="bigpartial:200000:1:too old")
+    result = ship(spool, receiver)
+    check(result.returncode == 75, lambda: f"a 200 cut at the limit: exit {result.returncode}, expected 75: {result.describe()}")
+    outcomes = parse_outcomes(result.stdout)
+    check(not outcomes["shipped"], lambda: f"acknowledged on an answer never read whole: {result.describe()}")
+    kept = outcomes["kept"]
+    check(len(kept) == 1 and kept[0][0] == report.id and kept[0][2] == 1,
+          lambda: f"kept lines {kept}, expected the report's first attempt: {result.describe()}")
+    check(re.search(r"HTTP 200 with a response body longer than the \d+ bytes crashwatch reads: not read whole", kept[0][4]),
+          f"the kept line does not say why: {kept[0][4]!r}")
+    check_equal(spool_reports(spool), [report.name], "the spool after a 200 cut at the limit")
+    check_equal(quarantine_of(spool), [], ".quarantine after a 200 cut at the limit")
+    check(os.path.exists(os.path.join(spool, ".attempts", report.name)), f".attempts/{report.name} is missing")
+    entry = receiver.requests()[0]
+    check(entry["status"] == 200 and entry.get("responseBytes", 0) >= 200000, f"the receiver's answer: {entry}")
+    account([report.id], spool, receiver, [result.stdout])
+    # Within the limit the rejection is read: the report is quarantined with the server's message.
+    receiver.set_fault("bigpartial:60000:1:too old")
+    time.sleep(kept[0][3] + 0.3)
+    late = ship(spool, receiver)
+    check(late.returncode == 0, lambda: f"a 200 within the limit: {late.describe()}")
+    quarantined = parse_outcomes(late.stdout)["quarantined"]
+    check(len(quarantined) == 1 and quarantined[0][0] == report.id and "rejected 1 record: too old" in quarantined[0][2],
+          lambda: f"quarantined lines {quarantined}: {late.describe()}")
+    check_equal(quarantine_of(spool), [report.name], ".quarantine")
+    account([report.id], spool, receiver, [result.stdout, late.stdout])
+    receiver.check_clean()
+
+
 def case_faults_bad_request():
     """400 with a reason: quarantined with "HTTP 400: <reason>"; a batch goes one by one."""
     check_quarantined_alone(REPORTS["abort"], "400:tenant quota exhausted forever", "HTTP 400: tenant quota exhausted forever")

@@ -310,12 +310,6 @@ void cw_dwfl_unwinder_destroy(cw_dwfl_unwinder *unwinder);
 
 /* ---- symbols (symbols.c) ---- */
 
-/**
- * Opens a file a crashed process named without ever blocking or following it anywhere unexpected:
- * O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_NOCTTY, plus O_NOFOLLOW unless `follow_links`; the result must be a
- * regular file (EINVAL otherwise). Returns the fd, or -1 with errno.
- */
-int cw_open_untrusted(const char *path, int follow_links);
 
 /** A libdw session over reported images. */
 typedef struct cw_symbolizer cw_symbolizer;
@@ -466,6 +460,31 @@ int cw_notify_open(char *name_out, size_t size);
 ssize_t cw_notify_receive(int fd, void *buf, size_t len, int32_t *sender_pid, int *fds, size_t *fd_count);
 
 
+/**
+ * Opens a file a crashed process, a core or a report named, type first: `cw_open_regular_at(AT_FDCWD, …)`.
+ * A FIFO, device, socket or directory is never opened (EINVAL), so no driver's open runs and nothing
+ * blocks; a final symbolic link fails with ELOOP unless `follow_links`. Returns the fd, or -1 with errno.
+ */
+int cw_open_untrusted(const char *path, int follow_links);
+
+/**
+ * Opens `path` (relative to `dirfd`) read-only only when it is a regular file, checked before anything is
+ * opened: an O_PATH descriptor (which runs no driver's open and never blocks) is fstat'ed, and only a
+ * regular file is then opened, through that descriptor's /proc/self/fd link (the same inode, whatever the
+ * path names by then), O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC. Without /proc the path is opened again and
+ * kept only when it is the inode checked. No final link is followed unless `follow_links` (ELOOP); a
+ * FIFO, device, socket or directory fails with EINVAL. Returns the fd, or -1 with errno.
+ */
+int cw_open_regular_at(int dirfd, const char *path, int follow_links);
+
+/** An O_PATH|O_CLOEXEC descriptor of `path` relative to `dirfd` (O_NOFOLLOW unless `follow_links`): no
+ * driver's open runs, nothing blocks, and only search permission on the way is needed. -1 with errno. */
+int cw_open_path(int dirfd, const char *path, int follow_links);
+
+/** The second half of cw_open_regular_at: opens the file `path_fd` (from cw_open_path on the same
+ * `dirfd`, `path`, `follow_links`) for reading when fstat says it is a regular file. -1 with errno. */
+int cw_reopen_regular(int path_fd, int dirfd, const char *path, int follow_links);
+
 /** Opens directory `name` relative to `dirfd` as a path-only descriptor (O_PATH|O_DIRECTORY|O_NOFOLLOW|
  * O_CLOEXEC): it needs search permission on the way only, never read permission, and a symbolic link as
  * `name` fails with ELOOP or ENOTDIR instead of being followed. The descriptor, or -1 with errno. */
@@ -506,7 +525,7 @@ typedef struct {
     const char *ca_file;              /* PEM CA bundle; NULL: the system's */
     const char *client_certificate;   /* PEM client certificate for mutual TLS; NULL: none */
     const char *client_key;           /* its PEM key; NULL: in the certificate file */
-    size_t max_response_bytes;        /* the response body kept (the rest is read and dropped) */
+    size_t max_response_bytes;        /* the response body kept; a longer one ends the transfer there */
     int cancel_fd;                    /* readable: abandon the request (CURLE_ABORTED_BY_CALLBACK); -1: none */
 } cw_http_request;
 
@@ -518,6 +537,7 @@ typedef struct {
     int64_t retry_after_seconds;      /* Retry-After (seconds or HTTP date, as libcurl parses it); -1: none */
     unsigned char *body;              /* malloc'd; free with cw_http_response_free */
     size_t body_length;
+    int body_truncated;               /* 1: the body was longer than max_response_bytes and was cut there */
 } cw_http_response;
 
 /** Loads libcurl (first call) and makes a client; NULL with a message in `error` when it cannot. */
