@@ -77,7 +77,12 @@ enum AnalyzeCoreCommand {
             let bytes: [UInt8]
             switch CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline) {
             case .success(let full): bytes = full
-            case .failure(let error): throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
+            case .failure(let error):
+                // What the core holds is still worth a report: the minimal one, saying why it is no more.
+                do { bytes = try CoreReports.minimalReport(source.capture, processingFailure: "\(error)") } catch {
+                    throw CommandFailure("\(path): encode the minimal report: \(error)", status: ExitCode.cannotCreate)
+                }
+                StandardStream.err("crashwatch: analyze-core: \(path): \(error); the report is minimal\n")
             }
             if let output = parsed.value("output") {
                 do { try FileSystem.writeAtomically(bytes, to: output) } catch {

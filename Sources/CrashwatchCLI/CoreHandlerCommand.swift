@@ -129,7 +129,7 @@ enum CoreHandlerCommand {
             let capture = source.capture
             // The minimal report first: whatever happens to processing, this crash is on disk.
             let minimal: [UInt8]
-            do { minimal = try ReportBuilder.minimal(capture, crashwatchVersion: CLI.version).encodedJSON() } catch {
+            do { minimal = try CoreReports.minimalReport(capture) } catch {
                 throw CommandFailure("core-handler: encode the minimal report: \(error)", status: ExitCode.cannotCreate)
             }
             let spool: Spool
@@ -147,6 +147,12 @@ enum CoreHandlerCommand {
                     throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
                 }
             case .failure(let error):
+                // The minimal report again, now saying why it stays minimal.
+                if let bytes = try? CoreReports.minimalReport(capture, processingFailure: "\(error)") {
+                    do throws(SpoolError) { _ = try spool.write(bytes: bytes, name: name) } catch {
+                        throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
+                    }
+                }
                 StandardStream.err("crashwatch: core-handler: pid \(pid): \(error); the minimal report stays\n")
             }
             StandardStream.out(spool.path(of: name) + "\n")

@@ -13,10 +13,21 @@ enum CoreReports {
     /// `executable`, `sysroot` and `process` as for `CoreFile`.
     static func source(_ input: InputStream, options: CaptureOptions, timeNanoseconds: Int64, deadlineNanoseconds: Int64,
                        executable: OwnedDescriptor? = nil, sysroot: String? = nil, process: ProcessRecord? = nil) throws -> CoreFile {
-        let compact = try CoreStream.compact(input, stackBytesPerThread: options.stackBytesPerThread, limit: options.captureBytes).core
-        return try CoreFile(compact, limit: options.captureBytes + CoreStream.noteLimit + (1 << 20), timeNanoseconds: timeNanoseconds,
-                            options: options, deadlineNanoseconds: deadlineNanoseconds, executable: executable,
-                            sysroot: sysroot, process: process)
+        let compact = try CoreStream.compact(input, stackBytesPerThread: options.stackBytesPerThread, limit: options.captureBytes)
+        // The compact core: its headers, then notes and memory within the limit (the notes' own headers aside).
+        let core = try CoreFile(compact.core, limit: options.captureBytes + CoreStream.headerBytes + (1 << 20), timeNanoseconds: timeNanoseconds,
+                                options: options, deadlineNanoseconds: deadlineNanoseconds, executable: executable,
+                                sysroot: sysroot, process: process)
+        core.capture.softErrors = compact.problems.map { SoftError(stage: "core", message: $0) } + core.capture.softErrors
+        return core
+    }
+
+    /// The minimal report of `capture` (registers and each thread's pc, no processing) within the report size
+    /// limit, with `why` processing did not give the full one as a soft error when it failed.
+    static func minimalReport(_ capture: RawCapture, processingFailure why: String? = nil) throws -> [UInt8] {
+        try ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: CLI.version,
+                                          extraSoftErrors: why.map { [SoftError(stage: "processing", message: $0)] } ?? [],
+                                          limit: capture.options.reportByteLimit)
     }
 
     /// The spool name of a capture's report.
