@@ -28,6 +28,9 @@ enum AnalyzeCoreCommand {
         most), with the image files found on this machine (a file whose build-id differs is not used). The
         report says "source": "core"; its time is the core file's modification time, and its host is this
         machine (the architecture is the core's). It goes to the spool (or -o FILE), and its path is printed.
+        Every size and offset in the core is checked; its notes are capped (4,096 threads, 65,536 notes)
+        and what a cap drops is a soft error. When processing fails or runs out of time, the minimal
+        report (registers, each thread's pc, images) is written with a soft error saying why, and exit 0.
 
         Either architecture on either host: an aarch64 core is unwound with libdw, PAC-signed return addresses
         stripped, with its images under --sysroot (e.g. /usr/aarch64-linux-gnu, Debian's cross libraries). A
@@ -37,8 +40,8 @@ enum AnalyzeCoreCommand {
         Options:
         \(renderOptions(specs))
 
-        Exit status: 0 written, 64 usage error, 65 not a core dump, 66 the core cannot be read, 73 the report
-        cannot be written.
+        Exit status: 0 written (the minimal report when processing failed), 64 usage error, 65 not a core
+        dump, 66 the core cannot be read, 73 the report cannot be written.
 
         """
 

@@ -28,9 +28,11 @@ enum CoreHandlerCommand {
         (%P the pid and %i the thread id in the initial pid namespace, %s the signal, %t the time). The
         core is read once and only what the report needs is kept — each thread's stack from its stack
         pointer up (1 MiB at most), the first 64 KiB of each file mapping, the vdso — at most --max-memory
-        in all, so a core of any size costs a few MiB. With --keep-core DIR the core itself is also kept,
-        gzip-compressed as it streams past (mode 0600, capped by --keep-core-max, the newest --keep-cores of
-        them), and the report's "coreFile" says where. A core still streaming when 70% of
+        in all, so a core of any size costs a few MiB; its notes are capped (4,096 threads, the notes at
+        most half of --max-memory) and what a cap drops is a soft error. With --keep-core DIR the core
+        itself is also kept, gzip-compressed as it streams past (mode 0600, capped by --keep-core-max, the
+        newest --keep-cores of crashwatch's own there; other users' files are never counted or removed),
+        and the report's "coreFile" says where. A core still streaming when 70% of
         --capture-timeout has passed (a huge, mostly empty one) is read no further: the report keeps what
         came before and says so, and closing the pipe ends the kernel's dump. While the kernel dumps,
         /proc/PID still shows the process: its whole command line, cwd, cgroup, systemd unit and
@@ -41,6 +43,9 @@ enum CoreHandlerCommand {
 
         Options:
         \(renderOptions(specs))
+
+        The minimal report is written first; when the processing worker fails, it stays, with a soft
+        error saying why.
 
         Exit status: 0 written, 64 usage error, 65 not a core dump, 73 the report cannot be written.
 
@@ -129,7 +134,7 @@ enum CoreHandlerCommand {
             let capture = source.capture
             // The minimal report first: whatever happens to processing, this crash is on disk.
             let minimal: [UInt8]
-            do { minimal = try ReportBuilder.minimal(capture, crashwatchVersion: CLI.version).encodedJSON() } catch {
+            do { minimal = try CoreReports.minimalReport(capture) } catch {
                 throw CommandFailure("core-handler: encode the minimal report: \(error)", status: ExitCode.cannotCreate)
             }
             let spool: Spool
@@ -140,7 +145,7 @@ enum CoreHandlerCommand {
                 throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
             }
             // Processing reads what the crashed program controlled: in the confined worker `run` uses, as the
-            // crashed user, with limits and a deadline.
+            // dedicated worker user (the core's own notes never choose it), with limits and a deadline.
             let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline)
             do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
                 throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
@@ -155,7 +160,8 @@ enum CoreHandlerCommand {
 
 /// The core dump itself, kept gzip-compressed as it streams past (`core-handler --keep-core DIR`): compressed
 /// into a temporary file while the report's reader consumes the core, then given the report's name with
-/// `.core.gz`, or dropped when it passes its cap. The directory keeps the newest `count` cores.
+/// `.core.gz`, or dropped when it passes its cap. The directory keeps the newest `count` of crashwatch's own
+/// cores (`CompanionRetention`: the spool's trust model).
 final class CoreKeeper {
     private let directory: DirectoryHandle
     private let path: String
@@ -170,11 +176,9 @@ final class CoreKeeper {
     init(directory path: String, limit: UInt64, count: Int, pid: Int32) throws {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         directory = try DirectoryHandle(openingPath: trimmed)
-        // As for the spool: a directory others may write without the sticky bit lets them swap what is kept.
-        let status = try directory.status()
-        if status.permissions & 0o002 != 0 && status.permissions & 0o1000 == 0 {
-            throw CoreFileError("writable by anyone without the sticky bit (as a spool may not be)")
-        }
+        // As for the spool: a directory another user owns, or others may write without the sticky bit, lets
+        // them swap what is kept.
+        try CompanionRetention.checkTrusted(directory, path: trimmed)
         self.path = trimmed
         temporaryName = ".tmp-core-\(pid)-\(UUID().uuidString.lowercased())"
         // A core holds the process's memory (keys, tokens, data): readable by root alone.
@@ -214,7 +218,7 @@ final class CoreKeeper {
 
     /// Ends the core, names it `name.core.gz` and prunes the directory; the kept path, or why there is none.
     func finish(name: ReportFileName) -> Result<String, CoreFileError> {
-        let finalName = String(name.text.dropLast(".json".count)) + ".core.gz"
+        let finalName = String(name.text.dropLast(".json".count)) + Self.suffix
         if failure == nil {
             do {
                 try writer.finish()
@@ -234,17 +238,12 @@ final class CoreKeeper {
             discard()
             return .failure(CoreFileError(failure + "; the core was not kept"))
         }
-        prune()
+        // The newest `count` of crashwatch's own kept cores stay, this one whatever its name says; files of
+        // other users (a sticky shared directory) are neither counted nor removed.
+        _ = CompanionRetention.prune(directory, suffix: Self.suffix, keep: count, protecting: name)
         return .success("\(path)/\(finalName)")
     }
 
-    /// Removes the oldest kept cores beyond `count`: only files named as crashwatch names them (a report's name
-    /// with `.core.gz`, beginning with the crash time), whatever else the directory holds.
-    private func prune() {
-        guard let names = try? directory.entryNames() else { return }
-        let kept = names.filter { name in
-            name.hasSuffix(".core.gz") && ReportFileName(parsing: name.dropLast(".core.gz".count) + ".json") != nil
-        }.sorted()
-        for name in kept.dropLast(count) { try? directory.removeFile(named: name) }
-    }
+    /// The suffix of a kept core's name, after its report's name without `.json`.
+    static let suffix = ".core.gz"
 }

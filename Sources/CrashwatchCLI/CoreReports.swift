@@ -14,10 +14,21 @@ enum CoreReports {
     /// `executable`, `sysroot` and `process` as for `CoreFile`.
     static func source(_ input: InputStream, options: CaptureOptions, timeNanoseconds: Int64, deadlineNanoseconds: Int64,
                        executable: OwnedDescriptor? = nil, sysroot: String? = nil, process: ProcessRecord? = nil) throws -> CoreFile {
-        let compact = try CoreStream.compact(input, stackBytesPerThread: options.stackBytesPerThread, limit: options.captureBytes).core
-        return try CoreFile(compact, limit: options.captureBytes + CoreStream.noteLimit + (1 << 20), timeNanoseconds: timeNanoseconds,
-                            options: options, deadlineNanoseconds: deadlineNanoseconds, executable: executable,
-                            sysroot: sysroot, process: process)
+        let compact = try CoreStream.compact(input, stackBytesPerThread: options.stackBytesPerThread, limit: options.captureBytes)
+        // The compact core: its headers, then notes and memory within the limit (the notes' own headers aside).
+        let core = try CoreFile(compact.core, limit: options.captureBytes + CoreStream.headerBytes + (1 << 20), timeNanoseconds: timeNanoseconds,
+                                options: options, deadlineNanoseconds: deadlineNanoseconds, executable: executable,
+                                sysroot: sysroot, process: process)
+        core.capture.softErrors = compact.problems.map { SoftError(stage: "core", message: $0) } + core.capture.softErrors
+        return core
+    }
+
+    /// The minimal report of `capture` (registers and each thread's pc, no processing) within the report size
+    /// limit, with `why` processing did not give the full one as a soft error when it failed.
+    static func minimalReport(_ capture: RawCapture, processingFailure why: String? = nil) throws -> [UInt8] {
+        try ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: CLI.version,
+                                          extraSoftErrors: why.map { [SoftError(stage: "processing", message: $0)] } ?? [],
+                                          limit: capture.options.reportByteLimit)
     }
 
     /// The spool name of a capture's report.
@@ -34,9 +45,7 @@ enum CoreReports {
         let capture = source.capture
         let limit = capture.options.reportByteLimit
         func minimal(_ why: String) -> (report: [UInt8], failure: String?) {
-            let report = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version,
-                                               extraSoftErrors: [SoftError(stage: "processing", message: why)])
-            return ((try? ReportSizeLimit.encode(report, limit: limit)) ?? [], why)
+            ((try? minimalReport(capture, processingFailure: why)) ?? [], why)
         }
         let launch: WorkerLaunch
         let pid: Int32
@@ -63,10 +72,9 @@ enum CoreReports {
         }
         let (report, failure) = launch.finalReport(capture: capture, table: nil, failure: WorkerLaunch.failure(of: outcome),
                                                    deadlineExceeded: outcome == .deadlinePassed)
-        do {
-            return (try ReportSizeLimit.encode(report, limit: limit), failure)
-        } catch {
-            return minimal("the report could not be encoded: \(error)")
+        guard let bytes = try? ReportSizeLimit.encode(report, limit: limit), bytes.count <= limit else {
+            return minimal((failure.map { $0 + "; " } ?? "") + "the report could not be encoded within \(limit) bytes")
         }
+        return (bytes, failure)
     }
 }

@@ -497,9 +497,9 @@ final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     private func minimalBytes(_ capture: RawCapture, why: String) -> [UInt8] {
-        let report = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version,
-                                           extraSoftErrors: [SoftError(stage: "processing", message: why)])
-        return (try? ReportSizeLimit.encode(report, limit: capture.options.reportByteLimit)) ?? []
+        (try? ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: CLI.version,
+                                            extraSoftErrors: [SoftError(stage: "processing", message: why)],
+                                            limit: capture.options.reportByteLimit)) ?? []
     }
 
     /// What a report write did: whether it worked, the line to print, and for a minimal report that its full

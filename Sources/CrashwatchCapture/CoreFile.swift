@@ -58,27 +58,33 @@ public final class CoreFile: CaptureSource {
 
         var regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)] = []
         var segments: [(address: UInt64, size: UInt64, flags: UInt32)] = []
-        var notes: [ELFNote] = []
+        var noteSet = CoreNotes(memoryLimit: options.captureBytes)
         var softErrors: [SoftError] = []
         for index in 0..<headerCount {
             let at = Int(headerOffset) + index * headerSize
             let type = u32(at), flags = u32(at + 4), offset = u64(at + 8), address = u64(at + 16)
             let fileSize = u64(at + 32), memorySize = u64(at + 40), alignment = u64(at + 48)
+            guard type == 1 || type == 4 else { continue }  // PT_LOAD, PT_NOTE: nothing else is read
+            if let problem = Self.segmentProblem(index: index, type: type, offset: offset, address: address,
+                                                 fileSize: fileSize, memorySize: memorySize) {
+                softErrors.append(SoftError(stage: "core", message: problem))
+                continue
+            }
             guard offset <= UInt64(file.count), fileSize <= UInt64(file.count) - offset else {
                 softErrors.append(SoftError(stage: "core", message: "segment \(index) lies past the end of the file (a truncated core?)"))
                 continue
             }
             let bytes = UnsafeRawBufferPointer(rebasing: file[Int(offset)..<Int(offset + fileSize)])
-            switch type {
-            case 1:  // PT_LOAD
-                segments.append((address, memorySize, flags))
+            if type == 1 {  // PT_LOAD
+                segments.append((address, max(memorySize, fileSize), flags))
                 if fileSize > 0 { regions.append((address, bytes)) }
-            case 4:  // PT_NOTE
-                notes += ELFNotes.parseNotes(Array(bytes), alignment: max(alignment, 4))
-            default:
-                break
+            } else {  // PT_NOTE
+                var source = BufferNoteSource(bytes)
+                try noteSet.scan(&source, alignment: max(alignment, 4))
             }
         }
+        softErrors += noteSet.problems.map { SoftError(stage: "core", message: $0) }
+        let notes = noteSet.kept
         regions.sort { $0.address < $1.address }
         self.regions = regions
 
@@ -96,7 +102,7 @@ public final class CoreFile: CaptureSource {
             if let sp = RegisterDecoder.stackPointer(thread.registers, architecture: architecture),
                let stack = Self.region(containing: sp, in: regions) {
                 thread.stackStart = sp
-                thread.stackEnd = stack.address + UInt64(stack.bytes.count)
+                thread.stackEnd = stack.address + UInt64(stack.bytes.count)  // no overflow: `segmentProblem`
             }
             threads.append(thread)
         }
@@ -116,7 +122,7 @@ public final class CoreFile: CaptureSource {
                     address: sentByProcess ? 0 : raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self),
                     syscall: signo == 31 ? raw.loadUnaligned(fromByteOffset: 24, as: Int32.self) : 0))
             }
-        } else if let status = notes.first(where: { $0.name == "CORE" && $0.type == NoteType.prstatus })?.descriptor {
+        } else if let status = notes.first(where: { $0.name == "CORE" && $0.type == NoteType.prstatus })?.descriptor, status.count >= 14 {
             let cursig = status.withUnsafeBytes { Int32($0.loadUnaligned(fromByteOffset: 12, as: Int16.self)) }
             signal = RawSignal(SignalInfo(signo: cursig, code: 0, address: 0))
             softErrors.append(SoftError(stage: "core", message: "no NT_SIGINFO note: the signal's code and address are not known"))
@@ -234,6 +240,9 @@ public final class CoreFile: CaptureSource {
         self.capture = capture
     }
 
+    /// The longest mapping name kept from NT_FILE (PATH_MAX).
+    static let maxPathBytes = 4096
+
     /// NT_FILE's mappings (count, page size, count × (start, end, page offset), then the names); a note that
     /// claims more entries than it holds gives none.
     static func fileMappings(_ notes: [ELFNote]) -> [(start: UInt64, end: UInt64, offset: UInt64, path: String)] {
@@ -248,7 +257,8 @@ public final class CoreFile: CaptureSource {
             for index in 0..<Int(count) {
                 let entry = 16 + index * 24
                 let end = raw[nameOffset...].firstIndex(of: 0) ?? raw.count
-                let path = String(decoding: raw[nameOffset..<end], as: UTF8.self)
+                // No path the kernel writes is longer than PATH_MAX: a longer name is cut there.
+                let path = String(decoding: raw[nameOffset..<min(end, nameOffset + Self.maxPathBytes)], as: UTF8.self)
                 nameOffset = min(end + 1, raw.count)
                 mappings.append((raw.loadUnaligned(fromByteOffset: entry, as: UInt64.self),
                                  raw.loadUnaligned(fromByteOffset: entry + 8, as: UInt64.self),
@@ -274,6 +284,21 @@ public final class CoreFile: CaptureSource {
         return architecture
     }
 
+    /// Why a PT_LOAD or PT_NOTE program header (number `index`) cannot be used, or nil when it can: its bytes
+    /// in the file or in memory must end before 2^64 (a core's sizes are the crashed program's to choose:
+    /// `p_filesz` 0xffff… would make every range built from it run backwards).
+    static func segmentProblem(index: Int, type: UInt32, offset: UInt64, address: UInt64, fileSize: UInt64,
+                               memorySize: UInt64) -> String? {
+        let kind = type == 4 ? "note segment" : "segment"
+        if offset.addingReportingOverflow(fileSize).overflow {
+            return "\(kind) \(index) was left out: its offset 0x\(String(offset, radix: 16)) and size 0x\(String(fileSize, radix: 16)) end past 2^64"
+        }
+        if type == 1, address.addingReportingOverflow(max(fileSize, memorySize)).overflow {
+            return "\(kind) \(index) was left out: at 0x\(String(address, radix: 16)), its size 0x\(String(max(fileSize, memorySize), radix: 16)) ends past the top of the address space"
+        }
+        return nil
+    }
+
     /// The region (of `regions`, sorted by address) holding `address`, found by bisection: a core may have
     /// tens of thousands of segments, and every image's identity and every thread's stack looks one up.
     static func region(containing address: UInt64, in regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)])
@@ -295,7 +320,7 @@ public final class CoreFile: CaptureSource {
     static func read(_ regions: [(address: UInt64, bytes: UnsafeRawBufferPointer)], _ address: UInt64, _ count: Int) -> [UInt8] {
         guard count > 0, let region = region(containing: address, in: regions) else { return [] }
         let start = Int(address - region.address)
-        return Array(region.bytes[start..<min(start + count, region.bytes.count)])
+        return Array(region.bytes[start..<(start + min(count, region.bytes.count - start))])
     }
 
     /// The value of auxv entry `key` (pairs of 64-bit words), nil when absent.

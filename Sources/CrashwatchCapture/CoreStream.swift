@@ -12,13 +12,25 @@ public enum CoreStream {
     static let fileHeadBytes: UInt64 = 64 << 10
     /// The most bytes kept of any other segment of a core without NT_FILE (see `compact`).
     static let unnamedSegmentBytes: UInt64 = 1 << 20
-    /// The most note bytes read.
+    /// The most bytes of notes kept, whatever the memory limit (see `CoreNotes`).
     public static let noteLimit = 64 << 20
+    /// The most bytes a compact core's headers take (an ELF header and 65,535 program headers).
+    public static let headerBytes = 64 + 56 * 0xffff
 
-    /// Reads the core on `input` and returns the compact core and how many bytes of memory were dropped.
-    /// At most `limit` bytes of memory are kept in all. Throws for a stream that is not a 64-bit core dump.
-    public static func compact(_ input: InputStream, stackBytesPerThread: Int, limit: Int) throws -> (core: OwnedDescriptor, dropped: UInt64) {
+    /// The bytes of notes kept for a memory limit of `limit`: half of it (at most `noteLimit`); the memory
+    /// kept gets the rest.
+    public static func noteBudget(memoryLimit limit: Int) -> Int { min(noteLimit, max(limit, 0) / 2) }
+
+    /// Reads the core on `input` and returns the compact core, how many bytes of memory were dropped, and
+    /// what of the core was dropped or refused, a sentence each (soft errors of the report). Notes and memory
+    /// kept take at most `limit` bytes together (notes at most half). Throws for a stream that is not a
+    /// 64-bit core dump. Every size, offset and count in the stream is checked before use: a segment whose
+    /// bytes would end past the top of the address space or the file is left out, and said so.
+    public static func compact(_ input: InputStream, stackBytesPerThread: Int, limit: Int) throws
+        -> (core: OwnedDescriptor, dropped: UInt64, problems: [String])
+    {
         let header = try input.read(64)
+        guard header.count == 64 else { throw CoreFileError("not an ELF file (\(header.count) bytes)") }
         func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt16.self) } }
         func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt32.self) } }
         func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self) } }
@@ -36,13 +48,22 @@ public enum CoreStream {
         struct Segment {
             var type: UInt32, flags: UInt32, offset: UInt64, address: UInt64, fileSize: UInt64, memorySize: UInt64, alignment: UInt64
         }
-        let segments = (0..<headerCount).map { index -> Segment in
+        var problems: [String] = []
+        var segments: [Segment] = []
+        for index in 0..<headerCount {
             let at = index * headerSize
-            return Segment(type: u32(table, at), flags: u32(table, at + 4), offset: u64(table, at + 8), address: u64(table, at + 16),
-                           fileSize: u64(table, at + 32), memorySize: u64(table, at + 40), alignment: u64(table, at + 48))
+            let segment = Segment(type: u32(table, at), flags: u32(table, at + 4), offset: u64(table, at + 8), address: u64(table, at + 16),
+                                  fileSize: u64(table, at + 32), memorySize: u64(table, at + 40), alignment: u64(table, at + 48))
+            guard segment.type == 1 || segment.type == 4 else { continue }  // PT_LOAD, PT_NOTE: nothing else is read
+            if let problem = CoreFile.segmentProblem(index: index, type: segment.type, offset: segment.offset, address: segment.address,
+                                                     fileSize: segment.fileSize, memorySize: segment.memorySize) {
+                problems.append(problem)
+                continue
+            }
+            segments.append(segment)
         }
         // Read in file order; the kernel writes the notes first.
-        var noteBytes: [UInt8] = []
+        var notes = CoreNotes(memoryLimit: limit)
         var kept: [(segment: Int, start: UInt64, bytes: [UInt8])] = []
         var keptTotal = 0
         var dropped: UInt64 = 0
@@ -81,14 +102,11 @@ public enum CoreStream {
             guard segment.fileSize > 0, segment.offset >= input.position else { continue }
             try input.skip(segment.offset - input.position)
             if segment.type == 4 {  // PT_NOTE
-                guard segment.fileSize <= UInt64(noteLimit - noteBytes.count) else {
-                    dropped += try input.skip(segment.fileSize)
-                    continue
-                }
-                let bytes = try input.read(Int(segment.fileSize))
-                noteBytes += bytes
+                let before = notes.kept.count
+                var source = StreamNoteSource(input: input, remaining: segment.fileSize)
+                try notes.scan(&source, alignment: 4)
                 // Only this segment's notes are new: what they add is added (never a pass over all so far).
-                let added = ELFNotes.parseNotes(bytes, alignment: 4)
+                let added = Array(notes.kept[before...])
                 stackPointers += added.filter { $0.name == "CORE" && $0.type == CoreFile.NoteType.prstatus && $0.descriptor.count >= 112 + architecture.prstatusSize }
                     .compactMap { RegisterDecoder.stackPointer(Array($0.descriptor[112..<(112 + architecture.prstatusSize)]), architecture: architecture) }
                 for mapping in CoreFile.fileMappings(added) { fileStarts.insert(mapping.start) }
@@ -101,18 +119,24 @@ public enum CoreStream {
                 dropped += try input.skip(segment.fileSize)
                 continue
             }
-            // What of this segment a report needs.
-            var range: Range<UInt64>?
-            let end = segment.address &+ segment.fileSize
-            if stackLows == nil { stackLows = computeStackLows() }
-            if let low = stackLows?[index] {
-                range = low..<min(end, low &+ UInt64(stackBytesPerThread))
-            } else if fileStarts.contains(segment.address) || segment.address == vdso {
-                range = segment.address..<min(end, segment.address &+ fileHeadBytes)
-            } else if !hasFileNote && !noteBytes.isEmpty {
-                range = segment.address..<min(end, segment.address &+ unnamedSegmentBytes)
+            // What of this segment a report needs: its bytes end in the address space (`segmentProblem`), a
+            // piece of it starting at `start` (within it) ends no later.
+            let end = segment.address + segment.fileSize
+            func piece(from start: UInt64, at most: UInt64) -> Range<UInt64> {
+                let (sum, overflow) = start.addingReportingOverflow(most)
+                return start..<(overflow ? end : min(end, sum))
             }
-            guard let range, range.count <= limit - keptTotal else {
+            var range: Range<UInt64>?
+            if stackLows == nil { stackLows = computeStackLows() }
+            if let low = stackLows?[index], low >= segment.address, low < end {
+                range = piece(from: low, at: UInt64(max(stackBytesPerThread, 0)))
+            } else if fileStarts.contains(segment.address) || segment.address == vdso {
+                range = piece(from: segment.address, at: fileHeadBytes)
+            } else if !hasFileNote && notes.threadCount > 0 {
+                range = piece(from: segment.address, at: unnamedSegmentBytes)
+            }
+            let memoryLeft = UInt64(max(limit - notes.keptByteCount - keptTotal, 0))
+            guard let range, range.upperBound - range.lowerBound <= memoryLeft else {
                 dropped += try input.skip(segment.fileSize)
                 continue
             }
@@ -125,6 +149,8 @@ public enum CoreStream {
 
         // The compact core: header, program headers (one more per kept stack that starts inside its segment),
         // notes, kept bytes.
+        let noteBytes = notes.encoded()
+        problems += notes.problems
         var phdrs: [(type: UInt32, flags: UInt32, address: UInt64, fileSize: UInt64, memorySize: UInt64, alignment: UInt64, data: Int?)] = []
         if !noteBytes.isEmpty { phdrs.append((4, 0, 0, UInt64(noteBytes.count), 0, 4, -1)) }
         for (index, segment) in segments.enumerated() where segment.type == 1 {
@@ -139,7 +165,21 @@ public enum CoreStream {
                 phdrs.append((1, segment.flags, segment.address, 0, segment.memorySize, segment.alignment, nil))
             }
         }
-        guard phdrs.count < 0xffff else { throw CoreFileError("too many segments to lay out again") }
+        // A stack kept from inside its segment takes two headers: past 65,534, segments with no bytes kept go
+        // (from the end), their memory unnamed in the report.
+        if phdrs.count >= 0xffff {
+            var excess = phdrs.count - 0xfffe
+            var index = phdrs.count - 1
+            while excess > 0 && index >= 0 {
+                if phdrs[index].data == nil {
+                    phdrs.remove(at: index)
+                    excess -= 1
+                }
+                index -= 1
+            }
+            if phdrs.count >= 0xffff { phdrs.removeLast(phdrs.count - 0xfffe) }
+            problems.append("the core has more segments than a core can list once its stacks are split out: the last empty ones were left out")
+        }
         func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
         var out = Array(header)
         out.replaceSubrange(32..<40, with: le(UInt64(64)))
@@ -161,6 +201,23 @@ public enum CoreStream {
         let file = try MemoryFile.create(name: "crashwatch-core")
         try file.write(out)
         try file.write(data)
-        return (file, dropped)
+        return (file, dropped, problems)
+    }
+}
+
+/// A note segment read from the stream, front to back.
+struct StreamNoteSource: NoteSource {
+    let input: InputStream
+    var remaining: UInt64
+
+    mutating func take(_ count: Int) throws -> [UInt8]? {
+        guard count >= 0, UInt64(count) <= remaining else { return nil }
+        let bytes = try input.read(count)
+        remaining -= UInt64(bytes.count)
+        return bytes.count == count ? bytes : nil
+    }
+
+    mutating func drop(_ count: UInt64) throws {
+        remaining -= try input.skip(min(count, remaining))
     }
 }

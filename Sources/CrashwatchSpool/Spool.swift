@@ -62,7 +62,7 @@ public final class Spool: Sendable {
 
     /// Refuses a directory (the spool, `.claims`, `.quarantine`) that someone else could rearrange: owned by
     /// a user other than root or this one, or writable by group or others without the sticky bit.
-    static func checkTrusted(_ status: FileStatus, path: String) throws(SpoolError) {
+    public static func checkTrusted(_ status: FileStatus, path: String) throws(SpoolError) {
         guard isTrustedWriter(status.ownerID) else { throw .untrustedOwner(path: path, owner: status.ownerID) }
         if status.isWritableByGroupOrOthers && !status.isSticky {
             throw .unsafePermissions(path: path, permissions: status.permissions)
@@ -71,7 +71,7 @@ public final class Spool: Sendable {
 
     /// Whether a file owned by `owner` may have been written by a crashwatch this spool trusts (root's or
     /// this user's); retention touches no other file, so no other user can make it delete or keep reports.
-    static func isTrustedWriter(_ owner: UInt32) -> Bool { owner == 0 || owner == effectiveUserID }
+    public static func isTrustedWriter(_ owner: UInt32) -> Bool { owner == 0 || owner == effectiveUserID }
 
     /// The group a new report must be given, or nil when the one it was created with is right.
     ///

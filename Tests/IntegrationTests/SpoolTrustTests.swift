@@ -255,4 +255,43 @@ import Testing
         let read = try asAttacker("cat '\(spool)/\(report)' > /dev/null")
         #expect(read.termination != .exited(0))
     }
+
+    @Test("future-dated core names planted in a sticky --keep-core directory neither evict the real kept cores nor get deleted")
+    func plantedKeptCoreNames() throws {
+        let (directory, kept) = try sharedSpool(mode: 0o1777)
+        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
+        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        let cores = "\(directory.path)/cores"
+        try #require(mkdir(cores, 0o700) == 0)
+        _ = try run("/bin/sh", ["-c", "ulimit -c unlimited; exec '\(Paths.fixture("null_deref"))'"], workingDirectory: cores)
+        let core = "\(cores)/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: cores).first { $0.hasPrefix("core") }))
+        let spool = "\(directory.path)/reports"
+        /// core-handler as the kernel runs it (root), for a crash at `time`; the kept core's name.
+        func keep(time: Int, count: Int) throws -> String {
+            let handled = try run("/bin/sh", ["-c", "exec '\(Paths.crashwatch)' core-handler --spool '\(spool)' --keep-core '\(kept)' --keep-cores \(count) 1 1 11 \(time) < '\(core)'"])
+            #expect(handled.termination == .exited(0), "\(handled.stderr)")
+            let data = try Data(contentsOf: URL(fileURLWithPath: handled.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            return ((try #require(report["coreFile"] as? String, "\(report["softErrors"] ?? "")")) as NSString).lastPathComponent
+        }
+        func names() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: kept)) ?? []).sorted() }
+
+        let first = try keep(time: 1_796_000_000, count: 2)
+        var planted: [String] = []
+        for index in 1...3 {
+            let name = "22001231T00000\(index).000Z-1-evil-00000000-0000-4000-8000-00000000000\(index).core.gz"
+            planted.append(name)
+            let made = try asAttacker("umask 022; echo planted > '\(kept)/\(name)'")
+            try #require(made.termination == .exited(0), "\(made.stderr)")
+        }
+        // Two real cores and --keep-cores 2: both stay, whatever the planted names say; nothing planted is removed.
+        let second = try keep(time: 1_796_000_100, count: 2)
+        #expect(names() == ([first, second] + planted).sorted(), "\(names())")
+        // --keep-cores 1: the older real core goes, the one just kept stays, the planted files stay untouched.
+        let third = try keep(time: 1_796_000_200, count: 1)
+        #expect(names() == ([third] + planted).sorted(), "\(names())")
+        for name in planted {
+            #expect((try? String(contentsOfFile: "\(kept)/\(name)", encoding: .utf8)) == "planted\n")
+        }
+    }
 }
