@@ -686,9 +686,11 @@ public final class Supervisor {
         }
     }
 
-    /// Sends on what the supervised processes sent to the relay (at most 64 messages a call), noting
-    /// watchdog pings. MAINPID= is dropped: crashwatch stays the main process, so that systemd sees the
-    /// program's own end through crashwatch's. Messages from processes crashwatch does not trace are dropped.
+    /// Sends on what the supervised processes sent to the relay (at most 64 messages a call), as `NotifyFilter`
+    /// decides: the program's own state, status, watchdog and descriptor store, never a main-PID change (crashwatch
+    /// stays the main process, so that systemd sees the program's end through crashwatch's); descriptors only
+    /// with `FDSTORE=1` (or a barrier's own), the rest closed. Watchdog pings and timeouts are noted for hang
+    /// reports. Messages from processes crashwatch does not trace are dropped.
     private func serviceRelay() {
         guard let relay, let upstream = options.notifySocket else { return }
         for _ in 0..<64 {
@@ -702,19 +704,13 @@ public final class Supervisor {
             guard message.senderPID > 0,
                   message.senderPID == mainPID || (try? ProcFS.threadStatus(message.senderPID))?.tracerPID == SelfProcess.pid
             else { continue }
-            var kept: [ArraySlice<UInt8>] = []
-            for line in message.bytes.split(separator: UInt8(ascii: "\n")) {
-                if line.starts(with: "MAINPID=".utf8) { continue }
-                if line.elementsEqual("WATCHDOG=1".utf8) { watchdog.ping() }
-                if line.starts(with: "WATCHDOG_USEC=".utf8),
-                   let usec = Int64(String(decoding: line.dropFirst(14), as: UTF8.self)), usec > 0, usec < Int64.max / 1_000 {
-                    watchdog.timeout = usec * 1_000
-                }
-                kept.append(line)
-            }
-            guard !kept.isEmpty || !message.descriptors.isEmpty else { continue }
+            let decision = NotifyFilter.decide(message.bytes, descriptorCount: message.descriptors.count)
+            if decision.watchdogPing { watchdog.ping() }
+            if let timeout = decision.watchdogTimeoutNanoseconds { watchdog.timeout = timeout }
+            // Descriptors not sent on are closed with the message.
+            guard !decision.forwarded.isEmpty else { continue }
             do {
-                try NotifySocket.send(Array(kept.joined(separator: [UInt8(ascii: "\n")])), descriptors: message.descriptors, to: upstream)
+                try NotifySocket.send(decision.forwarded, descriptors: decision.passesDescriptors ? message.descriptors : [], to: upstream)
             } catch {
                 relayFailed(error)
             }

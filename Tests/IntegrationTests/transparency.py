@@ -1052,6 +1052,72 @@ def case_notify_relay_and_hang():
         shutil.rmtree(spool, ignore_errors=True)
 
 
+RELAY_ATTACK_APP = r"""
+import os, socket, struct
+address = os.environ["NOTIFY_SOCKET"]
+target = "\0" + address[1:] if address.startswith("@") else address
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+def send(data, fds=()):
+    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))] if fds else []
+    s.sendmsg([data], rights, 0, target)
+init = os.pidfd_open(1)
+send(b"MAINPIDFD=1", [init])
+send(b"FDSTORE=1\nMAINPIDFD=1", [init])
+send(b"READY=1\nMAINPID=1\nMAINPIDFDID=1")
+send(b"NOTIFYACCESS=all")
+loose, _ = os.pipe()
+send(b"STATUS=loose\nX_CRASHWATCH_TEST=1", [loose, init])
+stored, _ = os.pipe()
+send(b"FDSTORE=1\nFDNAME=stored", [stored])
+send(b"STATUS=done")
+"""
+
+
+def case_notify_relay_filter():
+    """The relay attack: a program (an unprivileged user's, under a root crashwatch) sends `MAINPIDFD=1` with
+    a pidfd of PID 1 — which systemd 256 and later takes as the service's new main process — alone and beside
+    FDSTORE=1, plus MAINPID=, a widening NOTIFYACCESS=, and a descriptor with no FDSTORE=1. The service
+    manager's socket receives none of those lines and no descriptor but the one FDSTORE=1 stored."""
+    spool = tempfile.mkdtemp(prefix="cw-relay-")
+    upstream_path = os.path.join(spool, "..", os.path.basename(spool) + ".notify")
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    upstream.bind(upstream_path)
+    upstream.settimeout(10)
+    unprivileged = ATTACKER if os.geteuid() == 0 and os.access(ATTACKER[0], os.X_OK) else []
+    process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--"] + unprivileged + [sys.executable, "-c", RELAY_ATTACK_APP],
+                               env=dict(os.environ, NOTIFY_SOCKET=upstream_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        messages = []
+        while not messages or messages[-1][0] != b"STATUS=done":
+            try:
+                data, ancillary, _, _ = upstream.recvmsg(4096, socket.CMSG_SPACE(4 * 8))
+            except socket.timeout:
+                raise Fail(f"the relay sent {messages} and then nothing for 10 s (expected STATUS=done last)")
+            passed = []
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    passed += list(struct.unpack("%di" % (len(payload) // 4), payload[:len(payload) - len(payload) % 4]))
+            kinds = [os.readlink(f"/proc/self/fd/{fd}") for fd in passed]
+            for fd in passed:
+                os.close(fd)
+            messages.append((data, kinds))
+        leaked = [(data, kinds) for data, kinds in messages if b"MAINPID" in data or any("pidfd" in k for k in kinds)]
+        check(not leaked, f"main-PID changes relayed to the service manager: {leaked}")
+        expected = [(b"FDSTORE=1", []), (b"READY=1", []), (b"STATUS=loose", []), (b"FDSTORE=1\nFDNAME=stored", ["pipe"]),
+                    (b"STATUS=done", [])]
+        got = [(data, [k.split(":")[0] for k in kinds]) for data, kinds in messages]
+        check(got == expected, f"relayed {got}, expected {expected}")
+        _, stderr = process.communicate(timeout=30)
+        check(process.returncode == 0, f"crashwatch ended with {process.returncode}: {stderr}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        upstream.close()
+        os.unlink(upstream_path)
+        shutil.rmtree(spool, ignore_errors=True)
+
+
 def case_abnormal_exit_report():
     """A program killed by SIGKILL: crashwatch dies the same way and leaves an abnormalExit report."""
     spool = tempfile.mkdtemp(prefix="cw-kill-")
