@@ -418,12 +418,13 @@ def case_job_control_stops():
             # (SIGTTOU from the terminal to the whole group, mirrored like ^Z's SIGTSTP).
             type_line("stty tostop")
             out.expect(prompt, "bash prompt after stty", whole_lines=False)
+            type_line("set -b")  # bash reports a background job's stop at once, not at its next prompt
+            out.expect(prompt, "bash prompt after set -b", whole_lines=False)
             type_line("bg")
             out.expect(r"&$", "bash's bg naming the job")
-            wait_until(lambda: _state(supervisor) == "T" and _state(child) in ("t", "T"),
-                       "the background write stopped sigecho and crashwatch")
-            type_line("")  # bash reports a background job's stop at its next prompt
-            job_stopped("bg, then a background write with tostop")
+            out.expect(r"Stopped", "bash's report that the job stopped again (a background write with tostop)")
+            check(_state(supervisor) == "T", f"crashwatch is in state {_state(supervisor)} after its background write, expected T")
+            check(_state(child) in ("t", "T"), f"sigecho is in state {_state(child)} after its background write, expected t or T")
             type_line("fg")
             _continued(out, "fg")
             echoed("after-fg", "it reads the terminal again after fg")
