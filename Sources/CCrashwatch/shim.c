@@ -308,11 +308,13 @@ int cw_signalfd_read(int fd, cw_signal_event *out) {
     return 1;
 }
 
-void cw_stop_self(int signo) {
-    if (signo == SIGSTOP) {
-        kill(getpid(), SIGSTOP);
-        return;
-    }
+int cw_stop_self(int signo) {
+    /* A SIGCONT that came after the stop request but before this point is still pending: the stop is over.
+     * The signal raised below would flush it (a stop signal discards pending SIGCONTs), so look first. A
+     * SIGCONT after the kill() flushes the pending stop signal instead, and unblocking then does nothing:
+     * only a SIGCONT between the two calls can be lost, a window of one system call. */
+    sigset_t pending;
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGCONT)) return 0;
     /* The signal is blocked and read through a signalfd by this very thread, so nobody else can take
      * it: make it pending, then open the mask just long enough for the default action to stop us. */
     sigset_t one, previous;
@@ -321,6 +323,7 @@ void cw_stop_self(int signo) {
     kill(getpid(), signo);
     sigprocmask(SIG_UNBLOCK, &one, &previous);
     sigprocmask(SIG_SETMASK, &previous, NULL);
+    return 1;
 }
 
 void cw_die_by_signal(int signo) {

@@ -99,6 +99,12 @@ public final class Supervisor {
     private var mainDeliveries: [(tid: Int32, signal: Signal, sender: Int32, seen: Int64)] = []
     /// Signals from the service manager waiting (until `due`) for the program's own copy to show.
     private var pendingForwards: [(received: ReceivedSignal, due: Int64)] = []
+    /// A job-control stop addressed to crashwatch itself — SIGTSTP, SIGTTIN or SIGTTOU from its terminal, its
+    /// process group, or a process that signalled it — that it has not mirrored yet and no SIGCONT has ended.
+    private var stopRequest: Signal?
+    /// Whether the main child is in a group-stop: its leader reported one (and was PTRACE_LISTENed) and has
+    /// reported nothing since (a SIGCONT wakes it into a PTRACE_EVENT_STOP of SIGTRAP).
+    private var mainGroupStopped = false
     /// The sd_notify relay's socket, when systemd gave crashwatch a NOTIFY_SOCKET.
     private var relay: NotifySocket?
     private var lastTimerCheck: Int64 = 0
@@ -203,8 +209,7 @@ public final class Supervisor {
             }
             // Read the inbox before sleeping on it. Draining consumes a pending SIGCHLD, so look for
             // stops once more afterwards: a stop that came in between would otherwise wait forever.
-            try forward(deferredSignals + (try inbox.drain()))
-            deferredSignals.removeAll()
+            try serviceInbox()
             try serviceTimers()
             if let event = try nextEvent() {
                 idlePolls = 0
@@ -264,6 +269,8 @@ public final class Supervisor {
     /// Handles one waitpid report; records the main child's final status when it has ended.
     private func handle(_ event: WaitEvent) throws(SystemError) {
         let tid = event.pid
+        // Any report but a group-stop (which sets it again) means the leader left its group-stop.
+        if tid == mainPID { mainGroupStopped = false }
         if let job = runningJobs[tid] {
             switch event.status {
             case .exited(let code): finish(job, pid: tid, outcome: job.killedAtDeadline ? .deadlinePassed : .exited(code))
@@ -511,11 +518,30 @@ public final class Supervisor {
         } catch where error.isNoSuchProcess {
             return
         }
-        // The program was stopped (Ctrl-Z, SIGSTOP): stop the supervisor too, so a shell or a service
-        // manager watching it sees the job stop, and continue with it.
+        // The program stopped. Whether crashwatch stops too depends on who the stop was for (`mirrorStop`):
+        // read the inbox now, where the stop signal the terminal sent the whole group is waiting.
         if tid == mainPID && mainExecuted {
-            SelfProcess.stop(with: signal)
+            mainGroupStopped = true
+            try serviceInbox()
         }
+    }
+
+    /// Stops crashwatch with the stop it was asked for, now that the main child is stopped too, so that a shell
+    /// sees its job stop (Ctrl-Z, a background read: SIGTSTP/SIGTTIN/SIGTTOU to the foreground or background
+    /// group, both got it) and whoever stopped crashwatch continues both (`fg`, `bg`, `kill -CONT`: a SIGCONT to
+    /// the group, or to crashwatch, which forwards it).
+    ///
+    /// Only then. A stop sent to the program alone (`kill -STOP APP`, from any user who may signal it) leaves
+    /// crashwatch running: stopped, it could not answer the ptrace stop the program's SIGCONT wakes it into, nor
+    /// see a crash after it, and the SIGCONT, sent to the program alone too, would never come to crashwatch —
+    /// both would stay stopped for good. SIGSTOP to crashwatch itself (systemd's `systemctl kill -s STOP`
+    /// signals every process of the cgroup) stops it by the kernel, never through here; its SIGCONT continues
+    /// it the same way. The cgroup freezer holds every task where it is and needs nothing from crashwatch.
+    /// A SIGCONT that arrived before crashwatch could stop ends the request (`SelfProcess.stop`).
+    private func mirrorStop() {
+        guard let request = stopRequest, mainGroupStopped else { return }
+        stopRequest = nil
+        SelfProcess.stop(with: request)
     }
 
     private func resume(_ tid: Int32, signal: Int32 = 0) throws(SystemError) {
@@ -528,11 +554,25 @@ public final class Supervisor {
 
     // MARK: - Signals sent to the supervisor
 
+    /// Forwards what the inbox holds, and what a capture set aside.
+    private func serviceInbox() throws(SystemError) {
+        let received = deferredSignals + (try inbox.drain())
+        deferredSignals.removeAll()
+        try forward(received)
+    }
+
     /// Passes signals sent to the supervisor on to the main child, unless the child already has them.
     /// A signal from the service manager (pid 1) may be one it is also sending the whole cgroup: it waits
     /// a moment for the child's own copy (`settlePendingForwards`).
+    /// A job-control stop among them is remembered until crashwatch can mirror it (`mirrorStop`).
     private func forward(_ signals: [ReceivedSignal]) throws(SystemError) {
+        defer { mirrorStop() }
         for received in signals where received.signal != .chld {
+            if received.signal.isStop {
+                stopRequest = received.signal
+            } else if received.signal == .cont {
+                stopRequest = nil
+            }
             // The terminal already sent Ctrl-C, Ctrl-Z, … to the whole foreground process group.
             if received.isFromTerminal && processGroup(of: mainPID) == SelfProcess.processGroup { continue }
             if received.isSentByProcess {
@@ -646,9 +686,11 @@ public final class Supervisor {
         }
     }
 
-    /// Sends on what the supervised processes sent to the relay (at most 64 messages a call), noting
-    /// watchdog pings. MAINPID= is dropped: crashwatch stays the main process, so that systemd sees the
-    /// program's own end through crashwatch's. Messages from processes crashwatch does not trace are dropped.
+    /// Sends on what the supervised processes sent to the relay (at most 64 messages a call), as `NotifyFilter`
+    /// decides: the program's own state, status, watchdog and descriptor store, never a main-PID change (crashwatch
+    /// stays the main process, so that systemd sees the program's end through crashwatch's); descriptors only
+    /// with `FDSTORE=1` (or a barrier's own), the rest closed. Watchdog pings and timeouts are noted for hang
+    /// reports. Messages from processes crashwatch does not trace are dropped.
     private func serviceRelay() {
         guard let relay, let upstream = options.notifySocket else { return }
         for _ in 0..<64 {
@@ -662,19 +704,13 @@ public final class Supervisor {
             guard message.senderPID > 0,
                   message.senderPID == mainPID || (try? ProcFS.threadStatus(message.senderPID))?.tracerPID == SelfProcess.pid
             else { continue }
-            var kept: [ArraySlice<UInt8>] = []
-            for line in message.bytes.split(separator: UInt8(ascii: "\n")) {
-                if line.starts(with: "MAINPID=".utf8) { continue }
-                if line.elementsEqual("WATCHDOG=1".utf8) { watchdog.ping() }
-                if line.starts(with: "WATCHDOG_USEC=".utf8),
-                   let usec = Int64(String(decoding: line.dropFirst(14), as: UTF8.self)), usec > 0, usec < Int64.max / 1_000 {
-                    watchdog.timeout = usec * 1_000
-                }
-                kept.append(line)
-            }
-            guard !kept.isEmpty || !message.descriptors.isEmpty else { continue }
+            let decision = NotifyFilter.decide(message.bytes, descriptorCount: message.descriptors.count)
+            if decision.watchdogPing { watchdog.ping() }
+            if let timeout = decision.watchdogTimeoutNanoseconds { watchdog.timeout = timeout }
+            // Descriptors not sent on are closed with the message.
+            guard !decision.forwarded.isEmpty else { continue }
             do {
-                try NotifySocket.send(Array(kept.joined(separator: [UInt8(ascii: "\n")])), descriptors: message.descriptors, to: upstream)
+                try NotifySocket.send(decision.forwarded, descriptors: decision.passesDescriptors ? message.descriptors : [], to: upstream)
             } catch {
                 relayFailed(error)
             }

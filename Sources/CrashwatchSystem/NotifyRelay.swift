@@ -1,7 +1,8 @@
 // NotifyRelay.swift — the socket side of crashwatch's sd_notify relay. systemd accepts notifications
 // (READY=1, WATCHDOG=1, FDSTORE=1 …) only from a service's main process under the default
 // NotifyAccess=main, and the main process is crashwatch: the program gets a socket of crashwatch's
-// instead, and crashwatch sends on what arrives there, from itself, with any passed descriptors.
+// instead, and crashwatch sends on, from itself, what the supervisor's filter keeps of what arrives there
+// (CrashwatchSupervisor's NotifyFilter: no main-PID change, descriptors only for the fd store).
 import CCrashwatch
 import Glibc
 
@@ -11,7 +12,7 @@ public struct NotifyMessage: Sendable {
     public var bytes: [UInt8]
     /// The sending process, from the kernel's credentials (0 when the kernel gave none).
     public var senderPID: Int32
-    /// Descriptors passed with it (FDSTORE=1), owned: closed when the last reference goes.
+    /// Descriptors passed with it, owned: closed when the last reference goes (the ones not sent on, too).
     public var descriptors: [OwnedDescriptor]
 }
 

@@ -95,8 +95,11 @@ public enum SelfProcess {
     /// Gives back the free pages left inside the heaps once a burst of work is over (`malloc_trim`).
     public static func returnFreePages() { _ = cw_malloc_trim() }
 
-    /// Stops the supervisor with a job-control stop signal until it is continued.
-    public static func stop(with signal: Signal) { cw_stop_self(signal.number) }
+    /// Stops the supervisor with a job-control stop signal (TSTP, TTIN, TTOU) until it is continued, unless a
+    /// SIGCONT is already pending (not read from the inbox yet): that one ended the stop. Returns whether it
+    /// stopped (or tried to: an ignored signal or an orphaned process group stops nothing).
+    @discardableResult
+    public static func stop(with signal: Signal) -> Bool { cw_stop_self(signal.number) != 0 }
 
     /// Ends the supervisor exactly as a child ended: the same exit code, or death by the same signal
     /// (without a core dump of its own). As PID 1 of a PID namespace, where a process cannot kill itself,

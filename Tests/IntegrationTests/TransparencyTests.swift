@@ -1,6 +1,6 @@
 // TransparencyTests.swift — `crashwatch run` behaves like the bare command where a terminal, signals or
 // timing are involved: stdin, forwarded signals, Ctrl-C, job control, raw mode, inherited attributes, a
-// killed supervisor, orphans, exit statuses, command errors. Each case lives in transparency.py (Python's
+// killed supervisor, orphans, exit statuses, command errors, stops of the program alone, of the cgroup, the freezer. Each case lives in transparency.py (Python's
 // pty/termios make them short); this test runs one case per argument and shows the script's output.
 import Foundation
 import Testing
@@ -21,9 +21,10 @@ import Testing
     static let skipStatus: Int32 = 77
 
     @Test("crashwatch run is transparent", arguments: [
-        "stdin_pipe", "forward_signals", "group_signals_once", "ctrl_c_once", "job_control", "raw_terminal",
+        "stdin_pipe", "forward_signals", "group_signals_once", "ctrl_c_once", "job_control", "job_control_stops",
+        "stop_cont_app_alone", "cgroup_stop_cont", "cgroup_freezer", "raw_terminal",
         "inherited_attributes", "supervisor_killed", "orphans_reaped", "exit_status_signal", "pid1_exit_status", "command_errors",
-        "notify_relay_and_hang", "abnormal_exit_report", "pid_file_daemon", "ptrace_refused", "mincore_refused",
+        "notify_relay_and_hang", "notify_relay_filter", "abnormal_exit_report", "pid_file_daemon", "ptrace_refused", "mincore_refused",
     ])
     func transparency(_ name: String) throws {
         let result = try run(Self.python.executable, Self.python.arguments + [Self.script, Paths.crashwatch, Paths.fixtures, name],

@@ -373,6 +373,91 @@ def case_job_control():
         history.cleanup()
 
 
+def case_job_control_stops():
+    """In an interactive bash over a pseudo-terminal: ^Z stops crashwatch and the program as one job, `bg`
+    continues both until the program writes to the terminal with `tostop` set (SIGTTOU stops the job
+    again), `fg` continues both; a SIGSTOP and SIGCONT sent to the program alone leave crashwatch running and the
+    job in the foreground (the program runs on after SIGCONT); ^Z while the program is stopped alone stops
+    the job, `fg` continues it; and a crash after all that is reported, with the job's status 139."""
+    bash = shutil.which("bash")
+    if bash is None:
+        raise Skip("bash is not installed")
+    history = tempfile.TemporaryDirectory(prefix="cw-bash-")
+    env = dict(os.environ, PS1="PROMPT$ ", TERM="dumb", PATH=os.environ.get("PATH", "/usr/bin:/bin"),
+               HISTFILE=os.path.join(history.name, "history"))
+    env.pop("PROMPT_COMMAND", None)
+    process, master, out = spawn_in_pty([bash, "--norc", "--noprofile", "--noediting", "-i"], env=env)
+    prompt = r"^PROMPT\$ "
+
+    def type_line(text):
+        os.write(master, text.encode() + b"\n")
+
+    def echoed(marker, what):
+        type_line(marker)
+        out.expect(rf"^{marker}$", f"terminal echo of '{marker}'")
+        out.expect(rf"^{marker}$", f"sigecho's echo of '{marker}' ({what})")
+
+    def job_stopped(what):
+        out.expect(r"Stopped", f"bash's report that the job stopped ({what})")
+        out.expect(prompt, f"bash prompt after the job stopped ({what})", whole_lines=False)
+        check(_state(supervisor) == "T", f"crashwatch is in state {_state(supervisor)} after {what}, expected T")
+        check(_state(child) in ("t", "T"), f"sigecho is in state {_state(child)} after {what}, expected t or T")
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="cw-jobs-") as cwd:
+            out.expect(prompt, "first bash prompt", whole_lines=False)
+            type_line(f"cd {cwd} && {CRASHWATCH} run -- {fixture('sigecho')}")
+            child = int(out.expect(r"^ready pid=(\d+)$", "ready line").group(1))
+            supervisor = wait_until(lambda: next((pid for pid in _children(process.pid)), None),
+                                    "bash has a child (crashwatch)")
+
+            os.write(master, b"\x1a")  # ^Z
+            job_stopped("^Z")
+            # In the background the program must not read the terminal while this script types (a race
+            # with bash, bare or not): `tostop` makes its first write, SIGCONT's line, stop the job instead
+            # (SIGTTOU from the terminal to the whole group, mirrored like ^Z's SIGTSTP).
+            type_line("stty tostop")
+            out.expect(prompt, "bash prompt after stty", whole_lines=False)
+            type_line("set -b")  # bash reports a background job's stop at once, not at its next prompt
+            out.expect(prompt, "bash prompt after set -b", whole_lines=False)
+            type_line("bg")
+            out.expect(r"&$", "bash's bg naming the job")
+            out.expect(r"Stopped", "bash's report that the job stopped again (a background write with tostop)")
+            check(_state(supervisor) == "T", f"crashwatch is in state {_state(supervisor)} after its background write, expected T")
+            check(_state(child) in ("t", "T"), f"sigecho is in state {_state(child)} after its background write, expected t or T")
+            type_line("fg")
+            _continued(out, "fg")
+            echoed("after-fg", "it reads the terminal again after fg")
+
+            os.kill(child, signal.SIGSTOP)  # the program alone
+            wait_until(lambda: _state(child) in ("t", "T"), "sigecho stopped by a SIGSTOP of its own")
+            os.kill(child, signal.SIGCONT)
+            _continued(out, "a SIGCONT to the program alone")
+            echoed("after-cont", "the job stayed in the foreground and the program runs on")
+            check(_state(supervisor) != "T", "crashwatch stopped along with a stop sent to the program alone")
+
+            os.kill(child, signal.SIGSTOP)
+            wait_until(lambda: _state(child) in ("t", "T"), "sigecho stopped by a second SIGSTOP of its own")
+            os.write(master, b"\x1a")  # ^Z while the program is stopped alone: now the job stops
+            job_stopped("^Z with the program already stopped")
+            type_line("fg")
+            _continued(out, "fg of a job whose program was stopped alone")
+            echoed("after-second-fg", "the job runs again")
+
+            os.kill(child, signal.SIGSEGV)
+            out.expect(prompt, "bash prompt after the crash", whole_lines=False)
+            type_line("echo status=$?")
+            status = out.expect(r"^status=(\d+)$", "'status=N' line").group(1)
+            check(status == "139", f"bash reports crashwatch's job ended with status {status}, expected 139 (SIGSEGV)")
+            reports = _crash_reports(child)
+            check(len(reports) == 1, f"{len(reports)} crash reports for sigecho (pid {child}), expected 1")
+            type_line("exit")
+            wait_exit(process, "bash after 'exit'")
+    finally:
+        os.close(master)
+        history.cleanup()
+
+
 def _children(pid):
     """Pids whose parent is `pid`."""
     children = []
@@ -382,6 +467,184 @@ def _children(pid):
             if stat and stat[1] == pid:
                 children.append(int(entry))
     return children
+
+
+# --- Job control without deadlock: a stop crashwatch must not mirror, and one it must.
+
+ATTACKER = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
+def _need_attacker():
+    if os.geteuid() != 0:
+        raise Skip("needs root to run crashwatch as root and the attacker as nobody")
+    if not os.access(ATTACKER[0], os.X_OK):
+        raise Skip(f"{ATTACKER[0]} is not installed")
+
+
+def _as_attacker(shell):
+    """Runs a shell command as the unprivileged attacker (nobody); fails the case if it fails."""
+    result = run(ATTACKER + ["/bin/sh", "-c", shell])
+    check(result.returncode == 0, f"as nobody, `{shell}` failed ({result.returncode}): {result.stderr!r}")
+
+
+def _state(pid):
+    return (proc_stat(pid) or ("gone", 0))[0]
+
+
+def _crash_reports(pid):
+    spool = os.environ["CRASHWATCH_SPOOL"]
+    return [r for r in _reports(spool) if r["kind"] == "crash" and r["process"]["pid"] == pid] if os.path.isdir(spool) else []
+
+
+def _expect_crash_reported(process, child, what):
+    """crashwatch ends, bounded, as its child died (SIGSEGV), with the crash's report in the spool."""
+    status = wait_exit(process, f"crashwatch after {what}", timeout=30)
+    check(status == -signal.SIGSEGV, f"crashwatch ended with {status} after {what}, expected death by SIGSEGV (-11)")
+    reports = _crash_reports(child)
+    check(len(reports) == 1 and reports[0]["signal"]["name"] == "SIGSEGV",
+          f"crash reports for pid {child} after {what}: {[r['signal']['name'] for r in reports]}, expected one SIGSEGV")
+
+
+def _continued(out, what):
+    """The child runs again: its SIGCONT handler's line comes out (after a prompt, in a terminal)."""
+    out.expect(r"signal SIGCONT code 0$", f"'signal SIGCONT code 0' after {what}")
+
+
+def case_stop_cont_app_alone():
+    """The attack: an unprivileged user sends SIGSTOP then SIGCONT to a program that a root crashwatch
+    supervises (and never to crashwatch, which it may not signal), then makes it crash — twice over, and
+    once with the crash signal sent while it is stopped. crashwatch must stay running through the stop
+    (stopped, it could not answer the ptrace stop SIGCONT wakes the program into, and nothing would ever
+    continue it), the program must run on after SIGCONT, and its crash must be reported with crashwatch
+    ending as it did; every wait is bounded."""
+    _need_attacker()
+    with tempfile.TemporaryDirectory(prefix="cw-stopcont-") as cwd:
+        os.chmod(cwd, 0o755)
+        for crash_while_stopped in (False, True):
+            process, out = spawn_piped([CRASHWATCH, "run", "--"] + ATTACKER + [fixture("sigecho")], cwd=cwd)
+            child = int(out.expect(r"^ready pid=(\d+)$", "ready line").group(1))
+            for round_ in range(3):
+                _as_attacker(f"kill -STOP {child}")
+                wait_until(lambda: _state(child) in ("t", "T"), f"sigecho (pid {child}) is stopped (round {round_})")
+                if crash_while_stopped and round_ == 2:
+                    _as_attacker(f"kill -SEGV {child}")
+                _as_attacker(f"kill -CONT {child}")
+                if crash_while_stopped and round_ == 2:
+                    break
+                _continued(out, f"the attacker's SIGCONT (round {round_})")
+                process.stdin.write(f"marker {round_}\n".encode())
+                process.stdin.flush()
+                out.expect(rf"^marker {round_}$", f"sigecho's echo of 'marker {round_}': it runs again after SIGCONT")
+                check(_state(process.pid) not in ("T", "gone"),
+                      f"crashwatch is in state {_state(process.pid)} after the program alone was stopped and continued")
+            if not crash_while_stopped:
+                _as_attacker(f"kill -SEGV {child}")
+            _expect_crash_reported(process, child, "SIGSTOP/SIGCONT to the program alone, then its crash"
+                                   + (" (sent while it was stopped)" if crash_while_stopped else ""))
+
+
+def case_cgroup_stop_cont():
+    """`systemctl kill -s STOP` then `-s CONT`: systemd signals the main process (crashwatch) and then
+    every other process of the cgroup (the program). Both stop, both continue — crashwatch by the kernel,
+    the program through its ptrace stops — whatever order crashwatch sees the stops in; then a crash is
+    reported. Several rounds: the order in which the two stops land varies."""
+    with tempfile.TemporaryDirectory(prefix="cw-cgroupkill-") as cwd:
+        _cgroup_stop_cont_rounds(cwd)
+
+
+def _cgroup_stop_cont_rounds(cwd):
+    process, out = spawn_piped([CRASHWATCH, "run", "--", fixture("sigecho")], cwd=cwd)
+    child = int(out.expect(r"^ready pid=(\d+)$", "ready line").group(1))
+    for round_ in range(12):
+        os.kill(process.pid, signal.SIGSTOP)
+        os.kill(child, signal.SIGSTOP)
+        wait_until(lambda: _state(process.pid) == "T" and _state(child) in ("t", "T"),
+                   f"crashwatch and sigecho both stopped (round {round_})")
+        os.kill(process.pid, signal.SIGCONT)
+        os.kill(child, signal.SIGCONT)
+        _continued(out, f"SIGCONT to the cgroup (round {round_})")
+        process.stdin.write(f"marker {round_}\n".encode())
+        process.stdin.flush()
+        out.expect(rf"^marker {round_}$", f"sigecho's echo of 'marker {round_}' after the cgroup's SIGCONT")
+    os.kill(child, signal.SIGSEGV)
+    _expect_crash_reported(process, child, "the cgroup's STOP/CONT rounds, then a crash")
+
+
+def _cgroup2_root():
+    """Where the cgroup v2 hierarchy is mounted, or None."""
+    with open("/proc/self/mounts") as mounts:
+        for line in mounts:
+            fields = line.split()
+            if len(fields) > 2 and fields[2] == "cgroup2":
+                return fields[1]
+    return None
+
+
+def case_cgroup_freezer():
+    """The cgroup v2 freezer on a cgroup holding crashwatch and the program: both freeze and thaw with it.
+    A SIGSTOP the program got while frozen (from an unprivileged user) stops it alone once thawed, the
+    same user's SIGCONT continues it, and its crash is then reported."""
+    _need_attacker()
+    root = _cgroup2_root()
+    if root is None:
+        raise Skip("no cgroup v2 hierarchy is mounted")
+    group = os.path.join(root, f"crashwatch-freezer-test-{os.getpid()}")
+    try:
+        os.mkdir(group)
+    except OSError as error:
+        raise Skip(f"cannot create a cgroup v2 group under {root}: {error}")
+    if not os.path.exists(os.path.join(group, "cgroup.freeze")):
+        os.rmdir(group)
+        raise Skip(f"{root} has no cgroup.freeze (kernel older than 5.2)")
+
+    def frozen():
+        with open(os.path.join(group, "cgroup.events")) as events:
+            return "frozen 1" in events.read().split("\n")
+
+    def freeze(value):
+        with open(os.path.join(group, "cgroup.freeze"), "w") as control:
+            control.write(value)
+
+    process = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="cw-freezer-") as cwd:
+            os.chmod(cwd, 0o755)
+            try:
+                process, out = spawn_piped(["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group,
+                                            CRASHWATCH, "run", "--"] + ATTACKER + [fixture("sigecho")], cwd=cwd)
+                child = int(out.expect(r"^ready pid=(\d+)$", "ready line").group(1))
+            except Fail:
+                raise Skip(f"cannot move a process into {group}")
+            freeze("1")
+            wait_until(frozen, "the cgroup reports frozen 1")
+            _as_attacker(f"kill -STOP {child}")
+            freeze("0")
+            wait_until(lambda: not frozen(), "the cgroup reports frozen 0")
+            wait_until(lambda: _state(child) in ("t", "T"), "sigecho stopped by the SIGSTOP it got while frozen")
+            _as_attacker(f"kill -CONT {child}")
+            _continued(out, "the SIGCONT after the thaw")
+            process.stdin.write(b"thawed\n")
+            process.stdin.flush()
+            out.expect(r"^thawed$", "sigecho's echo of 'thawed'")
+            freeze("1")
+            wait_until(frozen, "the cgroup reports frozen 1 again")
+            freeze("0")
+            _as_attacker(f"kill -SEGV {child}")
+            _expect_crash_reported(process, child, "a freeze, a stop while frozen, a thaw and a SIGCONT, then a crash")
+    finally:
+        try:
+            freeze("0")
+        except OSError:
+            pass
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+        kill = os.path.join(group, "cgroup.kill")
+        if os.path.exists(kill):
+            with open(kill, "w") as control:
+                control.write("1")
+        wait_until(lambda: not open(os.path.join(group, "cgroup.procs")).read().strip(), "the test cgroup is empty")
+        os.rmdir(group)
 
 
 RAW_SCRIPT = r"""
@@ -781,6 +1044,72 @@ def case_notify_relay_and_hang():
         crash = [r for r in _reports(spool) if r["kind"] == "crash"]
         check(len(crash) == 1 and crash[0]["signal"]["name"] == "SIGABRT" and crash[0]["hangReportID"] == hang["id"],
               f"crash reports {[(r['signal']['name'], r['hangReportID']) for r in crash]}, expected SIGABRT linked to {hang['id']}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        upstream.close()
+        os.unlink(upstream_path)
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+RELAY_ATTACK_APP = r"""
+import os, socket, struct
+address = os.environ["NOTIFY_SOCKET"]
+target = "\0" + address[1:] if address.startswith("@") else address
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+def send(data, fds=()):
+    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))] if fds else []
+    s.sendmsg([data], rights, 0, target)
+init = os.pidfd_open(1)
+send(b"MAINPIDFD=1", [init])
+send(b"FDSTORE=1\nMAINPIDFD=1", [init])
+send(b"READY=1\nMAINPID=1\nMAINPIDFDID=1")
+send(b"NOTIFYACCESS=all")
+loose, _ = os.pipe()
+send(b"STATUS=loose\nX_CRASHWATCH_TEST=1", [loose, init])
+stored, _ = os.pipe()
+send(b"FDSTORE=1\nFDNAME=stored", [stored])
+send(b"STATUS=done")
+"""
+
+
+def case_notify_relay_filter():
+    """The relay attack: a program (an unprivileged user's, under a root crashwatch) sends `MAINPIDFD=1` with
+    a pidfd of PID 1 — which systemd 256 and later takes as the service's new main process — alone and beside
+    FDSTORE=1, plus MAINPID=, a widening NOTIFYACCESS=, and a descriptor with no FDSTORE=1. The service
+    manager's socket receives none of those lines and no descriptor but the one FDSTORE=1 stored."""
+    spool = tempfile.mkdtemp(prefix="cw-relay-")
+    upstream_path = os.path.join(spool, "..", os.path.basename(spool) + ".notify")
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    upstream.bind(upstream_path)
+    upstream.settimeout(10)
+    unprivileged = ATTACKER if os.geteuid() == 0 and os.access(ATTACKER[0], os.X_OK) else []
+    process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--"] + unprivileged + [sys.executable, "-c", RELAY_ATTACK_APP],
+                               env=dict(os.environ, NOTIFY_SOCKET=upstream_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        messages = []
+        while not messages or messages[-1][0] != b"STATUS=done":
+            try:
+                data, ancillary, _, _ = upstream.recvmsg(4096, socket.CMSG_SPACE(4 * 8))
+            except socket.timeout:
+                raise Fail(f"the relay sent {messages} and then nothing for 10 s (expected STATUS=done last)")
+            passed = []
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    passed += list(struct.unpack("%di" % (len(payload) // 4), payload[:len(payload) - len(payload) % 4]))
+            kinds = [os.readlink(f"/proc/self/fd/{fd}") for fd in passed]
+            for fd in passed:
+                os.close(fd)
+            messages.append((data, kinds))
+        leaked = [(data, kinds) for data, kinds in messages if b"MAINPID" in data or any("pidfd" in k for k in kinds)]
+        check(not leaked, f"main-PID changes relayed to the service manager: {leaked}")
+        expected = [(b"FDSTORE=1", []), (b"READY=1", []), (b"STATUS=loose", []), (b"FDSTORE=1\nFDNAME=stored", ["pipe"]),
+                    (b"STATUS=done", [])]
+        got = [(data, [k.split(":")[0] for k in kinds]) for data, kinds in messages]
+        check(got == expected, f"relayed {got}, expected {expected}")
+        _, stderr = process.communicate(timeout=30)
+        check(process.returncode == 0, f"crashwatch ended with {process.returncode}: {stderr}")
     finally:
         if process.poll() is None:
             process.kill()

@@ -159,10 +159,13 @@ typedef struct {
 int cw_signalfd_read(int fd, cw_signal_event *out);
 
 /**
- * Stops the calling process with `signo` (SIGSTOP, SIGTSTP, SIGTTIN or SIGTTOU) even though the supervisor
- * keeps those signals blocked, and returns once the process has been continued.
+ * Stops the calling process with `signo` (SIGTSTP, SIGTTIN or SIGTTOU) even though the supervisor keeps those
+ * signals blocked, unless a SIGCONT is already pending (blocked, not read yet): that SIGCONT ended the stop
+ * being mirrored, and stopping now would wait for another that may never come. Returns 1 once the process
+ * has been stopped and continued (or the stop's default action did nothing: ignored, orphaned group),
+ * 0 when it did not stop because of the pending SIGCONT.
  */
-void cw_stop_self(int signo);
+int cw_stop_self(int signo);
 
 /**
  * Terminates the calling process by `signo` with its default action and without a core dump of its own.
