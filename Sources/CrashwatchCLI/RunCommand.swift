@@ -45,14 +45,13 @@ enum RunCommand {
         for the child's own copy). Threads, forks, vforks and execs are followed.
 
         Under systemd: the child gets crashwatch's own NOTIFY_SOCKET, and what it sends there (READY=1,
-        STATUS=, WATCHDOG=1, FDSTORE=1 with its fds; never MAINPID= or MAINPIDFD=) goes on to systemd
-        from crashwatch, the service's main process; LISTEN_PID and WATCHDOG_PID naming crashwatch name
-        the child. When the child's watchdog pings stop for half of WATCHDOG_USEC, its threads are
-        captured as a hang report and it is left running; the crash that follows (the watchdog's
-        SIGABRT) links to it. A SIGKILL death (the OOM
-        killer, kill -9) becomes an abnormal-exit report, with every thread's stack taken at its exit
-        (none after an OOM kill). If ptrace is refused (a seccomp filter, Yama), crashwatch says so in
-        one line and runs COMMAND unsupervised.
+        STATUS=, WATCHDOG=1, FDSTORE=1 with its fds; never MAINPID= or MAINPIDFD=) goes on to systemd from
+        crashwatch, the service's main process; LISTEN_PID and WATCHDOG_PID naming crashwatch name the
+        child. When the child's watchdog pings stop for half of WATCHDOG_USEC, its threads are captured as
+        a hang report and it is left running; the crash that follows (the watchdog's SIGABRT) links to it.
+        A SIGKILL death (the OOM killer, kill -9) becomes an abnormal-exit report, with every thread's
+        stack taken at its exit (none after an OOM kill). If ptrace is refused (a seccomp filter, Yama),
+        crashwatch says so in one line and runs COMMAND unsupervised.
 
         A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
         delivered with its default action; a signal the program handles and recovers from is not one.
