@@ -173,8 +173,10 @@ enum CoreMutator {
             try check(try CoreFile(try UntrustedFile.open(path), limit: 1 << 30, timeNanoseconds: 0, options: options,
                                    deadlineNanoseconds: .max), what: what)
         } catch is CoreFileError {}
+        // A guard against a reader that loops, not a speed target (make bench measures speed): generous enough for
+        // a machine two busy loops and a build share (one case takes tens of milliseconds idle).
         let seconds = Double(Clock.monotonicNanoseconds() - started) / 1e9
-        #expect(seconds < 10, "\(what): \(seconds) s")
+        #expect(seconds < 60, "\(what): \(seconds) s")
     }
 
     static func check(_ core: CoreFile, what: String) throws {
