@@ -34,6 +34,10 @@ let package = Package(
         .target(name: "CrashwatchSymbols", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
         // Capture and processing: the raw capture (the capture-source seam), the report builder, the worker's unwinding.
         .target(name: "CrashwatchCapture", dependencies: ["CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSystem", "CrashwatchModel"]),
+        // Reporter: the driver of a crash from the supervisor's stop to the spool (minimal report, the worker's launch
+        // and its report taken back, final report, journal entry), for live crashes and cores alike.
+        .target(name: "CrashwatchReporter", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSpool",
+                                                          "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel"]),
         // Spool: atomic report files, listing, retention.
         .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem"]),
         // Rendering reports for people: list lines, show pages, text export.
@@ -41,7 +45,7 @@ let package = Package(
         // Shipping: OTLP/HTTP export of spool reports (claim, send, settle), retries and backoff.
         .target(name: "CrashwatchShip", dependencies: ["CrashwatchRender", "CrashwatchSpool", "CrashwatchSystem", "CrashwatchModel"]),
         // Commands: parse, validate, run; exit codes.
-        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSpool",
+        .target(name: "CrashwatchCLI", dependencies: ["CrashwatchReporter", "CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSpool",
                                                      "CrashwatchRender", "CrashwatchShip", "CrashwatchSystem", "CrashwatchModel"]),
         // lld with packed relative relocations (DT_RELR, glibc 2.36): the 37,893 relocations Swift's metadata
         // needs take 4 KB instead of 890 KB, all of which ld.so read at every start and kept resident.
@@ -57,6 +61,7 @@ let package = Package(
         .testTarget(name: "CrashwatchRenderTests", dependencies: ["CrashwatchRender"]),
         .testTarget(name: "CrashwatchShipTests", dependencies: ["CrashwatchShip", "CrashwatchSpool", "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel"]),
         .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),
+        .testTarget(name: "CrashwatchReporterTests", dependencies: ["CrashwatchReporter", "CrashwatchModel", "CrashwatchSystem"]),
         .testTarget(name: "IntegrationTests", exclude: ["transparency.py"]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@
 // through the same processing as a live capture (CoreFile is a capture source like the held process).
 import CrashwatchCapture
 import CrashwatchModel
+import CrashwatchReporter
 import CrashwatchSpool
 import CrashwatchSymbols
 import CrashwatchSystem
@@ -78,7 +79,7 @@ enum AnalyzeCoreCommand {
                 throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
             }
             // When processing fails the report is what it got to, with a soft error; said here in a line too.
-            let (bytes, failure) = CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline)
+            let (bytes, failure) = CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline, crashwatchVersion: CLI.version)
             if let failure { StandardStream.err("crashwatch: \(path): \(failure); the report is not complete\n") }
             if let output = parsed.value("output") {
                 do { try FileSystem.writeAtomically(bytes, to: output) } catch {

@@ -5,6 +5,7 @@
 // while the kernel dumps, gives the full command line, cgroup, systemd unit and app identity.
 import CrashwatchCapture
 import CrashwatchModel
+import CrashwatchReporter
 import CrashwatchSpool
 import CrashwatchSystem
 import FoundationEssentials
@@ -134,7 +135,7 @@ enum CoreHandlerCommand {
             let capture = source.capture
             // The minimal report first: whatever happens to processing, this crash is on disk.
             let minimal: [UInt8]
-            do { minimal = try CoreReports.minimalReport(capture) } catch {
+            do { minimal = try CoreReports.minimalReport(capture, crashwatchVersion: CLI.version) } catch {
                 throw CommandFailure("core-handler: encode the minimal report: \(error)", status: ExitCode.cannotCreate)
             }
             let spool: Spool
@@ -146,7 +147,7 @@ enum CoreHandlerCommand {
             }
             // Processing reads what the crashed program controlled: in the confined worker `run` uses, as the
             // dedicated worker user (the core's own notes never choose it), with limits and a deadline.
-            let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline)
+            let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline, crashwatchVersion: CLI.version)
             do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
                 throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
             }

@@ -11,52 +11,14 @@ import CrashwatchCapture
 import CrashwatchSupervisor
 import CrashwatchSymbols
 import CrashwatchModel
+import CrashwatchReporter
 import CrashwatchSystem
 
 enum ProcessCommand {
-    static let name = "__process"
+    static let name = WorkerLaunch.commandName
 
     /// The largest capture file a worker maps.
     static let captureByteLimit = 1 << 32
-
-    /// The worker's whole environment: nothing of crashwatch's or the crashed program's beyond what
-    /// processing needs. debuginfod only with servers crashwatch was told to use, and a client cache of the
-    /// worker's own, passed as descriptor `debuginfodCache` (`debuginfodCache(uid:gid:)`; without one, no
-    /// server is asked): reached through /proc/self/fd, it needs no path the worker's user could traverse
-    /// or another user could swap.
-    static func environment(debuginfodURLs: [String], deadline: Int64, debuginfodCache: Int32?) -> [String] {
-        var environment = ["PATH=/usr/bin:/bin", "SWIFT_BACKTRACE=enable=no"]
-        if !debuginfodURLs.isEmpty, let debuginfodCache {
-            let seconds = max((deadline - Clock.monotonicNanoseconds()) / 2_000_000_000, 1)
-            environment.append("DEBUGINFOD_URLS=\(debuginfodURLs.joined(separator: " "))")
-            environment.append("DEBUGINFOD_TIMEOUT=\(min(seconds, 30))")
-            environment.append("DEBUGINFOD_CACHE_PATH=/proc/self/fd/\(debuginfodCache)")
-        }
-        return environment
-    }
-
-    /// The debuginfod client cache of a worker reading files as `uid`: `<base>/<uid>`, owned by that user and
-    /// closed to others (made by crashwatch when missing), under `$DEBUGINFOD_CACHE_PATH` of crashwatch's own
-    /// environment, else /var/cache/crashwatch/debuginfod as root, else the user's cache directory — one per
-    /// user, so a worker never reads what a worker of another user's crash left there. nil when none can be had.
-    static func debuginfodCache(uid: UInt32, gid: UInt32) -> OwnedDescriptor? {
-        let environment = ProcessEnvironment.current
-        let base: String
-        if let configured = environment["DEBUGINFOD_CACHE_PATH"], configured.hasPrefix("/") {
-            base = configured
-        } else if SelfProcess.isRoot {
-            base = "/var/cache/crashwatch/debuginfod"
-        } else if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
-            base = cache + "/crashwatch/debuginfod"
-        } else if let home = environment["HOME"], home.hasPrefix("/") {
-            base = home + "/.cache/crashwatch/debuginfod"
-        } else {
-            return nil
-        }
-        let path = base + "/\(uid)"
-        try? FileSystem.createDirectories(path, permissions: 0o700)
-        return OwnedDescriptor.privateDirectory(path, owner: (uid, gid))
-    }
 
     static func main(_ arguments: [String]) -> Int32 {
         var images = 0

@@ -9,10 +9,10 @@ import CrashwatchSpool
 import CrashwatchSystem
 import FoundationEssentials
 
-enum CoreReports {
+public enum CoreReports {
     /// The core on `input` as a capture source, its memory kept within `options.captureBytes`.
     /// `executable`, `sysroot` and `process` as for `CoreFile`.
-    static func source(_ input: InputStream, options: CaptureOptions, timeNanoseconds: Int64, deadlineNanoseconds: Int64,
+    public static func source(_ input: InputStream, options: CaptureOptions, timeNanoseconds: Int64, deadlineNanoseconds: Int64,
                        executable: OwnedDescriptor? = nil, sysroot: String? = nil, process: ProcessRecord? = nil) throws -> CoreFile {
         let compact = try CoreStream.compact(input, stackBytesPerThread: options.stackBytesPerThread, limit: options.captureBytes)
         // The compact core: its headers, then notes and memory within the limit (the notes' own headers aside).
@@ -25,14 +25,14 @@ enum CoreReports {
 
     /// The minimal report of `capture` (registers and each thread's pc, no processing) within the report size
     /// limit, with `why` processing did not give the full one as a soft error when it failed.
-    static func minimalReport(_ capture: RawCapture, processingFailure why: String? = nil) throws -> [UInt8] {
-        try ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: CLI.version,
+    public static func minimalReport(_ capture: RawCapture, crashwatchVersion: String, processingFailure why: String? = nil) throws -> [UInt8] {
+        try ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: crashwatchVersion,
                                           extraSoftErrors: why.map { [SoftError(stage: "processing", message: $0)] } ?? [],
                                           limit: capture.options.reportByteLimit)
     }
 
     /// The spool name of a capture's report.
-    static func fileName(_ capture: RawCapture) -> ReportFileName {
+    public static func fileName(_ capture: RawCapture) -> ReportFileName {
         ReportFileName(timeNanoseconds: capture.timeNanoseconds, pid: capture.pid, executable: capture.process.executable,
                        id: UUID(uuidString: capture.reportID) ?? UUID())
     }
@@ -41,11 +41,12 @@ enum CoreReports {
     /// core's facts; when the worker fails or runs out of time, its report from before symbols or the minimal
     /// one, with a soft error — and `failure` says why. A core's own notes never pick the worker's identity: as
     /// root it processes as the dedicated user. `imageFiles` are the files `RawImage.descriptor` indexes.
-    static func process(_ source: CoreFile, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64) -> (report: [UInt8], failure: String?) {
+    public static func process(_ source: CoreFile, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64,
+                               crashwatchVersion: String) -> (report: [UInt8], failure: String?) {
         let capture = source.capture
         let limit = capture.options.reportByteLimit
         func minimal(_ why: String) -> (report: [UInt8], failure: String?) {
-            ((try? minimalReport(capture, processingFailure: why)) ?? [], why)
+            ((try? minimalReport(capture, crashwatchVersion: crashwatchVersion, processingFailure: why)) ?? [], why)
         }
         let launch: WorkerLaunch
         let pid: Int32
@@ -71,7 +72,7 @@ enum CoreReports {
         default: outcome = .exited(-1)
         }
         let (report, failure) = launch.finalReport(capture: capture, table: nil, failure: WorkerLaunch.failure(of: outcome),
-                                                   deadlineExceeded: outcome == .deadlinePassed)
+                                                   deadlineExceeded: outcome == .deadlinePassed, crashwatchVersion: crashwatchVersion)
         guard let bytes = try? ReportSizeLimit.encode(report, limit: limit), bytes.count <= limit else {
             return minimal((failure.map { $0 + "; " } ?? "") + "the report could not be encoded within \(limit) bytes")
         }

@@ -1,16 +1,19 @@
-// ProcessingWorker.swift — the one way a capture goes to a processing worker (`crashwatch __process`) and its
+// WorkerLaunch.swift — the one way a capture goes to a processing worker (`crashwatch __process`) and its
 // report comes back, for every report source: `run`'s crashes, `analyze-core` and `core-handler`. Here are
 // decided the worker's files, arguments, environment, limits and identity (README "Security model"), and
 // what of its report is kept: the frames and names it found, on the supervisor's own capture
 // (`WorkerReport.accept`); when it fails, its report from before symbols, else the capture's minimal report,
 // with a soft error saying why.
 import CrashwatchCapture
-import CrashwatchSupervisor
 import CrashwatchModel
+import CrashwatchSupervisor
 import CrashwatchSystem
 
 /// One worker's launch: what it is handed and how it is confined.
-struct WorkerLaunch {
+public struct WorkerLaunch {
+    /// The worker's command: crashwatch's own executable run as `crashwatch __process` (not for people to call).
+    public static let commandName = "__process"
+
     /// Where the worker writes its full report, and its report without symbols before it looks them up.
     let output: OwnedDescriptor
     let checkpoint: OwnedDescriptor
@@ -28,7 +31,7 @@ struct WorkerLaunch {
     let reportBytes: Int
 
     /// The dedicated user workers run as under a root crashwatch, looked up once.
-    static let dedicatedUser: (uid: UInt32, gid: UInt32, name: String) = WorkerIdentity.dedicatedUser()
+    public static let dedicatedUser: (uid: UInt32, gid: UInt32, name: String) = WorkerIdentity.dedicatedUser()
 
     /// The identity of the worker for a crash with these credentials (nil for a core file: its own notes
     /// are not believed, and it is processed as the dedicated user alone).
@@ -55,11 +58,11 @@ struct WorkerLaunch {
         self.identity = identity
         reportBytes = capture.options.reportByteLimit + (1 << 20)
         var descriptors = [input, output, checkpoint] + (cache.map { [$0] } ?? []) + imageFiles
-        var arguments = [ProcessCommand.name]
+        var arguments = [Self.commandName]
         if let identity { arguments += ["--identity", identity.argument] }
         arguments += ["--images", String(imageFiles.count), "--debug-cache", cache == nil ? "0" : "1"]
         var debuginfodCache: Int32?
-        if !debuginfodURLs.isEmpty, let directory = ProcessCommand.debuginfodCache(uid: identity?.uid ?? effectiveUserID,
+        if !debuginfodURLs.isEmpty, let directory = Self.debuginfodCache(uid: identity?.uid ?? effectiveUserID,
                                                                                    gid: identity?.gid ?? effectiveGroupID) {
             debuginfodCache = Int32(3 + descriptors.count)
             descriptors.append(directory)
@@ -73,7 +76,7 @@ struct WorkerLaunch {
         let seconds = max((deadlineNanoseconds - Clock.monotonicNanoseconds()) / 1_000_000_000, 0)
         limits = WorkerLimits(addressSpaceBytes: 4 << 30, cpuSeconds: UInt64(seconds) + 1, fileSizeBytes: UInt64(reportBytes))
         if cache != nil { limits.fileSizeHardBytes = 1 << 30 }
-        environment = ProcessCommand.environment(debuginfodURLs: debuginfodURLs, deadline: deadlineNanoseconds,
+        environment = Self.environment(debuginfodURLs: debuginfodURLs, deadline: deadlineNanoseconds,
                                                  debuginfodCache: debuginfodCache)
     }
 
@@ -81,12 +84,13 @@ struct WorkerLaunch {
     /// its report from before symbols, else the capture's minimal report — with why as a soft error. Its
     /// facts are the capture's whatever the worker wrote. `deadlineExceeded`: it was killed at the deadline.
     /// `failure` in the result: why the report is not the worker's complete one (nil when it is).
-    func finalReport(capture: RawCapture, table: ImageTable?, failure: String?, deadlineExceeded: Bool) -> (report: CrashReport, failure: String?) {
+    func finalReport(capture: RawCapture, table: ImageTable?, failure: String?, deadlineExceeded: Bool,
+                     crashwatchVersion: String) -> (report: CrashReport, failure: String?) {
         var why = failure
         if why == nil {
             do throws(WorkerReportError) {
                 return (try WorkerReport.accept(read(output), capture: capture, table: table, state: .complete,
-                                                crashwatchVersion: CLI.version), nil)
+                                                crashwatchVersion: crashwatchVersion), nil)
             } catch {
                 why = error.description
             }
@@ -95,11 +99,11 @@ struct WorkerLaunch {
         if let said = lastWords() { text += " (it said: \(said))" }
         let softError = SoftError(stage: "processing", message: text)
         if let unwound = try? WorkerReport.accept(read(checkpoint), capture: capture, table: table, state: .unwound,
-                                                  crashwatchVersion: CLI.version, extraSoftErrors: [softError],
+                                                  crashwatchVersion: crashwatchVersion, extraSoftErrors: [softError],
                                                   deadlineExceeded: deadlineExceeded) {
             return (unwound, text)
         }
-        var minimal = ReportBuilder.minimal(capture, crashwatchVersion: CLI.version, extraSoftErrors: [softError], table: table)
+        var minimal = ReportBuilder.minimal(capture, crashwatchVersion: crashwatchVersion, extraSoftErrors: [softError], table: table)
         minimal.diagnostics.deadlineExceeded = minimal.diagnostics.deadlineExceeded || deadlineExceeded
         return (minimal, text)
     }
@@ -139,5 +143,46 @@ struct WorkerLaunch {
         case .notStarted(let reason): "the processing worker could not start: \(reason)"
         case .skipped: "too many crashes were being processed at once; this one was not"
         }
+    }
+}
+
+extension WorkerLaunch {
+    /// The worker's whole environment: nothing of crashwatch's or the crashed program's beyond what
+    /// processing needs. debuginfod only with servers crashwatch was told to use, and a client cache of the
+    /// worker's own, passed as descriptor `debuginfodCache` (`debuginfodCache(uid:gid:)`; without one, no
+    /// server is asked): reached through /proc/self/fd, it needs no path the worker's user could traverse
+    /// or another user could swap.
+    static func environment(debuginfodURLs: [String], deadline: Int64, debuginfodCache: Int32?) -> [String] {
+        var environment = ["PATH=/usr/bin:/bin", "SWIFT_BACKTRACE=enable=no"]
+        if !debuginfodURLs.isEmpty, let debuginfodCache {
+            let seconds = max((deadline - Clock.monotonicNanoseconds()) / 2_000_000_000, 1)
+            environment.append("DEBUGINFOD_URLS=\(debuginfodURLs.joined(separator: " "))")
+            environment.append("DEBUGINFOD_TIMEOUT=\(min(seconds, 30))")
+            environment.append("DEBUGINFOD_CACHE_PATH=/proc/self/fd/\(debuginfodCache)")
+        }
+        return environment
+    }
+
+    /// The debuginfod client cache of a worker reading files as `uid`: `<base>/<uid>`, owned by that user and
+    /// closed to others (made by crashwatch when missing), under `$DEBUGINFOD_CACHE_PATH` of crashwatch's own
+    /// environment, else /var/cache/crashwatch/debuginfod as root, else the user's cache directory — one per
+    /// user, so a worker never reads what a worker of another user's crash left there. nil when none can be had.
+    static func debuginfodCache(uid: UInt32, gid: UInt32) -> OwnedDescriptor? {
+        let environment = ProcessEnvironment.current
+        let base: String
+        if let configured = environment["DEBUGINFOD_CACHE_PATH"], configured.hasPrefix("/") {
+            base = configured
+        } else if SelfProcess.isRoot {
+            base = "/var/cache/crashwatch/debuginfod"
+        } else if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
+            base = cache + "/crashwatch/debuginfod"
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            base = home + "/.cache/crashwatch/debuginfod"
+        } else {
+            return nil
+        }
+        let path = base + "/\(uid)"
+        try? FileSystem.createDirectories(path, permissions: 0o700)
+        return OwnedDescriptor.privateDirectory(path, owner: (uid, gid))
     }
 }

@@ -1,4 +1,4 @@
-// JournalEntry.swift — the journal entry crashwatch writes for each report it puts in the spool, in the manner
+// JournalRecord.swift — the journal entry crashwatch writes for each report it puts in the spool, in the manner
 // of systemd-coredump's: a fixed MESSAGE_ID for every crashwatch record (`journalctl MESSAGE_ID=…` finds them
 // all), a priority by kind, a one-line MESSAGE, and CRASHWATCH_* fields naming the report and the process, so
 // `journalctl CRASHWATCH_EXE=/usr/bin/app` or `-u x.service` leads to the report's file. Only fields a client
@@ -8,7 +8,7 @@ import CrashwatchRender
 import CrashwatchSystem
 
 /// The journal record of one report in the spool.
-enum JournalRecord {
+public enum JournalRecord {
     /// The MESSAGE_ID of every crashwatch record (a random 128-bit id, as journald catalogs expect).
     static let messageID = "d7e5caf9ec8a4875a8d4176d5e7785c8"
 

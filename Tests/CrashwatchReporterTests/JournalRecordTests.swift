@@ -1,7 +1,7 @@
-// JournalEntryTests.swift — the journal record of a report: its fields for Fixtures/example-report.json exactly,
+// JournalRecordTests.swift — the journal record of a report: its fields for Fixtures/example-report.json exactly,
 // the priority by kind, optional fields left out, values the crashed program chose (newlines, length) kept
 // safe, and the record sent to an AF_UNIX datagram socket the test binds and parsed back as journald would.
-@testable import CrashwatchCLI
+@testable import CrashwatchReporter
 import CrashwatchModel
 import CrashwatchSystem
 import Foundation

@@ -1,0 +1,333 @@
+// Reporter.swift — the driver of a live crash from the supervisor's stop to the spool: at the stop, the raw
+// capture and the minimal report (durable before the process is released); after the release, the capture
+// handed to a confined worker (`WorkerLaunch`); when the worker ends, the final report — the worker's frames
+// on the capture's facts — replacing the minimal one, retention, and the journal entry. The supervisor calls
+// it through `SupervisorObserver`; `crashwatch run` makes one and prints nothing else of a crash.
+import CrashwatchCapture
+import CrashwatchModel
+import CrashwatchSpool
+import CrashwatchSupervisor
+import CrashwatchSystem
+import Dispatch
+import FoundationEssentials
+import Synchronization
+
+/// What the reporter was asked to do: where reports go and how crashes are captured and processed.
+public struct ReporterConfiguration: Sendable {
+    public var capture: CaptureOptions
+    public var spool: String
+    public var retention: RetentionPolicy
+    /// Where processing keeps inflated debug files; nil: no cache.
+    public var debugCache: String?
+    /// The version recorded in reports.
+    public var crashwatchVersion: String
+
+    public init(capture: CaptureOptions, spool: String, retention: RetentionPolicy, debugCache: String?, crashwatchVersion: String) {
+        self.capture = capture
+        self.spool = spool
+        self.retention = retention
+        self.debugCache = debugCache
+        self.crashwatchVersion = crashwatchVersion
+    }
+}
+
+/// Captures each crash: the raw capture and a minimal report while the process is held, then the full
+/// report from a confined worker; prints what happened to stderr.
+public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
+    /// Final reports are checked and written on a background thread (`BackgroundWork`), off the tracer thread,
+    /// which must keep answering every traced process's stops; so is a worker's input, once the process is
+    /// released. Only the minimal report is written on the tracer thread: it must be durable before the
+    /// crashed process is released.
+    private let writer = BackgroundWork()
+    /// crashwatch's stderr lines once the command runs. The stream may be the program's too, and a write to
+    /// it can wait for ever (a pipe it filled that nobody reads, a stopped terminal): neither the tracer
+    /// thread, which may be holding a crashed process, nor the writer waits on it.
+    public let lines = LineOutput(fd: 2)
+    /// Journal entries queued on `writer` and not sent yet.
+    private let journalEntries = DispatchGroup()
+    private let configuration: ReporterConfiguration
+    /// The hang report taken of each process, by pid, so that the crash that ends the hang links to it
+    /// (tracer thread only).
+    private var hangReports: [Int32: String] = [:]
+    /// Each memory cgroup's OOM-kill count when last read (tracer thread only): a SIGKILL death after
+    /// which it rose was the OOM killer's.
+    private var oomKillCounts: [String: UInt64] = [:]
+    /// The /proc reads started for the crash whose threads are being stopped (tracer thread only).
+    private var readAhead: CaptureReadAhead?
+    /// Why each process whose threads are being captured at their SIGKILL exit was killed (tracer thread only).
+    private var abnormalExits: [Int32: ExitRecord] = [:]
+
+    public init(configuration: ReporterConfiguration) {
+        self.configuration = configuration
+        // The code and constants loading and start-up touched leave the resident set; the crash path, warmed
+        // up next (and on the helper thread once the command runs), and the event loop bring back what they
+        // use (idle RSS 10.4 -> 9.0 MB).
+        SelfProcess.releaseStartupPages()
+        // A crash's capture, reports and journal entry take megabytes for a moment (tens for a thousand
+        // threads); a supervisor that lives on after it (a forking server's worker crashed) gives them back.
+        SelfProcess.returnFreedMemoryPromptly()
+        LiveCapture.prepare()
+        if let count = CgroupMemory.oomKills(of: SelfProcess.pid) { oomKillCounts[count.cgroup] = count.kills }
+    }
+
+    public func supervisorStarted() {
+        // Not before: a thread started then would un-ignore signal 33 for the command (TransparencyTests).
+        LiveCapture.startHelper()
+        writer.start()
+        lines.start()
+    }
+
+    public func supervisorStopping(_ crash: DetectedCrash) {
+        readAhead = LiveCapture.readAhead(crash, options: configuration.capture)
+    }
+
+    public func supervisorWarning(_ line: String) {
+        lines.write(line + "\n")
+    }
+
+    /// What the reporter keeps for a job: the capture, where its report goes, and the worker's files.
+    private final class JobState: @unchecked Sendable {
+        let capture: RawCapture
+        let table: ImageTable
+        let name: ReportFileName
+        let launch: WorkerLaunch
+        /// The line printed when the minimal report could not be written: not printed twice.
+        let minimalFailure: String?
+        /// The minimal report, which readers leave be until the final report replaces it.
+        let pending: PendingReport?
+        /// Why the worker's input could not be finished (then the worker ends without reading it).
+        let inputFailure = Mutex<String?>(nil)
+
+        init(capture: RawCapture, table: ImageTable, name: ReportFileName, launch: WorkerLaunch, minimalFailure: String?,
+             pending: PendingReport?) {
+            self.capture = capture
+            self.table = table
+            self.name = name
+            self.launch = launch
+            self.minimalFailure = minimalFailure
+            self.pending = pending
+        }
+    }
+
+    public func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob? {
+        // A SIGKILL death seen at the exit stops had its line from `supervisorSawAbnormalExit`.
+        let exit = crash.seenAtExit ? abnormalExits.removeValue(forKey: crash.pid) : nil
+        if exit == nil { lines.write((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n") }
+        let deadline = stopped.deadlineNanoseconds
+        let inProgress: CaptureInProgress
+        do {
+            let ahead = readAhead
+            readAhead = nil
+            inProgress = try LiveCapture.begin(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
+                                               hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit,
+                                               readAhead: ahead)
+        } catch {
+            lines.write("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
+            return nil
+        }
+        let essentials = inProgress.capture
+        let table = inProgress.table
+        if crash.hang != nil { hangReports[crash.pid] = essentials.reportID }
+        let name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: essentials.process.executable,
+                                  id: UUID(uuidString: essentials.reportID) ?? UUID())
+        // The names and the memory on the helper thread; meanwhile here the minimal report, which has neither:
+        // durable before the process is released, so that whatever happens to processing, this crash is on disk.
+        let helper = inProgress.helper
+        let memory = inProgress.copyMemory(on: helper)
+        let restricted = essentials.credentials?.isPrivileged ?? false
+        let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: configuration.crashwatchVersion, table: table), name: name, final: false,
+                            restricted: restricted)
+        if !written.ok { lines.write(written.line + "\n") }
+        // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is the
+        // last one, and says why.
+        func endMinimal(_ why: String) -> ProcessingJob? {
+            let final = write(bytes: minimalBytes(essentials, why: why), name: name, restricted: restricted)
+            lines.write((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
+            return nil
+        }
+        // At the deadline the process is released whatever happens.
+        guard let copied = memory.wait(until: deadline), let captured = copied else {
+            return endMinimal("the process's memory was not copied before the capture deadline")
+        }
+        do {
+            return try startProcessing(captured, table: table, name: name, minimal: written, deadline: deadline)
+        } catch {
+            return endMinimal("no file for the processing worker's report: \(error)")
+        }
+    }
+
+    /// The job that processes `captured` once the process is released: a worker (`WorkerLaunch`) whose input
+    /// the writer finishes and seals meanwhile. `minimal`: how the minimal report's write went.
+    private func startProcessing(_ captured: CapturedCrash, table: ImageTable, name: ReportFileName, minimal written: WriteOutcome,
+                                 deadline: Int64) throws(SystemError) -> ProcessingJob {
+        let capture = captured.capture
+        let identity = WorkerLaunch.identity(for: capture.credentials)
+        let gate = try WorkerGate()
+        let launch = try WorkerLaunch(input: captured.file, imageFiles: captured.imageFiles, capture: capture, identity: identity,
+                                      deadlineNanoseconds: deadline, debuginfodURLs: configuration.capture.debuginfodURLs,
+                                      cache: WorkerLaunch.mayUseDebugCache(identity) ? debugCacheDirectory(for: identity) : nil,
+                                      gate: gate.workerEnd)
+        var limits = launch.limits
+        // Beside the programs crashwatch traces: their stops must not wait on processing. Not under a seccomp
+        // filter, which might kill the worker for the `sched_setscheduler`.
+        limits.background = SelfProcess.hasNoSeccompFilter
+        let state = JobState(capture: capture, table: table, name: name, launch: launch,
+                             minimalFailure: written.ok ? nil : written.line, pending: written.pending)
+        // The capture's metadata needs nothing of the process: the writer encodes it into the worker's input
+        // while the process is let go and the worker starts, seals it (the worker can change nothing of it)
+        // and opens the worker's gate once it is there; this thread goes back to the other processes.
+        let finishInput: @Sendable () -> Void = {
+            do {
+                try captured.complete()
+                try MemoryFile.seal(captured.file)
+                gate.open(proceed: true)
+            } catch {
+                state.inputFailure.withLock { $0 = "cannot write the capture for the worker: \(error)" }
+                gate.open(proceed: false)
+            }
+        }
+        writer.async(finishInput)
+        return ProcessingJob(arguments: launch.arguments, descriptors: launch.descriptors, standardError: launch.errors,
+                             environment: launch.environment, limits: limits, deadlineNanoseconds: deadline, context: state)
+    }
+
+    public func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
+        guard let state = job.context as? JobState else { return }
+        let holdNanoseconds = job.holdNanoseconds
+        writer.async { self.finish(state, outcome: outcome, holdNanoseconds: holdNanoseconds) }
+    }
+
+    /// How long crashwatch, about to exit, waits for its stderr lines to be written: a stream nobody reads
+    /// must not keep it (and the service it runs) from ending as the program did.
+    public static let linesFlushNanoseconds: Int64 = 2_000_000_000
+
+    /// Writes what is left of crashwatch's stderr lines, waiting at most `linesFlushNanoseconds`.
+    public func flushLines() {
+        lines.flush(until: Clock.monotonicNanoseconds() + Self.linesFlushNanoseconds)
+    }
+
+    /// Waits until every final report is written and its journal entry sent (before crashwatch exits).
+    public func finishWriting() {
+        // Every final write has run once the queue is empty up to here, and each entered `journalEntries`
+        // for the entry it queued behind itself.
+        writer.drain()
+        journalEntries.wait()
+    }
+
+    /// The final report: the worker's frames on the capture's facts, or what is left when it failed.
+    private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
+        var capture = state.capture
+        capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
+        let failure = state.inputFailure.withLock { $0 }.map { "the processing worker could not start: \($0)" }
+            ?? WorkerLaunch.failure(of: outcome)
+        let (report, _) = state.launch.finalReport(capture: capture, table: state.table, failure: failure,
+                                                   deadlineExceeded: outcome == .deadlinePassed,
+                                                   crashwatchVersion: configuration.crashwatchVersion)
+        let written = write(report, name: state.name, final: true, restricted: capture.credentials?.isPrivileged ?? false)
+        if written.line != state.minimalFailure { lines.write(written.line + "\n") }
+    }
+
+    /// The debug-file cache directory, created (0700) on first use; nil when off or not crashwatch's own.
+    /// Under root it belongs to the dedicated user, whose workers (crashes of root's processes) fill it.
+    private func debugCacheDirectory(for identity: WorkerIdentity?) -> OwnedDescriptor? {
+        guard let path = configuration.debugCache else { return nil }
+        let owner = identity.map { ($0.ownerUID, $0.ownerGID) } ?? (effectiveUserID, effectiveGroupID)
+        if let directory = OwnedDescriptor.privateDirectory(path, owner: owner) { return directory }
+        try? FileSystem.createDirectories(path, permissions: 0o700)
+        return OwnedDescriptor.privateDirectory(path, owner: owner)
+    }
+
+    /// A SIGKILL death becomes an `abnormalExit` report: with its threads' stacks when they are stopped at their
+    /// exit (returns true: the capture follows), else without threads. When the OOM killer did it, nothing
+    /// more is read before the process is let go: its memory cgroup is full, and crashwatch runs in it too.
+    public func supervisorSawAbnormalExit(_ exit: AbnormalExit) -> Bool {
+        let oom = CgroupMemory.oomKills(of: exit.pid)
+        var record = ExitRecord(reason: "signal", source: "inferred", evidence: nil)
+        if let oom {
+            let before = oomKillCounts[oom.cgroup] ?? 0
+            oomKillCounts[oom.cgroup] = oom.kills
+            if oom.kills > before {
+                record = ExitRecord(reason: "memory", source: "platform",
+                                    evidence: "memory cgroup \(oom.cgroup): oom_kill \(before) -> \(oom.kills)")
+            }
+        }
+        lines.write(CrashLine.abnormalExit(exit, reason: record) + "\n")
+        if exit.threadsStopped && record.reason != "memory" {
+            abnormalExits[exit.pid] = record
+            return true
+        }
+        var process: ProcessRecord
+        if record.reason == "memory" {
+            // One small read of /proc/PID/status for who it was (retention trusts reports by their uid).
+            let cgroup = oom?.info
+            let status = try? ProcFS.threadStatus(exit.pid)
+            process = ProcessRecord(pid: exit.pid, ppid: status?.ppid ?? 0, executable: exit.executable, commandLine: [],
+                                    uid: status?.uids.first ?? 0, gid: status?.gids.first ?? 0,
+                                    comm: status?.name ?? "", cgroup: cgroup?.path, systemdUnit: cgroup?.unit)
+        } else {
+            process = LiveCapture.processRecord(pid: exit.pid, through: exit.pid, options: configuration.capture)
+            if process.executable.isEmpty { process.executable = exit.executable }
+        }
+        let report = AbnormalExitReport.build(pid: exit.pid, timeNanoseconds: exit.timeNanoseconds, signal: exit.signal,
+                                              process: process, exit: record, crashwatchVersion: configuration.crashwatchVersion,
+                                              runID: configuration.capture.runID)
+        let name = ReportFileName(timeNanoseconds: exit.timeNanoseconds, pid: exit.pid, executable: process.executable,
+                                  id: UUID(uuidString: report.id) ?? UUID())
+        writer.async { self.lines.write(self.write(report, name: name, final: true).line + "\n") }
+        return false
+    }
+
+    private func minimalBytes(_ capture: RawCapture, why: String) -> [UInt8] {
+        (try? ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: configuration.crashwatchVersion,
+                                            extraSoftErrors: [SoftError(stage: "processing", message: why)],
+                                            limit: capture.options.reportByteLimit)) ?? []
+    }
+
+    /// What a report write did: whether it worked, the line to print, and for a minimal report that its full
+    /// report will replace, what keeps readers from claiming it meanwhile (`Spool.writePending`).
+    struct WriteOutcome {
+        let ok: Bool
+        let line: String
+        var pending: PendingReport?
+    }
+
+    /// Encodes and writes `report`: a minimal one while its process is held (`final` false: pending, no
+    /// retention), or the last version of a report (see `write(bytes:name:final:restricted:)`).
+    private func write(_ report: CrashReport, name: ReportFileName, final: Bool, restricted: Bool = false) -> WriteOutcome {
+        do {
+            return write(bytes: try ReportSizeLimit.encode(report, limit: configuration.capture.reportByteLimit), name: name,
+                         final: final, restricted: restricted)
+        } catch {
+            return WriteOutcome(ok: false, line: "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
+        }
+    }
+
+    /// Writes (or replaces: same name, same report id) the report. A `final` one gets retention and, after it,
+    /// the journal entry (not while the crashed process is held); any other is pending: readers leave it be
+    /// until the final one replaces it, or crashwatch dies. `restricted`: the report of a process the kernel
+    /// protects from its own user (`Spool.write(bytes:name:restricted:)`).
+    private func write(bytes: [UInt8], name: ReportFileName, final: Bool = true, restricted: Bool = false) -> WriteOutcome {
+        do {
+            let spool = try Spool(path: configuration.spool)
+            guard final else {
+                let pending = try spool.writePending(bytes: bytes, name: name, restricted: restricted)
+                return WriteOutcome(ok: true, line: "crashwatch: report written to \(pending.path)", pending: pending)
+            }
+            let path = try spool.write(bytes: bytes, name: name, restricted: restricted)
+            _ = try? spool.prune(policy: configuration.retention, protecting: name)
+            // One structured journal entry per final report (none for the minimal one it replaces); without a
+            // journal the stderr lines are the record. Queued behind this write (final reports are written on
+            // `writer`), so decoding the report's headline for it does not delay the line saying it is written.
+            journalEntries.enter()
+            writer.async {
+                _ = JournalRecord.send(reportBytes: bytes, path: path)
+                // The last of a report's work: what its capture, worker output and decode left free goes back.
+                SelfProcess.returnFreePages()
+                self.journalEntries.leave()
+            }
+            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)")
+        } catch {
+            return WriteOutcome(ok: false, line: "crashwatch: \(error)")
+        }
+    }
+}
