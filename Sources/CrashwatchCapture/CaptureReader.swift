@@ -1,0 +1,339 @@
+// CaptureReader.swift — one live capture's reading state: the process's memory read through a thread that
+// lives, every mapping checked against what may be read (never a page of a FUSE file), stacks planned and
+// copied from the stack pointer within the per-thread and per-capture caps, images identified from their
+// headers in memory, and the bytes and files of images whose file is gone. Every length read from the
+// process is checked before use.
+import CrashwatchModel
+import CrashwatchSupervisor
+import CrashwatchSymbols
+import CrashwatchSystem
+import FoundationEssentials
+
+/// A stack to copy: which thread (its index among the capture's threads), where, and how much of how much.
+struct StackPlan {
+    let index: Int
+    let tid: Int32
+    let low: UInt64
+    let length: UInt64
+    let wanted: UInt64
+}
+
+/// One capture's reading state.
+struct CaptureReader {
+    let pid: Int32
+    /// A live thread of the process (the crashed one) through which its memory and /proc files are read:
+    /// the thread-group leader may have exited (pthread_exit) and a zombie leader reads as empty.
+    let through: Int32
+    /// Its memory (nil when it could not be opened: nothing is read then).
+    let memory: ProcessMemory?
+    let options: CaptureOptions
+    let deadline: Int64
+    let mapsText: String
+    let auxv: [UInt8]
+    let table: ImageTable
+    var softErrors: [SoftError] = []
+    var capturedBytes = 0
+    /// Captured [start, end) ranges, so a stack shared by two records is copied once.
+    var captured: [Range<UInt64>] = []
+    /// A reusable read buffer: regions are copied through it into the capture file.
+    var buffer = [UInt8](repeating: 0, count: 64 << 10)
+
+    /// Bytes below the stack pointer a leaf function may use without moving it (x86-64's red zone).
+    static let redZone: UInt64 = Architecture.host == .x86_64 ? 128 : 0
+
+    init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64, maps: MapsReading, unreadable: UnreadableFiles) {
+        self.pid = pid
+        self.through = through
+        memory = ProcessMemory(through: through)
+        self.options = options
+        self.deadline = deadline
+        mapsText = maps.text
+        auxv = maps.auxv
+        table = maps.table
+        softErrors = maps.softErrors
+        self.unreadable = unreadable
+        imageCandidates = maps.table.images.prefix(Self.maximumImages).filter { image in
+            (image.kind == .file || image.kind == .memfd || image.kind == .vdso)
+                && !image.path.hasPrefix("/dev/") && !image.path.hasPrefix("/SYSV")
+        }
+    }
+
+    /// Mappings never read: pages of files on FUSE file systems (see `UnreadableFiles`).
+    let unreadable: UnreadableFiles
+
+    /// Whether `mapping` is no such page.
+    func mayRead(_ mapping: MemoryMapping) -> Bool { !unreadable.contains(mapsDevice: mapping.device) }
+
+    /// Whether none of `image`'s mappings is such a page.
+    func mayRead(_ image: LoadedImage) -> Bool { image.mappings.allSatisfy(mayRead) }
+
+    /// Whether `mapping` may be read; a soft error (in `stage`) naming it when not.
+    mutating func mayRead(_ mapping: MemoryMapping, what: String, stage: String = "images", tid: Int32? = nil) -> Bool {
+        guard !mayRead(mapping) else { return true }
+        softErrors.append(SoftError(stage: stage, tid: tid, image: mapping.path.isEmpty ? nil : mapping.path, message:
+            "\(what) not read: a file on a FUSE file system, whose server could stall the read for ever"))
+        return false
+    }
+
+    var remainingBytes: Int { max(options.captureBytes - capturedBytes, 0) }
+
+    // MARK: Stacks
+
+    /// What to copy of the stack `sp` is in: from below the red zone up to the end of its mapping, at most
+    /// the per-thread cap (reserved against the total cap now). A stack pointer in a guard page (a stack
+    /// overflow) or just below a mapping starts at the next readable mapping above it.
+    mutating func planStack(near sp: UInt64, tid: Int32) -> StackPlan? {
+        guard let mapping = table.mappings.first(where: { $0.end > sp && $0.permissions.isReadable && $0.start <= sp &+ 65536 }) else {
+            softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack pointer \(hex(sp)) is not in readable memory"))
+            return nil
+        }
+        guard mayRead(mapping, what: "the stack at \(hex(sp))", stage: "stack", tid: tid) else { return nil }
+        let low = max(mapping.start, sp >= Self.redZone ? sp - Self.redZone : 0)
+        if captured.contains(where: { $0.contains(low) }) { return nil }
+        let wanted = mapping.end - low
+        let allowed = UInt64(min(options.stackBytesPerThread, remainingBytes - plannedBytes))
+        let length = min(wanted, allowed)
+        if length == 0 {
+            softErrors.append(SoftError(stage: "stack", tid: tid, message: "capture byte limit (\(options.captureBytes)) reached: stack not captured"))
+            return nil
+        }
+        captured.append(low..<(low + length))
+        plannedBytes += Int(length)
+        return StackPlan(index: -1, tid: tid, low: low, length: length, wanted: wanted)
+    }
+
+    /// Copies planned stacks in batches — a read per stack and one write each — falling back to a
+    /// range at a time where a stack cannot be read whole. Returns, per plan copied, its thread's index,
+    /// the range captured and whether a cap cut it.
+    mutating func copyStacks(_ plans: [StackPlan], writer: inout RawCaptureWriter) -> [(Int, Range<UInt64>, Bool)] {
+        var results: [(Int, Range<UInt64>, Bool)] = []
+        var start = 0
+        while start < plans.count {
+            // A batch: up to 512 stacks and 8 MiB, each behind a 16-byte region header and padded to 8.
+            var end = start, size = 0
+            while end < plans.count, end - start < 512, size + 16 + Int(plans[end].length) + 8 <= Self.batchBytes || end == start {
+                size += 16 + Int(plans[end].length) + 8
+                end += 1
+            }
+            let batch = Array(plans[start..<end])
+            start = end
+            if batch.count == 1 && Int(batch[0].length) + 24 > Self.batchBytes {
+                plannedBytes -= Int(batch[0].length)
+                let got = copy(batch[0].low, length: batch[0].length, writer: &writer)
+                if got > 0 { results.append((batch[0].index, batch[0].low..<(batch[0].low + got), batch[0].length < batch[0].wanted)) }
+                continue
+            }
+            var bytes = [UInt8](repeating: 0, count: size)
+            var offsets: [Int] = []
+            var complete = 0
+            bytes.withUnsafeMutableBytes { raw in
+                var ranges: [(address: UInt64, buffer: UnsafeMutableRawBufferPointer)] = []
+                var at = 0
+                for plan in batch {
+                    offsets.append(at)
+                    ranges.append((plan.low, UnsafeMutableRawBufferPointer(rebasing: raw[at + 16..<at + 16 + Int(plan.length)])))
+                    at += 16 + Int(plan.length) + (8 - Int(plan.length) % 8) % 8
+                }
+                var left = memory?.read(ranges: ranges) ?? 0
+                for plan in batch where left >= Int(plan.length) {
+                    left -= Int(plan.length)
+                    complete += 1
+                }
+                for (number, plan) in batch.prefix(complete).enumerated() {
+                    raw.storeBytes(of: plan.low.littleEndian, toByteOffset: offsets[number], as: UInt64.self)
+                    raw.storeBytes(of: plan.length.littleEndian, toByteOffset: offsets[number] + 8, as: UInt64.self)
+                }
+            }
+            if complete > 0 {
+                let last = batch[complete - 1]
+                let used = offsets[complete - 1] + 16 + Int(last.length) + (8 - Int(last.length) % 8) % 8
+                do {
+                    try writer.appendRegions(bytes[..<used], regionCount: complete)
+                    for plan in batch.prefix(complete) {
+                        plannedBytes -= Int(plan.length)
+                        capturedBytes += Int(plan.length)
+                        results.append((plan.index, plan.low..<(plan.low + plan.length), plan.length < plan.wanted))
+                    }
+                } catch {
+                    softErrors.append(SoftError(stage: "capture", message: "cannot write the capture file"))
+                }
+            }
+            // The rest of the batch one range at a time: a stack that runs into unreadable memory keeps
+            // what could be read.
+            for plan in batch.dropFirst(complete) {
+                plannedBytes -= Int(plan.length)
+                let got = copy(plan.low, length: plan.length, writer: &writer)
+                if got > 0 {
+                    results.append((plan.index, plan.low..<(plan.low + got), plan.length < plan.wanted || got < plan.length))
+                } else {
+                    softErrors.append(SoftError(stage: "stack", tid: plan.tid, message: "stack at \(hex(plan.low)) is not readable"))
+                }
+            }
+        }
+        return results
+    }
+
+    static let batchBytes = 8 << 20
+    /// Stack bytes planned but not yet copied (reserved against the total cap).
+    var plannedBytes = 0
+
+    /// Copies the used part of the stack `sp` is in right away (a fault's own stack).
+    @discardableResult
+    mutating func captureStack(near sp: UInt64, tid: Int32, writer: inout RawCaptureWriter) -> (Range<UInt64>, Bool)? {
+        guard let plan = planStack(near: sp, tid: tid) else { return nil }
+        plannedBytes -= Int(plan.length)
+        let low = plan.low, length = plan.length, wanted = plan.wanted
+        let got = copy(low, length: length, writer: &writer)
+        if got == 0 {
+            softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack at \(hex(low)) is not readable"))
+            return nil
+        }
+        let range = low..<(low + got)
+        return (range, length < wanted)
+    }
+
+    /// Copies [address, address + length) of the process into the capture; returns the bytes copied
+    /// (fewer when memory ends early).
+    mutating func copy(_ address: UInt64, length: UInt64, writer: inout RawCaptureWriter) -> UInt64 {
+        var done: UInt64 = 0
+        let chunk = UInt64(buffer.count - 24)
+        while done < length {
+            if Clock.monotonicNanoseconds() >= deadline {
+                softErrors.append(SoftError(stage: "deadline", message: "capture deadline passed while copying memory at \(hex(address &+ done))"))
+                break
+            }
+            let want = Int(min(chunk, length - done))
+            var failed = false
+            let got = buffer.withUnsafeMutableBytes { raw -> Int in
+                // Read after a 16-byte gap for the region header, so the region goes out in one write.
+                let got = memory?.read(address: address &+ done, into: UnsafeMutableRawBufferPointer(rebasing: raw[16..<16 + want])) ?? 0
+                guard got > 0 else { return 0 }
+                do {
+                    try writer.appendRegion(address: address &+ done, inPlace: raw, count: got)
+                } catch {
+                    failed = true
+                    return 0
+                }
+                return got
+            }
+            if failed {
+                softErrors.append(SoftError(stage: "capture", message: "cannot write the capture file"))
+                break
+            }
+            if got == 0 { break }
+            done += UInt64(got)
+            capturedBytes += got
+            if got < want { break }
+        }
+        return done
+    }
+
+    // MARK: Images
+
+    /// The images a capture identifies: file-backed, memfd and the vdso (shared anonymous memory, System V
+    /// segments and device mappings are file-backed but never ELF images).
+    let imageCandidates: [LoadedImage]
+
+    /// Every image's identity (build-id, architecture, package) from the process's memory, one record per
+    /// `imageCandidates` entry.
+    mutating func identifyImages() -> [RawImage] {
+        var records: [RawImage] = []
+        // Headers and notes are nearly always in an image's first page: those of every image in one read.
+        let firstPages = memory?.read(addresses: imageCandidates.filter(mayRead).compactMap(\.baseAddress),
+                                      count: Self.pageSize) ?? [:]
+        for image in imageCandidates {
+            var record = RawImage(start: image.start)
+            if let unreadableMapping = image.mappings.first(where: { !mayRead($0) }) {
+                _ = mayRead(unreadableMapping, what: "the image's memory")
+            } else if let base = image.baseAddress, let identity = identify(base: base, firstPage: firstPages[base]) {
+                record.buildID = identity.buildID.map(Hex.string)
+                record.architecture = identity.architecture
+                record.package = identity.package
+            } else if image.kind != .vdso {
+                softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the process's memory"))
+            }
+            records.append(record)
+        }
+        if table.images.count > Self.maximumImages {
+            softErrors.append(SoftError(stage: "images", message: "\(table.images.count) images mapped; only the first \(Self.maximumImages) were identified"))
+        }
+        return records
+    }
+
+    /// For the images of `records` (from `identifyImages`) whose file is gone or is no file (deleted, memfd,
+    /// vdso): their non-writable bytes, and for deleted and memfd images the file itself through /proc.
+    /// Returns the files opened, which `RawImage.descriptor` indexes.
+    mutating func copyImages(_ records: inout [RawImage], writer: inout RawCaptureWriter) -> [OwnedDescriptor] {
+        var files: [OwnedDescriptor] = []
+        let executable = ProcFS.readLink("/proc/\(through)/exe").map { InAppRule.deletedSuffixRemoved($0).path }
+        for (index, image) in imageCandidates.enumerated() where index < records.count {
+            guard mayRead(image) else { continue }
+            let gone = image.isDeleted || image.kind == .memfd
+            if gone || image.kind == .vdso {
+                records[index].copied = copyImage(image, writer: &writer)
+            }
+            if gone, files.count < Self.maximumImageFiles, let file = openMappedFile(image, isExecutable: image.path == executable) {
+                records[index].descriptor = files.count
+                files.append(file)
+            }
+        }
+        return files
+    }
+
+    static let maximumImages = 8192
+    static let maximumImageFiles = 64
+
+    /// Copies an image's readable, non-writable mappings (headers, code, unwind tables, dynamic symbols).
+    mutating func copyImage(_ image: LoadedImage, writer: inout RawCaptureWriter) -> Bool {
+        var copiedAll = true
+        for mapping in image.mappings where mapping.permissions.isReadable && !mapping.permissions.isWritable {
+            let length = min(mapping.size, UInt64(remainingBytes))
+            if length < mapping.size {
+                softErrors.append(SoftError(stage: "images", image: image.path, message: "capture byte limit (\(options.captureBytes)) reached: image bytes not copied"))
+                copiedAll = false
+            }
+            if length == 0 { break }
+            if copy(mapping.start, length: length, writer: &writer) < length { copiedAll = false }
+        }
+        return copiedAll
+    }
+
+    /// The file behind a deleted or memfd image, through the kernel's own link to the mapped inode:
+    /// /proc/PID/exe for the executable, /proc/PID/map_files for the rest (root only). Never blocks.
+    func openMappedFile(_ image: LoadedImage, isExecutable: Bool) -> OwnedDescriptor? {
+        var paths: [String] = []
+        if isExecutable { paths.append("/proc/\(through)/exe") }
+        if let first = image.mappings.first {
+            paths.append("/proc/\(through)/map_files/\(String(first.start, radix: 16))-\(String(first.end, radix: 16))")
+        }
+        for path in paths {
+            if let file = try? UntrustedFile.open(path, followLinks: true) { return file }
+        }
+        return nil
+    }
+
+    /// Build-id, architecture and package note from the ELF header and notes in the process's memory.
+    /// Every field read is checked: a corrupt header yields nil, never a huge read or a trap.
+    /// `firstPage`, when given, is the image's first `pageSize` bytes, read already: what lies in it is not read again.
+    func identify(base: UInt64, firstPage: [UInt8]?) -> ImageIdentity? {
+        ImageIdentity.read(base: base) { address, count in
+            if let page = firstPage, address >= base, count <= page.count, address - base <= UInt64(page.count - count) {
+                let offset = Int(address - base)
+                return Array(page[offset..<offset + count])
+            }
+            return memory?.read(address: address, count: count) ?? []
+        }
+    }
+
+    static let pageSize = 4096
+
+    /// aarch64 only: the code-pointer PAC mask, when the thread uses pointer authentication.
+    func pointerAuthenticationMask(tid: Int32) -> UInt64? {
+        guard Architecture.host == .aarch64,
+              let bytes = try? Ptrace.registerSet(tid, noteType: Int32(PointerAuthenticationMask.noteType), capacity: 16),
+              let mask = try? RegisterDecoder.decodePointerAuthenticationMask(bytes) else { return nil }
+        return mask.instructionMask
+    }
+
+    static let maximumArguments = 4096
+}

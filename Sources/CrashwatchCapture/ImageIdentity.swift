@@ -1,0 +1,50 @@
+// ImageIdentity.swift — what an image's ELF header and notes in a process's memory (or a core's) say about
+// it: build-id, architecture and `.note.package` metadata, every length bounded.
+import CrashwatchModel
+import CrashwatchSupervisor
+import CrashwatchSymbols
+import CrashwatchSystem
+import FoundationEssentials
+
+/// What an image's ELF header and notes say about it.
+struct ImageIdentity {
+    var buildID: [UInt8]?
+    var architecture: Architecture?
+    var package: PackageRecord?
+
+    static let headerByteLimit = 64 << 10
+    static let noteByteLimit = 64 << 10
+
+    /// The identity of the image whose ELF header is at `base` in a process's memory, read through `read`
+    /// (address, count → the bytes that could be read): nil without a build-id. Every length is bounded.
+    static func read(base: UInt64, _ read: (UInt64, Int) -> [UInt8]) -> ImageIdentity? {
+        var bytes = read(base, ELFHeaderInfo.fileHeaderSize)
+        var header: ELFHeaderInfo
+        do {
+            header = try ELFHeaderInfo.parse(bytes)
+        } catch .truncated(_, let needed, _) {
+            guard needed > 0, needed <= headerByteLimit else { return nil }
+            bytes = read(base, needed)
+            guard let full = try? ELFHeaderInfo.parse(bytes) else { return nil }
+            header = full
+        } catch {
+            return nil
+        }
+        guard let bias = header.loadBias(imageBase: base) else { return nil }
+        var notes: [ELFNote] = []
+        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= UInt64(noteByteLimit) {
+            notes += ELFNotes.parseNotes(read(bias &+ segment.virtualAddress, Int(segment.size)), alignment: segment.alignment)
+        }
+        let identity = ImageIdentity(notes: notes, architecture: header.architecture)
+        return identity.buildID == nil ? nil : identity
+    }
+
+    /// Reads the build-id and the `.note.package` metadata (JSON) from an image's notes.
+    init(notes: [ELFNote], architecture: Architecture?) {
+        self.buildID = ELFNotes.buildID(in: notes)
+        self.architecture = architecture
+        self.package = ELFNotes.packageMetadataJSON(in: notes).flatMap { json in
+            try? JSONDecoder().decode(PackageRecord.self, from: Data(json.utf8))
+        }
+    }
+}
