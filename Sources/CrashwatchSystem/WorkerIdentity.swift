@@ -142,3 +142,19 @@ public struct ProcessCredentials: Codable, Sendable, Equatable {
                                   permittedCapabilities: status.permittedCapabilities, dumpable: dumpable)
     }
 }
+
+/// The calling process's effective user id.
+public var effectiveUserID: UInt32 { geteuid() }
+
+/// The calling process's effective group id.
+public var effectiveGroupID: UInt32 { getegid() }
+
+/// The id of the group named `name` in the system's group database, or nil when there is none.
+public func groupID(named name: String) -> UInt32? {
+    var group = Glibc.group()
+    var result: UnsafeMutablePointer<Glibc.group>?
+    var buffer = [CChar](repeating: 0, count: 16_384)
+    let status = getgrnam_r(name, &group, &buffer, buffer.count, &result)
+    guard status == 0, result != nil else { return nil }
+    return group.gr_gid
+}
