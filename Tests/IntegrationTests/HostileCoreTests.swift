@@ -122,18 +122,22 @@ import Testing
         let directory = try attackerCores()
         // The worker unwinds 4,096 threads for seconds; a watcher kills it — the only `crashwatch __process`
         // whose parent is this shell's pid, which exec makes crashwatch.
+        // The watcher ends with crashwatch (a zombie or gone): it holds descriptors of the test runner's, which
+        // wait for it otherwise. It looks at crashwatch's own children only (/proc/PID/task/*/children).
         let watcher = """
-            ( i=0; while [ $i -lt 1000 ]; do for p in /proc/[0-9]*; do \
-                c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); set -- $(cat $p/stat 2>/dev/null); \
-                case "$c" in "crashwatch __process "*) if [ "$4" = "$$" ]; then kill -9 $1; exit 0; fi;; esac; \
-              done; i=$((i+1)); sleep 0.02; done ) &
+            ( while [ -e /proc/$$/stat ] && [ "$(cut -d' ' -f3 /proc/$$/stat)" != Z ]; do \
+                for c in $(cat /proc/$$/task/*/children 2>/dev/null); do \
+                  case "$(tr '\\0' ' ' < /proc/$c/cmdline 2>/dev/null)" in "crashwatch __process "*) kill -9 $c; exit 0;; esac; \
+                done; sleep 0.01; done ) &
             """
         let output = "\(directory.path)/analyzed.json"
         let analyzed = try run("/bin/sh", ["-c", watcher + " exec '\(Paths.crashwatch)' analyze-core -o '\(output)' '\(directory.path)/notes.core'"])
         #expect(analyzed.termination == .exited(0), "\(analyzed.stderr)")
-        #expect(analyzed.stderr.contains("the report is minimal"), "\(analyzed.stderr)")
+        #expect(analyzed.stderr.contains("the report is not complete"), "\(analyzed.stderr)")
         let minimal = try report(at: output)
-        #expect((minimal["diagnostics"] as? [String: Any])?["processing"] as? String == "minimal")
+        // Killed before or after it handed over its unwound stacks: the report is what it had, never complete.
+        let processing = (minimal["diagnostics"] as? [String: Any])?["processing"] as? String
+        #expect(processing == "minimal" || processing == "unwound", "\(processing ?? "none")")
         let errors = minimal["softErrors"] as? [[String: Any]] ?? []
         #expect(errors.contains { $0["stage"] as? String == "processing" && ($0["message"] as? String)?.contains("worker") == true }, "\(errors)")
         #expect((minimal["threads"] as? [Any])?.count == 4096)
