@@ -2,6 +2,9 @@
 #
 #   make demo    install what is missing, build, crash a bundled fixture under crashwatch
 #   make test    install what is missing, build, run the whole test suite
+#   make unit    the unit-test targets only (Crashwatch*Tests: no IntegrationTests, no network, no root),
+#                offline, under a minute once built. One target, suite or test by regular expression:
+#                swift build --build-tests && swift test --skip-build --filter 'RunOptionsTests/killDuringWrite'
 #   make test-ship  the `crashwatch ship` suite (Tests/shipping) against the debug binary
 #   make build   release binary at .build/release/crashwatch, the Swift runtime linked in statically
 #   make bench   benchmarks (see BENCHMARKS.md)
@@ -23,9 +26,16 @@ DEBS += debootstrap debian-archive-keyring libsystemd-dev util-linux
 DEBS += qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 # elfutils' own aarch64 test core (tests/backtrace.aarch64.core and its executable) from the elfutils
 # source Debian 12 ships, fetched once into $(ELFUTILS_CORES) and checked by sha256: `make elfutils-cores`.
-DEBS += curl bzip2
+# apt-get source fetches it from the archive this machine's apt uses (scripts/debian_mirror.py reads it
+# from /etc/apt; the repository names no mirror), through a private apt state in $(ELFUTILS_APT) that
+# holds one deb-src entry: the machine's own apt configuration and lists are left alone.
+DEBS += bzip2
 ELFUTILS_CORES := .build/elfutils-tests
-ELFUTILS_ORIG := https://deb.debian.org/debian/pool/main/e/elfutils/elfutils_0.188.orig.tar.bz2
+ELFUTILS_VERSION := 0.188
+ELFUTILS_APT := .build/elfutils-apt
+ELFUTILS_APT_OPTS = -qq -o Dir::Etc::SourceList=$(CURDIR)/$(ELFUTILS_APT)/sources.list -o Dir::Etc::SourceParts=/dev/null \
+  -o Dir::State::Lists=$(CURDIR)/$(ELFUTILS_APT)/lists -o Dir::Cache=$(CURDIR)/$(ELFUTILS_APT)/cache \
+  -o APT::Sandbox::User=root
 # ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl and installs the
 # receiver's Python dependency with pip (see pydeps).
 DEBS += libcurl4-openssl-dev openssl python3-pip
@@ -48,7 +58,7 @@ PREFIX ?= /usr/local
 # The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
 WORKER_USER := crashwatch-worker
 
-.PHONY: all deps pydeps elfutils-cores bench-deps build debug fixtures test test-systemd test-ship demo bench install clean
+.PHONY: all deps pydeps elfutils-cores bench-deps build debug fixtures test unit test-systemd test-ship demo bench install clean
 
 all: build
 
@@ -84,10 +94,14 @@ fixtures: deps
 elfutils-cores: $(ELFUTILS_CORES)/backtrace.aarch64.core
 
 $(ELFUTILS_CORES)/backtrace.aarch64.core: | deps
-	@mkdir -p $(ELFUTILS_CORES)
-	curl -fsSL $(ELFUTILS_ORIG) | tar -xjf - -C $(ELFUTILS_CORES) --no-same-owner --strip-components=2 \
-	  elfutils-0.188/tests/backtrace.aarch64.core.bz2 elfutils-0.188/tests/backtrace.aarch64.exec.bz2
+	@rm -rf $(ELFUTILS_APT) && mkdir -p $(ELFUTILS_APT)/lists/partial $(ELFUTILS_APT)/cache/archives/partial $(ELFUTILS_APT)/src $(ELFUTILS_CORES)
+	python3 scripts/debian_mirror.py --deb-src > $(ELFUTILS_APT)/sources.list
+	timeout 300 apt-get $(ELFUTILS_APT_OPTS) update
+	cd $(ELFUTILS_APT)/src && timeout 300 apt-get $(ELFUTILS_APT_OPTS) source --download-only elfutils
+	tar -xjf $(ELFUTILS_APT)/src/elfutils_$(ELFUTILS_VERSION).orig.tar.bz2 -C $(ELFUTILS_CORES) --no-same-owner --strip-components=2 \
+	  elfutils-$(ELFUTILS_VERSION)/tests/backtrace.aarch64.core.bz2 elfutils-$(ELFUTILS_VERSION)/tests/backtrace.aarch64.exec.bz2
 	bunzip2 -f $(ELFUTILS_CORES)/backtrace.aarch64.core.bz2 $(ELFUTILS_CORES)/backtrace.aarch64.exec.bz2
+	@rm -rf $(ELFUTILS_APT)
 	@cd $(ELFUTILS_CORES) && sha256sum -c --quiet <<< $$'d424557c15d7dc96d0831c899c2b25955dc2af85551bc2086423e8b7a3f7ada0  backtrace.aarch64.core\n58fa146e241d38d4719c63fe20ac355fd813048de86b4219b9a2e2d3aa84c1a4  backtrace.aarch64.exec' \
 	  || { rm -f backtrace.aarch64.core backtrace.aarch64.exec; echo "elfutils-cores: the files do not match their sha256" >&2; exit 1; }
 
@@ -110,6 +124,14 @@ test: deps fixtures pydeps elfutils-cores
 	if [ $$swift_status -ne 0 ]; then exit $$swift_status; fi; \
 	if [ $$systemd_status -ne 0 ]; then exit $$systemd_status; fi; \
 	exit $$ship_status
+
+# The unit-test targets alone: offline (no deps, no apt, no pip), no root. The one fixture a unit test
+# reads (LinkMapTests: null_deref) comes from Fixtures/build.sh, which only compiles.
+UNIT_FILTER := ^Crashwatch[A-Za-z]*Tests\.
+unit:
+	@Fixtures/build.sh $(FIXTURES) >/dev/null
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --filter '$(UNIT_FILTER)'
 
 # crashwatch under a real systemd 252 booted as a container's PID 1 (Tests/systemd/README.md). Needs
 # root; the binary is $(SYSTEMD_TEST_BIN) (make test builds it). Bounded: 10 minutes at most.

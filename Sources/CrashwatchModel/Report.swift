@@ -164,7 +164,8 @@ public struct ReportKind: RawRepresentable, Codable, Hashable, Sendable, CustomS
 
 /// A part of the capture that failed without losing the report (minidump-writer's `soft_errors`).
 public struct SoftError: Codable, Sendable, Equatable {
-    /// The step that failed: `unwind`, `registers`, `memory`, `images`, `symbols`, `process`, `host` or `deadline`.
+    /// The step that failed: `capture`, `core`, `deadline`, `images`, `process`, `processing`, `registers`, `report`,
+    /// `signal`, `stack`, `stop`, `symbols` or `unwind` (the schema's enum, each value described there).
     public var stage: String
     /// The thread concerned, when the failure is about one thread.
     public var tid: Int32?
@@ -497,7 +498,9 @@ public struct ThreadRecord: Codable, Sendable, Equatable {
     public var registers: [RegisterValue]
     /// The stack, innermost frame first; inline expansions appear as frames of their own.
     public var frames: [FrameRecord]
-    /// Why unwinding stopped (`end of stack`, `frame limit 256`, `loop`, `no unwind info`…), when known.
+    /// Why unwinding stopped, when known: `end of stack`, `frame limit reached`, `stack pointer did not advance`,
+    /// `unwinding failed: …`, `stack capture limit (N bytes) reached`, `registers unreadable`,
+    /// `processing deadline passed`, `not unwound: minimal report`, `frames dropped: report size limit`… (text).
     public var unwindStopReason: String?
 
     /// Creates a thread record.

@@ -434,13 +434,18 @@ final class WorkerPolicyWatch: @unchecked Sendable {
         let supervised = try superviseHostile(copy, options: ["--debuginfod", "http://127.0.0.1:\(server.port)"],
                                               environment: ["DEBUGINFOD_URLS": "", "DEBUGINFOD_CACHE_PATH": cache.path])
         let policies = watch.result()
-        #expect(policies.first?.policy == 3, "the worker did not start SCHED_BATCH: \(policies.prefix(3))")
+        // It starts SCHED_BATCH. On a loaded machine the supervisor may find it starved (50 ms on a run queue) and
+        // promote it before the first sample: a first sample already SCHED_OTHER counts when its run-queue wait
+        // shows the starvation.
+        let starved: Int64 = 50_000_000
+        #expect(policies.first.map { $0.policy == 3 || ($0.policy == 0 && $0.runQueueWait >= starved) } == true,
+                "the worker did not start SCHED_BATCH (nor was it promoted as starved before the first sample): \(policies.prefix(3))")
         let promoted = policies.first { $0.policy == 0 }
         #expect(promoted != nil, "the starved worker was never moved to SCHED_OTHER: \(policies.map(\.policy).suffix(5))")
         if let first = policies.first, let promoted {
             // Halfway to the deadline (the worker starts a few ms after the crash; sampling every 5 ms), unless starved.
             let after = promoted.seconds - first.seconds
-            #expect(after >= captureTimeout / 2 - 0.2 || promoted.runQueueWait >= 50_000_000,
+            #expect(after >= captureTimeout / 2 - 0.2 || promoted.runQueueWait >= starved,
                     "promoted after \(after) s, having waited \(promoted.runQueueWait) ns on a run queue")
             #expect(after <= captureTimeout / 2 + 0.5, "promoted after \(after) s")
         }

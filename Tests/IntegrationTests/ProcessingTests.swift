@@ -242,11 +242,26 @@ import Testing
 
     @Test("a debug cache that is not crashwatch's own (group- or world-accessible), or 'none', is not used")
     func debugCacheRefused() throws {
+        // The crash uses libc's compressed debug file, which a cache crashwatch accepts receives (the control
+        // below): without libc6-dbg nothing would be cached anywhere and the test would prove nothing.
+        let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+        let buildID = try #require(try readelfBuildID(libc), "no libc build-id")
+        try #require(FileManager.default.fileExists(atPath: "/usr/lib/debug/.build-id/\(buildID.prefix(2))/\(buildID.dropFirst(2)).debug"),
+                     "libc6-dbg is not installed; skip")
         let open = try TemporaryDirectory("cw-debug-cache-open")
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: open.path)
         let (result, reports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--debug-cache", open.path])
         #expect(result.termination == .signaled(SIGSEGV) && reports.count == 1)
-        usleep(500_000)
+        // The event to wait for: a later crash with a cache crashwatch accepts has had libc inflated into it
+        // (bounded). Any inflation into the refused directory would have started before that one.
+        let control = try TemporaryDirectory("cw-debug-cache-control")
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: control.path)
+        let (_, controlReports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--debug-cache", control.path])
+        #expect(controlReports.count == 1)
+        let entry = "\(control.path)/\(buildID).debug"
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: entry) && Date() < deadline { usleep(50_000) }
+        try #require(FileManager.default.fileExists(atPath: entry), "the control cache was not filled within 10 s")
         #expect(try FileManager.default.contentsOfDirectory(atPath: open.path).isEmpty)
 
         let parent = try TemporaryDirectory("cw-debug-cache-none")

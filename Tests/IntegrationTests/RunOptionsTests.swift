@@ -150,11 +150,15 @@ import Testing
         }
     }
 
-    @Test("killing the supervisor at random points while it writes never leaves a partial report")
+    @Test("killing the supervisor while it writes a report (its temporary file holds bytes) never leaves a partial report")
     func killDuringWrite() throws {
-        let spool = try TemporaryDirectory("cw-killspool")
-        var generator = SystemRandomNumberGenerator()
-        for round in 0..<12 {
+        // Each round waits, bounded, until a temporary report file in the spool holds bytes and kills crashwatch
+        // then: the kill provably lands once a write has begun. A round whose write it never sees proves
+        // nothing and does not count; three that do are required.
+        var caught = 0, interrupted = 0, rounds = 0
+        while caught < 3 && rounds < 30 {
+            rounds += 1
+            let spool = try TemporaryDirectory("cw-killspool")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Paths.crashwatch)
             process.arguments = ["run", "--spool", spool.path, "--", Paths.fixture("threads64")]
@@ -162,20 +166,40 @@ import Testing
             process.standardError = errors
             process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
             try process.run()
-            // Wait for the crash line: the capture has begun. Then kill somewhere inside capture and write.
+            // The crash line: the capture has begun, and the minimal report's write comes next.
             var seen = Data()
             while !String(decoding: seen, as: UTF8.self).contains(" crashed: ") {
                 let chunk = errors.fileHandleForReading.availableData
                 if chunk.isEmpty { break }
                 seen.append(chunk)
             }
-            usleep(UInt32.random(in: 0...(round < 6 ? 3_000 : 12_000), using: &generator))
+            let deadline = Date().addingTimeInterval(10)
+            var writing = false
+            while process.isRunning && Date() < deadline {
+                if Self.temporaryReportHoldsBytes(in: spool.path) { writing = true; break }
+                usleep(100)
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
+            if writing { caught += 1 }
+            let names = try FileManager.default.contentsOfDirectory(atPath: spool.path)
+            if names.contains(where: { $0.hasPrefix(".tmp-") }) { interrupted += 1 }
+            for name in names where name.hasSuffix(".json") {
+                let data = try Data(contentsOf: URL(fileURLWithPath: "\(spool.path)/\(name)"))
+                #expect((try? JSONSerialization.jsonObject(with: data)) != nil, "\(name) is partial (round \(rounds))")
+            }
         }
-        for name in try FileManager.default.contentsOfDirectory(atPath: spool.path) where name.hasSuffix(".json") {
-            let data = try Data(contentsOf: URL(fileURLWithPath: "\(spool.path)/\(name)"))
-            #expect((try? JSONSerialization.jsonObject(with: data)) != nil, "\(name) is partial")
+        #expect(caught >= 3, "in \(rounds) rounds the kill came during a write \(caught) times (\(interrupted) left a temporary file)")
+    }
+
+    /// Whether the spool holds a temporary report file (`.tmp-…`) with at least one byte written.
+    static func temporaryReportHoldsBytes(in spool: String) -> Bool {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: spool) else { return false }
+        return names.contains { name in
+            guard name.hasPrefix(".tmp-"),
+                  let size = (try? FileManager.default.attributesOfItem(atPath: "\(spool)/\(name)"))?[.size] as? Int
+            else { return false }
+            return size > 0
         }
     }
 }

@@ -68,6 +68,8 @@ struct SchemaBreakage: CustomTestStringConvertible, Sendable {
                        expectedError: "$.process.environment.LANG: expected string, got integer"),
         SchemaBreakage(name: "unknown architecture", member: "host.architecture", replacement: .string("riscv64"),
                        expectedError: "$.host.architecture: \"riscv64\" is not one of"),
+        SchemaBreakage(name: "a soft error stage crashwatch never writes", member: "softErrors.0.stage", replacement: .string("memory"),
+                       expectedError: "$.softErrors[0].stage: \"memory\" is not one of"),
     ]
 }
 

@@ -53,7 +53,10 @@ FIXTURES = Path(os.environ.get("CRASHWATCH_FIXTURES", BUILD / "fixtures"))
 INIT_SCRIPT = HERE / "container-init.sh"
 
 SUITE = "bookworm"
-MIRROR = os.environ.get("CRASHWATCH_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+# The Debian archive debootstrap fetches from is the one this machine's apt uses (read at run time by
+# scripts/debian_mirror.py: the repository names no mirror host); CRASHWATCH_DEBIAN_MIRROR overrides it.
+sys.path.insert(0, str(REPO / "scripts"))
+from debian_mirror import MirrorError, debian_mirror  # noqa: E402
 
 # What debootstrap --variant=minbase installs besides the required packages: systemd itself, what the
 # crashwatch binary links to (besides the Swift runtime, bind-mounted from the host), libsystemd0 for
@@ -241,13 +244,17 @@ def ensure_root(cache: Path = CACHE, timeout: float = 420) -> Path:
         remove_old_roots(cache)
         tmp = cache.parent / f"{cache.name}.tmp.{os.getpid()}"
         why = "missing" if not cache.exists() else "built for another package list"
-        log(f"building the Debian {SUITE} root in {cache} ({why}): debootstrap from {MIRROR} "
+        try:
+            mirror = debian_mirror(SUITE)
+        except (MirrorError, OSError) as error:
+            raise HarnessError(f"the Debian archive to debootstrap from: {error}") from None
+        log(f"building the Debian {SUITE} root in {cache} ({why}): debootstrap from {mirror} "
             f"with {', '.join(PACKAGES)}")
         started = time.monotonic()
         # debootstrap mounts /proc and /sys in the target and runs maintainer scripts: give it its
         # own mount and PID namespaces so nothing it mounts or starts can outlive it.
         argv = ["unshare", "--mount", "--pid", "--fork", "--propagation", "private", "--kill-child", "--",
-                "debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(tmp), MIRROR]
+                "debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(tmp), mirror]
         try:
             run_host(argv, timeout, "debootstrap of the container root",
                      env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
