@@ -5,7 +5,7 @@
  *
  * The thinnest ptrace supervisor that does what `crashwatch run` must do to follow a program: the
  * floor crashwatch's supervision cost is compared with. It spawns and seizes COMMAND the way
- * crashwatch does (Sources/CCrashwatch/shim.c, cw_spawn_traced): fork; the child raises SIGSTOP and
+ * crashwatch does (Sources/CCrashwatch/spawn.c, cw_spawn_traced): fork; the child raises SIGSTOP and
  * then execvp's COMMAND; the parent waits for that stop (WUNTRACED | __WALL), seizes the child with
  * crashwatch's default options (Ptrace.seizeOptions(followForks: true)):
  *

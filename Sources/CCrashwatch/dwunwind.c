@@ -12,7 +12,7 @@
  * no bits under the mask) and changes nothing the report shows where they do not.
  */
 #define _GNU_SOURCE
-#include "ccrashwatch.h"
+#include "ccrashwatch/dwunwind.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -2,10 +2,10 @@
  * files.c — file calls Swift's Glibc module does not expose: renameat2(RENAME_NOREPLACE), which moves an
  * entry only when nothing exists under the new name (the spool's claim, release and quarantine moves), and
  * O_PATH opens (GNU-only, so hidden from Swift) for walking a path one component at a time and for
- * checking a file's type before it is opened.
+ * checking a file's type before it is opened; small reads and close-on-exec pipes.
  */
 #define _GNU_SOURCE
-#include "ccrashwatch.h"
+#include "ccrashwatch/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,4 +98,8 @@ int cw_open_regular_at(int dirfd, const char *path, int follow_links) {
 
 int cw_open_untrusted(const char *path, int follow_links) {
     return cw_open_regular_at(AT_FDCWD, path, follow_links);
+}
+
+int cw_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
 }

@@ -4,7 +4,7 @@
  * with macros. Nothing here blocks: sockets are non-blocking and every send is MSG_DONTWAIT.
  */
 #define _GNU_SOURCE
-#include "ccrashwatch.h"
+#include "ccrashwatch/sockets.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -1,9 +1,10 @@
 /*
- * journal.c — the sealed memfd journald's native protocol takes for an entry too large for a datagram
- * (the sealing flags are GNU-only). The datagrams themselves go through sockets.c.
+ * memfd.c — sealed memory files: the worker's inputs (written, then sealed for good) and the memfd
+ * journald's native protocol takes for an entry too large for a datagram (the datagrams themselves go
+ * through sockets.c). The sealing flags are GNU-only, hidden from Swift.
  */
 #define _GNU_SOURCE
-#include "ccrashwatch.h"
+#include "ccrashwatch/memfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +12,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+int cw_memfd(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int cw_memfd_seal(int fd) {
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0 ? 0 : errno;
+}
+
 int cw_sealed_memfd(const char *name, const void *data, size_t length) {
-    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int fd = cw_memfd(name);
     if (fd < 0) return -1;
     const char *bytes = data;
     size_t done = 0;
@@ -27,10 +36,10 @@ int cw_sealed_memfd(const char *name, const void *data, size_t length) {
         }
         done += (size_t)written;
     }
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
-        int saved = errno;
+    int failure = cw_memfd_seal(fd);
+    if (failure != 0) {
         close(fd);
-        errno = saved;
+        errno = failure;
         return -1;
     }
     return fd;
