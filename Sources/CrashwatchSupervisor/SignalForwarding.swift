@@ -220,8 +220,10 @@ extension Supervisor: ForwardingTarget {
 
     func setAsideWaitingStops() throws(SystemError) -> [WaitEvent] {
         var events: [WaitEvent] = []
-        while let event = try waitForAnyTask(block: false) { events.append(event) }
-        deferredEvents += events
+        while let event = try waitForAnyTask(block: false) {
+            deferredEvents.append(event)
+            events.append(event)
+        }
         return events
     }
 
