@@ -163,7 +163,6 @@ public final class ProcessingJob {
     public let context: AnyObject?
     /// How long the crashed process was held, set at release.
     public internal(set) var holdNanoseconds: Int64 = 0
-    var pid: Int32?
     var killedAtDeadline = false
     /// When the worker (started SCHED_BATCH at nice 19) is moved to the normal policy if it still runs:
     /// halfway from its start to the deadline, or before when it is found starved.
