@@ -79,15 +79,7 @@ public enum LiveCapture {
         // The maps on the helper thread, the registers here meanwhile; then the stacks are planned.
         let maps = HelperComputation(on: helper) { [through = crash.tid] in MapsReading(through: through) }
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
-        var threads: [RawThread] = []
-        var stackPointers: [(index: Int, sp: UInt64)] = []
-        var registerErrors: [SoftError] = []
-        for tid in stopped.threads {
-            // A hang and a SIGKILL have no crashed thread: every thread was stopped from outside.
-            let thread = readRegisters(tid, crashed: crash.hang == nil && exit == nil && tid == stopped.crashedTID, errors: &registerErrors)
-            if let sp = RegisterDecoder.stackPointer(thread.registers, architecture: .host) { stackPointers.append((threads.count, sp)) }
-            threads.append(thread)
-        }
+        var (threads, stackPointers, registerErrors) = readThreads(stopped, crashed: crash.hang == nil && exit == nil)
         let (mapsRead, mapsFromHelper) = maps.value(until: helperDeadline())
         var reader = CaptureReader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds, maps: mapsRead,
                             unreadable: ahead.unreadable)
@@ -103,14 +95,9 @@ public enum LiveCapture {
         for index in threads.indices where threads[index].tid == crash.crashedThreadID {
             threads[index].name = crash.crashedThreadName.map(capped)
         }
-        let notStopped = [(stopped.unstopped, "the thread did not stop within a quarter of the capture's time (a sleep no signal ends): not stopped"),
-                          (stopped.inVfork, "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped")]
-        for (tids, why) in notStopped {
-            for tid in tids {
-                threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: crash.pid, tid: tid), crashed: false, registers: [], missingReason: why))
-                reader.softErrors.append(SoftError(stage: "stop", tid: tid, message: why))
-            }
-        }
+        let (missing, missingErrors) = notStoppedThreads(stopped, pid: crash.pid)
+        threads += missing
+        reader.softErrors += missingErrors
         let fromHelper = mapsFromHelper && factsFromHelper
         reader.softErrors += read.softErrors
         var capture = RawCapture(
@@ -128,6 +115,50 @@ public enum LiveCapture {
                 debugDirectories: options.debugDirectories, appRoots: options.appRoots,
                 debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
                 reportByteLimit: options.reportByteLimit))
+        let laterErrors = describe(&capture, crash: crash, hangReportID: hangReportID, exit: exit, runID: options.runID,
+                                   credentials: read.credentials)
+        capture.softErrors += laterErrors
+        capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
+        return CaptureInProgress(capture: capture, reader: reader, writer: RawCaptureWriter(file: file), file: file,
+                                 plans: plans, faults: crash.handledFaults.suffix(maximumFaultStacks).map { ($0.tid, $0.registers) },
+                                 laterErrors: laterErrors, helper: fromHelper ? helper : nil)
+    }
+
+    /// Every stopped thread's registers (the crashed one marked when `crashed`: a hang and a SIGKILL have no
+    /// crashed thread, every thread was stopped from outside), with the stack pointers to plan stacks from.
+    private static func readThreads(_ stopped: StoppedProcess, crashed: Bool)
+        -> (threads: [RawThread], stackPointers: [(index: Int, sp: UInt64)], errors: [SoftError])
+    {
+        var threads: [RawThread] = []
+        var stackPointers: [(index: Int, sp: UInt64)] = []
+        var errors: [SoftError] = []
+        for tid in stopped.threads {
+            let thread = readRegisters(tid, crashed: crashed && tid == stopped.crashedTID, errors: &errors)
+            if let sp = RegisterDecoder.stackPointer(thread.registers, architecture: .host) { stackPointers.append((threads.count, sp)) }
+            threads.append(thread)
+        }
+        return (threads, stackPointers, errors)
+    }
+
+    /// The threads that could not be stopped (a sleep no signal ends, or vfork()), listed without registers.
+    private static func notStoppedThreads(_ stopped: StoppedProcess, pid: Int32) -> (threads: [RawThread], errors: [SoftError]) {
+        let notStopped = [(stopped.unstopped, "the thread did not stop within a quarter of the capture's time (a sleep no signal ends): not stopped"),
+                          (stopped.inVfork, "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped")]
+        var threads: [RawThread] = []
+        var errors: [SoftError] = []
+        for (tids, why) in notStopped {
+            for tid in tids {
+                threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: pid, tid: tid), crashed: false, registers: [], missingReason: why))
+                errors.append(SoftError(stage: "stop", tid: tid, message: why))
+            }
+        }
+        return (threads, errors)
+    }
+
+    /// What kind of capture it is (crash, hang, abnormal exit) and what links it to others; the soft errors
+    /// the memory copy must keep (`laterErrors`).
+    private static func describe(_ capture: inout RawCapture, crash: DetectedCrash, hangReportID: String?, exit: ExitRecord?,
+                                 runID: String?, credentials: ProcessCredentials?) -> [SoftError] {
         if let hang = crash.hang {
             capture.kind = .hang
             capture.hang = HangRecord(
@@ -135,9 +166,9 @@ public enum LiveCapture {
                 durationMs: Double(max(hang.silenceNanoseconds, 0) / 1_000) / 1_000,
                 watchdogTimeoutMs: hang.watchdogTimeoutNanoseconds.map { Double($0 / 1_000) / 1_000 })
         }
-        capture.credentials = read.credentials
+        capture.credentials = credentials
         capture.hangReportID = hangReportID
-        capture.runID = options.runID
+        capture.runID = runID
         capture.seenAtExit = crash.seenAtExit
         var laterErrors: [SoftError] = []
         if let exit {
@@ -147,11 +178,7 @@ public enum LiveCapture {
             laterErrors.append(SoftError(stage: "signal", tid: crash.tid, message:
                 "\(crash.signal.signal.name) reached no signal-delivery stop: the kernel forced it (a seccomp filter's kill, or a signal frame it could not set up); captured at the threads' exit, its siginfo is not known"))
         }
-        capture.softErrors += laterErrors
-        capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
-        return CaptureInProgress(capture: capture, reader: reader, writer: RawCaptureWriter(file: file), file: file,
-                                 plans: plans, faults: crash.handledFaults.suffix(maximumFaultStacks).map { ($0.tid, $0.registers) },
-                                 laterErrors: laterErrors, helper: fromHelper ? helper : nil)
+        return laterErrors
     }
 }
 
