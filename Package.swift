@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // crashwatch: an out-of-process crash reporter for Linux.
-// Layers (dependencies point down): CLI → Capture → Supervisor, Symbols → Model/System → CCrashwatch (C shim);
-// Spool and Render beside Capture.
+// Layers (dependencies point down): CLI → Reporter → Capture → Supervisor, Symbols → Model/System → CCrashwatch
+// (C shim); Spool, Render and Ship beside them. README "Layers" says what each holds and where a crash goes.
 import PackageDescription
 
 let package = Package(
@@ -10,7 +10,8 @@ let package = Package(
         .executable(name: "crashwatch", targets: ["crashwatch"]),
     ],
     targets: [
-        // C shim: ptrace (variadic in glibc), fork+exec, wait macros, siginfo flattening.
+        // C shim, one file and header per concern: ptrace (variadic in glibc), spawn, the worker, signals, the
+        // captured address space and its unwinders (libunwind, libdw), libdw symbols, demangling, HTTP, gzip.
         .target(
             name: "CCrashwatch",
             cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror=implicit-function-declaration"])],
@@ -26,13 +27,13 @@ let package = Package(
         ),
         // The only Swift layer that calls Glibc and the shim: typed errors, EINTR, fds, /proc.
         .target(name: "CrashwatchSystem", dependencies: ["CCrashwatch", "CrashwatchModel"]),
-        // Signal vocabulary and (later) the report types. Pure values.
+        // Signal vocabulary, the report types and their JSON. Pure values.
         .target(name: "CrashwatchModel"),
-        // The supervisor: event loop, crash policy, stop-all, forwarding, processing jobs.
+        // The supervisor: event loop, stop routing, crash policy, stop-all, forwarding, service relay, worker pool.
         .target(name: "CrashwatchSupervisor", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
         // Symbols: ELF notes and build-ids, symbolized frames, demangled names, offline re-symbolication.
         .target(name: "CrashwatchSymbols", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
-        // Capture and processing: the raw capture (the capture-source seam), the report builder, the worker's unwinding.
+        // Capture sources → the raw capture (live process, core file), the worker's processing, the one report builder.
         .target(name: "CrashwatchCapture", dependencies: ["CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSystem", "CrashwatchModel"]),
         // Reporter: the driver of a crash from the supervisor's stop to the spool (minimal report, the worker's launch
         // and its report taken back, final report, journal entry), for live crashes and cores alike.
