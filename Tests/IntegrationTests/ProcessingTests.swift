@@ -47,12 +47,14 @@ import Testing
         let server = try SilentServer()
         defer { server.stop() }
         let directory = try TemporaryDirectory("cw-worker-fds")
-        // The worker waits on the silent debuginfod; a watcher records where its fds 0, 1 and 2 lead.
+        // The worker waits on the silent debuginfod; a watcher records where its fds 0, 1 and 2 lead (a sample
+        // taken as it exits, with fewer than three, is taken again).
         let watcher = """
             ( i=0; while [ $i -lt 500 ]; do for p in /proc/[0-9]*; do \
                 c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); set -- $(cat $p/stat 2>/dev/null); \
                 case "$c" in "crashwatch __process "*) if [ "$4" = "$$" ]; then \
-                  for fd in 0 1 2; do readlink $p/fd/$fd; done > '\(directory.path)/fds'; exit 0; fi;; esac; \
+                  l=$(for fd in 0 1 2; do readlink $p/fd/$fd; done); \
+                  if [ "$(echo "$l" | wc -l)" = 3 ]; then echo "$l" > '\(directory.path)/fds'; exit 0; fi; fi;; esac; \
               done; i=$((i+1)); sleep 0.02; done ) & true
             """
         let (result, reports, _) = try runCapturing(
