@@ -581,8 +581,16 @@ final class WorkerPolicyWatch: @unchecked Sendable {
                                            markers: [directory.path]) else { return }
         let frames = report.frames(of: try crashedThread(report))
         #expect(frames.first?["symbol"] as? String == symbol)
-        #expect(frames.filter { $0["symbol"] as? String == symbol }.count == 200, "\(frames.count) frames")
-        #expect(frames.contains { $0["function"] as? String == "main" }, "the unwind went past the recursion")
+        #expect(frames.count >= 200, "\(frames.count) frames: the unwind did not go through the recursion")
+        // Every name found is the raw symbol, whole. All 200 (and main's) unless the 2-second deadline came first —
+        // a loaded machine — which the report then says; the bomb itself never costs the deadline (idle: ~0.1 s).
+        let named = frames.filter { $0["symbol"] is String }
+        #expect(named.prefix(while: { $0["function"] as? String != "main" }).allSatisfy { $0["symbol"] as? String == symbol })
+        let softErrors = report.json["softErrors"] as? [[String: Any]] ?? []
+        if !softErrors.contains(where: { $0["stage"] as? String == "deadline" }) {
+            #expect(frames.filter { $0["symbol"] as? String == symbol }.count == 200, "\(frames.count) frames")
+            #expect(frames.contains { $0["function"] as? String == "main" }, "the unwind went past the recursion")
+        }
         for thread in report.threads {
             for frame in report.frames(of: thread) {
                 let length = (frame["function"] as? String)?.utf8.count ?? 0
