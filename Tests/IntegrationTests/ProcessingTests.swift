@@ -5,6 +5,19 @@
 import Foundation
 import Testing
 
+/// A shell snippet to put before `exec crashwatch …`: a background watcher that runs `action` (with `$c`, the
+/// worker's pid) on each `crashwatch __process` child of that crashwatch — every 5 ms, looking at its children
+/// only — until `action` exits, and ends with crashwatch (a zombie or gone), so that it never outlives the run:
+/// it holds the test runner's descriptors, which would keep the runner waiting for it.
+func workerWatcher(_ action: String) -> String {
+    """
+    ( while [ -e /proc/$$/stat ] && [ "$(cut -d' ' -f3 /proc/$$/stat)" != Z ]; do \
+        for c in $(cat /proc/$$/task/*/children 2>/dev/null); do \
+          case "$(tr '\\0' ' ' < /proc/$c/cmdline 2>/dev/null)" in "crashwatch __process "*) \(action);; esac; \
+        done; sleep 0.005; done ) & true
+    """
+}
+
 @Suite(.serialized) struct ProcessingTests {
     @Test("a processing worker killed mid-way leaves what it had — its report from before symbols — with the reason, and the exact exit status")
     func workerKilled() throws {
@@ -14,12 +27,8 @@ import Testing
         // it there. It is the only process whose command line is `crashwatch __process`.
         // `$$` stays the shell's pid in the subshell, and the shell becomes crashwatch by exec: the watcher
         // kills only this run's worker, never another test's.
-        let watcher = """
-            ( i=0; while [ $i -lt 500 ]; do for p in /proc/[0-9]*; do \
-                c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); set -- $(cat $p/stat 2>/dev/null); \
-                case "$c" in "crashwatch __process "*) if [ "$4" = "$$" ]; then kill -9 $1; exit 0; fi;; esac; \
-              done; i=$((i+1)); sleep 0.02; done ) & true
-            """
+        // Killed once it has a socket open: it asks the server, its stacks unwound.
+        let watcher = workerWatcher("if ls -l /proc/$c/fd 2>/dev/null | grep -q socket:; then kill -9 $c; exit 0; fi")
         let started = Date()
         let (result, reports, _) = try runCapturing(
             Paths.fixture("stripped_debuglink"), options: ["--debuginfod", "http://127.0.0.1:\(server.port)", "--capture-timeout", "8"],
@@ -49,14 +58,10 @@ import Testing
         let directory = try TemporaryDirectory("cw-worker-fds")
         // The worker waits on the silent debuginfod; a watcher records where its fds 0, 1 and 2 lead (a sample
         // taken as it exits, with fewer than three, is taken again).
-        let watcher = """
-            ( i=0; while [ $i -lt 500 ]; do for p in /proc/[0-9]*; do \
-                c=$(tr '\\0' ' ' < $p/cmdline 2>/dev/null); set -- $(cat $p/stat 2>/dev/null); \
-                case "$c" in "crashwatch __process "*) if [ "$4" = "$$" ]; then \
-                  l=$(for fd in 0 1 2; do readlink $p/fd/$fd; done); \
-                  if [ "$(echo "$l" | wc -l)" = 3 ]; then echo "$l" > '\(directory.path)/fds'; exit 0; fi; fi;; esac; \
-              done; i=$((i+1)); sleep 0.02; done ) & true
-            """
+        let watcher = workerWatcher("""
+            l=$(for fd in 0 1 2; do readlink /proc/$c/fd/$fd; done); \\
+            if [ "$(echo "$l" | wc -l)" = 3 ]; then echo "$l" > '\(directory.path)/fds'; exit 0; fi
+            """)
         let (result, reports, _) = try runCapturing(
             Paths.fixture("stripped_debuglink"), options: ["--debuginfod", "http://127.0.0.1:\(server.port)", "--capture-timeout", "3"],
             shellPrefix: watcher)
