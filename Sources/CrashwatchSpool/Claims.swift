@@ -45,8 +45,8 @@ public struct ClaimHolder: Hashable, Sendable, CustomStringConvertible {
     /// Parses `<pid>-<start ticks>` (decimal, no signs, no leading zeros); anything else is nil.
     public init?(parsing text: some StringProtocol) {
         let parts = String(text).split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let pid = decimal(parts[0]), pid > 0, pid <= UInt64(Int32.max),
-              let ticks = decimal(parts[1])
+        guard parts.count == 2, let pid = decimalNumber(parts[0], maxDigits: 19, leadingZeros: false), pid > 0,
+              pid <= UInt64(Int32.max), let ticks = decimalNumber(parts[1], maxDigits: 19, leadingZeros: false)
         else { return nil }
         self.init(pid: Int32(pid), startTicks: ticks)
     }
@@ -72,22 +72,11 @@ public struct ClaimHolder: Hashable, Sendable, CustomStringConvertible {
     /// Whether `/proc/PID/stat` text shows the process that started at `startTicks`, still running (not a
     /// zombie, state `Z`, nor dead, `X`); unparsable text counts as alive.
     static func isAlive(statText: String, startTicks: UInt64) -> Bool {
-        guard let ticks = ProcessClock.startTicks(statText: statText),
-              let close = statText.lastIndex(of: ")")
-        else { return true }
+        guard let stat = ProcStat(text: statText), let ticks = stat.number(22) else { return true }
         guard ticks == startTicks else { return false }
-        let state = statText[statText.index(after: close)...].drop { $0 == " " }.first
-        return state != "Z" && state != "X" && state != "x"
+        let state = stat.state
+        return state != UInt8(ascii: "Z") && state != UInt8(ascii: "X") && state != UInt8(ascii: "x")
     }
-}
-
-/// The value of a decimal number without sign or leading zeros (only `0` itself starts with 0), at most 19 digits.
-private func decimal(_ text: Substring) -> UInt64? {
-    let bytes = text.utf8
-    guard !bytes.isEmpty, bytes.count <= 19, bytes.count == 1 || bytes.first != UInt8(ascii: "0"),
-          bytes.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-    else { return nil }
-    return UInt64(text)
 }
 
 /// A report this process (or the holder it claimed for) has taken out of the spool; read it, send it, then
