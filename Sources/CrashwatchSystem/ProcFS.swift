@@ -1,4 +1,5 @@
-// ProcFS.swift — reading /proc: small files read whole, and parsers that take text, not paths.
+// ProcFS.swift — reading /proc: small files read whole (threads, names, command lines), and whether a process
+// exists (`ProcessProbe`, for claim holders). The parsers of what is read take text or bytes, not paths.
 import CCrashwatch
 import Glibc
 
@@ -123,5 +124,20 @@ extension Substring {
         while let first = result.first, set.contains(first) { result.removeFirst() }
         while let last = result.last, set.contains(last) { result.removeLast() }
         return result
+    }
+}
+
+/// Whether a process exists, for deciding if the holder of a spool claim is still alive.
+public enum ProcessProbe {
+    /// The calling process's id (`getpid`).
+    public static var currentID: Int32 { getpid() }
+
+    /// Whether a process with id `pid` exists in this pid namespace (`kill(pid, 0)`: success or EPERM).
+    ///
+    /// A zombie still exists here; ids ≤ 0 (process groups, "every process") never do.
+    public static func exists(_ pid: Int32) -> Bool {
+        guard pid > 0 else { return false }
+        if kill(pid, 0) == 0 { return true }
+        return lastErrno() == EPERM
     }
 }
