@@ -105,7 +105,7 @@ public enum ProcessClock {
     /// `btime` from `/proc/stat`: boot time in seconds since the epoch.
     public static func bootTime(statText: String) -> Int64? {
         for line in statText.split(separator: "\n") where line.hasPrefix("btime ") {
-            return Int64(line.dropFirst(6).trimmingCharacters(in: " "))
+            return decimalNumber(line.dropFirst(6).trimmingCharacters(in: " ")).flatMap { Int64(exactly: $0) }
         }
         return nil
     }
