@@ -1,6 +1,7 @@
 // Files.swift — the vocabulary of the file calls: what kind an entry is and its status (fstatat, never
-// following a final link), the system errors they raise, the few path-based calls (`FileSystem`) and the error of
-// an atomic write. The calls on an open directory are in DirectoryHandle.swift, writing in WritableFile.swift.
+// following a final link), the system errors they raise, the few path-based calls (`FileSystem`), the error of
+// an atomic write and what a bounded read found. The calls on an open directory are in DirectoryHandle.swift,
+// writing in WritableFile.swift.
 import CCrashwatch
 import Glibc
 
@@ -139,4 +140,14 @@ public struct AtomicWriteError: Error, Equatable, Sendable {
     public let step: Step
     /// The system's error.
     public let error: SystemError
+}
+
+/// What `DirectoryHandle.readFile(named:maxBytes:)` found: the bytes, or why it did not read them.
+public enum FileReadResult: Equatable, Sendable {
+    /// The whole file.
+    case contents([UInt8])
+    /// The entry is not a regular file (a symbolic link, directory, FIFO, socket or device); it was not read.
+    case notRegular(FileKind)
+    /// The file holds more than the allowed bytes (its size, or the bytes read when it grew meanwhile).
+    case tooLarge(Int64)
 }

@@ -64,16 +64,6 @@ public struct WritableFile: ~Copyable, Sendable {
     }
 }
 
-/// What `DirectoryHandle.readFile(named:maxBytes:)` found: the bytes, or why it did not read them.
-public enum FileReadResult: Equatable, Sendable {
-    /// The whole file.
-    case contents([UInt8])
-    /// The entry is not a regular file (a symbolic link, directory, FIFO, socket or device); it was not read.
-    case notRegular(FileKind)
-    /// The file holds more than the allowed bytes (its size, or the bytes read when it grew meanwhile).
-    case tooLarge(Int64)
-}
-
 /// Writes all of `buffer` to `fd`, continuing after short writes and EINTR; returns 0, or the errno of the
 /// write that failed (EIO when the file accepts nothing: never loop forever). The one write loop.
 func writeFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
