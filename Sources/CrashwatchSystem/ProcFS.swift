@@ -35,10 +35,8 @@ public enum ProcFS {
         String(decoding: try readBytes(path), as: UTF8.self)
     }
 
-    /// Whether a process (or zombie) with this pid exists.
-    public static func exists(_ pid: Int32) -> Bool {
-        kill(pid, 0) == 0 || lastErrno() != ESRCH
-    }
+    /// Whether a process (or zombie) with this pid exists: `ProcessProbe.exists`, the one probe.
+    public static func exists(_ pid: Int32) -> Bool { ProcessProbe.exists(pid) }
 
     /// How long task `pid` has waited on a run queue, runnable but not running, in nanoseconds: the second
     /// field of `/proc/PID/schedstat`. nil when it cannot be read.
