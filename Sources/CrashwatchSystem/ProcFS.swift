@@ -86,7 +86,7 @@ public enum ProcFS {
         var tids: [Int32] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if let tid = Int32(name) { tids.append(tid) }
+            if let tid = decimalNumber(name, maxDigits: 10).flatMap({ Int32(exactly: $0) }) { tids.append(tid) }
         }
         return tids.sorted()
     }
