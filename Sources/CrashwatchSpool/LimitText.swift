@@ -1,5 +1,6 @@
 // LimitText.swift — the text forms of retention limits that commands accept: sizes like `10M` and durations
 // like `1d12h`, parsed by pure functions with errors that say what was wrong.
+import CrashwatchSystem
 
 /// Why a size or duration text was not accepted.
 public enum LimitParseError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -34,9 +35,7 @@ public enum ByteSize {
     /// Surrounding spaces are ignored; fractions, signs, spaces inside and values beyond `Int64.max` are
     /// refused.
     public static func parse(_ text: String) throws(LimitParseError) -> Int64 {
-        let trimmed = text.trimmingSpaces
-        guard !trimmed.isEmpty else { throw .empty }
-        if trimmed.hasPrefix("-") { throw .negative(text: text) }
+        let trimmed = try unsignedText(text)
         let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty else { throw .invalid(text: text, expected: expected) }
         let unit = trimmed.dropFirst(digits.count).lowercased()
@@ -49,7 +48,7 @@ public enum ByteSize {
         case "t", "tb", "tib": shift = 40
         default: throw .invalid(text: text, expected: expected)
         }
-        guard let value = Int64(digits) else { throw .overflow(text: text) }
+        let value = try number(digits, of: text)
         let (scaled, overflow) = value.multipliedReportingOverflow(by: Int64(1) << shift)
         if overflow { throw .overflow(text: text) }
         return scaled
@@ -67,11 +66,9 @@ public enum DurationText {
     ///
     /// Parts add up, in any order. Fractions, signs and totals beyond `Int64.max` seconds are refused.
     public static func parse(_ text: String) throws(LimitParseError) -> Duration {
-        let trimmed = text.trimmingSpaces
-        guard !trimmed.isEmpty else { throw .empty }
-        if trimmed.hasPrefix("-") { throw .negative(text: text) }
+        let trimmed = try unsignedText(text)
         if trimmed.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            guard let seconds = Int64(trimmed) else { throw .overflow(text: text) }
+            let seconds = try number(trimmed, of: text)
             return .seconds(seconds)
         }
         var total: Int64 = 0
@@ -90,7 +87,7 @@ public enum DurationText {
             case "w": seconds = 604_800
             default: throw .invalid(text: text, expected: expected)
             }
-            guard let count = Int64(digits) else { throw .overflow(text: text) }
+            let count = try number(digits, of: text)
             let (part, overflow) = count.multipliedReportingOverflow(by: seconds)
             let (sum, overflow2) = total.addingReportingOverflow(part)
             if overflow || overflow2 { throw .overflow(text: text) }
@@ -99,6 +96,20 @@ public enum DurationText {
         }
         return .seconds(total)
     }
+}
+
+/// `text` without surrounding spaces and tabs; `.empty` when nothing is left, `.negative` when it starts with `-`.
+private func unsignedText(_ text: String) throws(LimitParseError) -> String {
+    let trimmed = text.trimmingSpaces
+    guard !trimmed.isEmpty else { throw .empty }
+    if trimmed.hasPrefix("-") { throw .negative(text: text) }
+    return trimmed
+}
+
+/// The value of ASCII `digits` (`decimalNumber`), part of `text`; `.overflow` beyond `Int64.max`.
+private func number(_ digits: some StringProtocol, of text: String) throws(LimitParseError) -> Int64 {
+    guard let value = decimalNumber(digits).flatMap({ Int64(exactly: $0) }) else { throw .overflow(text: text) }
+    return value
 }
 
 extension String {

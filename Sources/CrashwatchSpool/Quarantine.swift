@@ -65,16 +65,9 @@ extension Spool {
     public func quarantine(_ claim: ClaimedReport, reason: String, now: Int64 = Clock.realtimeNanoseconds())
         throws(SpoolError)
     {
-        guard try subdirectoryExists(.claims) else { throw .claimLost(spool: path, name: claim.name.text) }
-        let claims = try openSubdirectory(.claims, create: false)
+        let claims = try openClaimsForExistingClaim(claim.name)
         let quarantine = try openSubdirectory(.quarantine, create: true)
-        do {
-            try claims.move(claim.entryName, to: claim.name.text, in: quarantine)
-        } catch let error where error.isNotFound {
-            throw .claimLost(spool: path, name: claim.name.text)
-        } catch {
-            throw .quarantineFile(spool: path, name: claim.name.text, error)
-        }
+        try moveClaim(claim, from: claims, to: quarantine) { .quarantineFile(spool: path, name: claim.name.text, $0) }
         try? claims.synchronize()
         forgetAttempts(of: claim.name)
         try writeReason(for: claim.name.text, reason: reason, now: now, in: quarantine)

@@ -2,6 +2,7 @@
 // `<UTC time>-<pid>-<executable tag>-<report id>.json`: built and parsed with integer calendar arithmetic,
 // so that listing, pruning and the flood guard need names only.
 import CrashwatchModel
+import CrashwatchSystem
 import FoundationEssentials
 
 /// A report file's name: capture time (UTC, milliseconds), the crashed process's pid, a tag naming its
@@ -168,9 +169,7 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
 
     /// Parses a decimal pid without sign or leading zeros (only `0` itself starts with 0).
     private static func parsePID(_ bytes: ArraySlice<UInt8>) -> Int32? {
-        guard !bytes.isEmpty, bytes.count <= 10, bytes.count == 1 || bytes.first != UInt8(ascii: "0"),
-              let value = digits(bytes), value <= Int64(Int32.max)
-        else { return nil }
+        guard let value = decimalNumber(bytes, maxDigits: 10, leadingZeros: false), value <= UInt64(Int32.max) else { return nil }
         return Int32(value)
     }
 
@@ -189,13 +188,8 @@ public struct ReportFileName: Hashable, Comparable, Sendable, CustomStringConver
         return UUID(uuidString: String(decoding: bytes, as: UTF8.self))
     }
 
-    /// The value of a run of ASCII decimal digits; nil when any byte is not a digit.
+    /// The value of a fixed-width run of ASCII decimal digits (`decimalNumber`); nil when any byte is not a digit.
     private static func digits(_ bytes: ArraySlice<UInt8>) -> Int64? {
-        var value: Int64 = 0
-        for byte in bytes {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
-        }
-        return value
+        decimalNumber(bytes, maxDigits: 4).map { Int64($0) }
     }
 }

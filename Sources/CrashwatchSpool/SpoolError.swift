@@ -126,10 +126,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     /// One line for a person, e.g. `cannot write report to spool /x: No space left on device`.
     public var description: String {
         switch self {
-        case .createDirectory(let path, let error):
-            "cannot create spool \(path): \(error)"
-        case .openDirectory(let path, let error):
-            "cannot open spool \(path): \(error.reason)"
+        case .createDirectory(let path, let error): "cannot create spool \(path): \(error)"
+        case .openDirectory(let path, let error): "cannot open spool \(path): \(error.reason)"
         case .untrustedLink(let path, let link, let owner):
             "spool \(path): symbolic link \(link) belongs to uid \(owner), neither root nor this user (uid \(effectiveUserID)); "
                 + "refusing to follow it (give the real directory, or make the link root's)"
@@ -138,38 +136,28 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
                 + (Spool.isTrustedWriter(owner) ? "group or others may write without the sticky bit (mode \(octal(permissions)))"
                                                 : "belongs to uid \(owner), neither root nor this user (uid \(effectiveUserID))")
                 + ", so another user could replace the link; refusing to follow it (give the real directory)"
-        case .notADirectory(let path):
-            "spool \(path) is not a directory"
+        case .notADirectory(let path): "spool \(path) is not a directory"
         case .unsafePermissions(let path, let permissions):
             "spool \(path) is writable by group or others without the sticky bit (mode \(octal(permissions))); "
                 + "refusing to use it (chmod go-w or chmod +t)"
         case .untrustedOwner(let path, let owner):
             "\(path) belongs to uid \(owner), neither root nor this user (uid \(effectiveUserID)); "
                 + "refusing to use it (chown it to root or to this user)"
-        case .createTemporaryFile(let spool, let name, let error):
-            "cannot create \(name) in spool \(spool): \(error.reason)"
+        case .createTemporaryFile(let spool, let name, let error): "cannot create \(name) in spool \(spool): \(error.reason)"
         case .setPermissions(let spool, let name, let error):
             "cannot set permissions of \(name) in spool \(spool): \(error.reason)"
-        case .writeReport(let spool, let error):
-            "cannot write report to spool \(spool): \(error.reason)"
-        case .syncReport(let spool, let error):
-            "cannot flush report to disk in spool \(spool): \(error.reason)"
-        case .publishReport(let spool, let name, let error):
-            "cannot rename report to \(name) in spool \(spool): \(error.reason)"
+        case .writeReport(let spool, let error): "cannot write report to spool \(spool): \(error.reason)"
+        case .syncReport(let spool, let error): "cannot flush report to disk in spool \(spool): \(error.reason)"
+        case .publishReport(let spool, let name, let error): "cannot rename report to \(name) in spool \(spool): \(error.reason)"
         case .syncDirectory(let spool, let error):
             "report written to spool \(spool), but the directory could not be flushed to disk: \(error.reason)"
-        case .listDirectory(let spool, let error):
-            "cannot list spool \(spool): \(error.reason)"
-        case .removeFile(let spool, let name, let error):
-            "cannot remove \(name) from spool \(spool): \(error.reason)"
-        case .noSuchReport(let spool, let id):
-            "no report with id \(id) in spool \(spool)"
+        case .listDirectory(let spool, let error): "cannot list spool \(spool): \(error.reason)"
+        case .removeFile(let spool, let name, let error): "cannot remove \(name) from spool \(spool): \(error.reason)"
+        case .noSuchReport(let spool, let id): "no report with id \(id) in spool \(spool)"
         case .ambiguous(let spool, let prefix, let count):
             "\(count) reports in spool \(spool) have ids starting with \(prefix); give more of the id"
-        case .invalidID(let spool, let id):
-            "\(quoted(id)) is not a report id (hexadecimal digits and -) for spool \(spool)"
-        case .invalidName(let spool, let name):
-            "\(quoted(name)) is not a report file name in spool \(spool)"
+        case .invalidID(let spool, let id): "\(quoted(id)) is not a report id (hexadecimal digits and -) for spool \(spool)"
+        case .invalidName(let spool, let name): "\(quoted(name)) is not a report file name in spool \(spool)"
         case .notARegularFile(let spool, let name, let kind):
             kind == .symbolicLink
                 ? "\(name) in spool \(spool) is a symbolic link; crashwatch never follows links in the spool"
@@ -179,28 +167,23 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
                 + "owner (report id, capture time, the process's uid); not claimed"
         case .tooLarge(let spool, let name, let bytes, let limit):
             "\(name) in spool \(spool) has \(bytes) bytes, more than the limit of \(limit)"
-        case .readReport(let spool, let name, let error):
-            "cannot read \(name) in spool \(spool): \(error.reason)"
+        case .readReport(let spool, let name, let error): "cannot read \(name) in spool \(spool): \(error.reason)"
         case .unsafeSubdirectory(let spool, let name, let kind):
             "\(spool)/\(name) is \(kindWords(kind)), not a directory; refusing to use it (remove it)"
-        case .openSubdirectory(let spool, let name, let error):
-            "cannot open \(name) in spool \(spool): \(error.reason)"
+        case .openSubdirectory(let spool, let name, let error): "cannot open \(name) in spool \(spool): \(error.reason)"
         case .holderIdentity(let spool, let pid, let error):
             "cannot read the start time of pid \(pid) to claim reports in spool \(spool): \(error.reason)"
-        case .claimReport(let spool, let name, let error):
-            "cannot claim \(name) in spool \(spool): \(error.reason)"
+        case .claimReport(let spool, let name, let error): "cannot claim \(name) in spool \(spool): \(error.reason)"
         case .claimedByAnother(let spool, let name, let pid):
             "\(name) in spool \(spool) is claimed by pid \(pid), which is still running"
         case .reportPending(let spool, let name):
             "\(name) in spool \(spool) is a minimal report its crashwatch is replacing with the full one; claim it once that is written"
-        case .notClaimed(let spool, let name):
-            "\(name) in spool \(spool) is not claimed"
+        case .notClaimed(let spool, let name): "\(name) in spool \(spool) is not claimed"
         case .claimLost(let spool, let name):
             "the claim on \(name) in spool \(spool) is gone (acknowledged, released, or taken over)"
         case .acknowledgeReport(let spool, let name, let error):
             "cannot remove acknowledged \(name) from spool \(spool): \(error.reason)"
-        case .releaseReport(let spool, let name, let error):
-            "cannot return \(name) to spool \(spool): \(error.reason)"
+        case .releaseReport(let spool, let name, let error): "cannot return \(name) to spool \(spool): \(error.reason)"
         case .quarantineFile(let spool, let name, let error):
             "cannot move \(name) to the quarantine of spool \(spool): \(error.reason)"
         case .writeQuarantineReason(let spool, let name, let error):

@@ -34,7 +34,7 @@ public enum CgroupMemory {
     static func count(named name: String, in text: String) -> UInt64? {
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ")
-            if fields.count == 2, fields[0] == name { return UInt64(fields[1]) }
+            if fields.count == 2, fields[0] == name { return decimalNumber(fields[1]) }
         }
         return nil
     }

@@ -99,17 +99,13 @@ public enum ProcessClock {
     /// Field 22 of `/proc/PID/stat` (start time in clock ticks after boot), parsed past the `(comm)` field,
     /// which may itself contain spaces and parentheses.
     public static func startTicks(statText: String) -> UInt64? {
-        guard let close = statText.lastIndex(of: ")") else { return nil }
-        let fields = statText[statText.index(after: close)...].split(separator: " ")
-        // After "(comm)": state is field 3, so start time (field 22) is the 20th remaining one.
-        guard fields.count >= 20 else { return nil }
-        return UInt64(fields[19])
+        ProcStat(text: statText)?.number(22)
     }
 
     /// `btime` from `/proc/stat`: boot time in seconds since the epoch.
     public static func bootTime(statText: String) -> Int64? {
         for line in statText.split(separator: "\n") where line.hasPrefix("btime ") {
-            return Int64(line.dropFirst(6).trimmingCharacters(in: " "))
+            return decimalNumber(line.dropFirst(6).trimmingCharacters(in: " ")).flatMap { Int64(exactly: $0) }
         }
         return nil
     }

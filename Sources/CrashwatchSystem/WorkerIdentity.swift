@@ -67,16 +67,21 @@ public struct WorkerIdentity: Sendable, Equatable {
     /// Parses `argument`; nil when malformed.
     public init?(argument: String) {
         let fields = argument.split(separator: ":", omittingEmptySubsequences: false)
-        guard fields.count == 5, let ownerUID = UInt32(fields[0]), let ownerGID = UInt32(fields[1]),
-              let uid = UInt32(fields[2]), let gid = UInt32(fields[3]) else { return nil }
+        guard fields.count == 5, let ownerUID = Self.id(fields[0]), let ownerGID = Self.id(fields[1]),
+              let uid = Self.id(fields[2]), let gid = Self.id(fields[3]) else { return nil }
         var groups: [UInt32] = []
         if !fields[4].isEmpty {
             for text in fields[4].split(separator: ",", omittingEmptySubsequences: false) {
-                guard let group = UInt32(text), groups.count < Self.maximumGroups else { return nil }
+                guard let group = Self.id(text), groups.count < Self.maximumGroups else { return nil }
                 groups.append(group)
             }
         }
         self.init(ownerUID: ownerUID, ownerGID: ownerGID, uid: uid, gid: gid, groups: groups)
+    }
+
+    /// A user or group id in `argument` (`decimalNumber`, at most `UInt32.max`).
+    private static func id(_ text: Substring) -> UInt32? {
+        decimalNumber(text).flatMap { UInt32(exactly: $0) }
     }
 
     /// In the worker, before anything else: takes this identity for good (see the file's comment). Refuses
