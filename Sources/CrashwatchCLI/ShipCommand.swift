@@ -9,63 +9,55 @@ import CrashwatchSpool
 import CrashwatchSystem
 
 enum ShipCommand {
-    static let specs: [OptionSpec] = SpoolSettings.locationSpecs + [
-        OptionSpec("endpoint", value: "URL", help: "the OTLP/HTTP endpoint, http:// or https:// (without a path, /v1/logs is added)"),
-        OptionSpec("header", value: "NAME=VALUE", repeatable: true, help: "an HTTP header for every request (authentication)"),
-        OptionSpec("once", help: "send the reports that are due, then exit (the default)"),
-        OptionSpec("follow", help: "keep running: send reports as they arrive, retry failed ones when due"),
-        OptionSpec("batch", value: "N", help: "reports per request at most, 1 to 1000 (default 10)"),
-        OptionSpec("timeout", value: "SECONDS", help: "each request's time limit, connection included (default 10; 500ms also works)"),
-        OptionSpec("gzip", help: "compress request bodies (Content-Encoding: gzip)"),
-        OptionSpec("ca-file", value: "FILE", help: "trust the CA certificates in FILE (PEM) instead of the system's"),
-        OptionSpec("client-cert", value: "FILE", help: "present this client certificate (PEM) for mutual TLS"),
-        OptionSpec("client-key", value: "FILE", help: "the client certificate's key (PEM), when not in --client-cert's file"),
-        OptionSpec("max-body", value: "SIZE", help: "attach the whole report as the record body up to SIZE (default 1M; 0: never)"),
-        OptionSpec("max-backoff", value: "DURATION", help: "the longest wait between retries (default 5m)"),
-        OptionSpec("check", help: "send one export that carries nothing and say whether the endpoint works"),
-        OptionSpec("help", short: "h", help: "show this help"),
-    ]
-    static let usage = "crashwatch ship [OPTIONS]"
-    static let help = """
-        Usage: \(usage)
+    static let syntax = CommandSyntax(
+        usage: "crashwatch ship [OPTIONS]",
+        options: SpoolSettings.locationSpecs + [
+            OptionSpec("endpoint", value: "URL", help: "the OTLP/HTTP endpoint, http:// or https:// (without a path, /v1/logs is added)"),
+            OptionSpec("header", value: "NAME=VALUE", repeatable: true, help: "an HTTP header for every request (authentication)"),
+            OptionSpec("once", help: "send the reports that are due, then exit (the default)"),
+            OptionSpec("follow", help: "keep running: send reports as they arrive, retry failed ones when due"),
+            OptionSpec("batch", value: "N", help: "reports per request at most, 1 to 1000 (default 10)"),
+            OptionSpec("timeout", value: "SECONDS", help: "each request's time limit, connection included (default 10; 500ms also works)"),
+            OptionSpec("gzip", help: "compress request bodies (Content-Encoding: gzip)"),
+            OptionSpec("ca-file", value: "FILE", help: "trust the CA certificates in FILE (PEM) instead of the system's"),
+            OptionSpec("client-cert", value: "FILE", help: "present this client certificate (PEM) for mutual TLS"),
+            OptionSpec("client-key", value: "FILE", help: "the client certificate's key (PEM), when not in --client-cert's file"),
+            OptionSpec("max-body", value: "SIZE", help: "attach the whole report as the record body up to SIZE (default 1M; 0: never)"),
+            OptionSpec("max-backoff", value: "DURATION", help: "the longest wait between retries (default 5m)"),
+            OptionSpec("check", help: "send one export that carries nothing and say whether the endpoint works"),
+        ],
+        about: """
+            Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
+            record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
+            Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
+            whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint
+            refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
+            after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS, a 2xx not read whole) the
+            report stays, its attempt is recorded ('crashwatch list' shows the count), and it is retried after a
+            backoff from 1s doubling up to --max-backoff, never before the server's Retry-After. Several shippers
+            may share a spool: none sends a report another one holds, and the claims of one that died are taken
+            over.
 
-        Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
-        record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
-        Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
-        whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint
-        refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
-        after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS, a 2xx not read whole) the
-        report stays, its attempt is recorded ('crashwatch list' shows the count), and it is retried after a
-        backoff from 1s doubling up to --max-backoff, never before the server's Retry-After. Several shippers
-        may share a spool: none sends a report another one holds, and the claims of one that died are taken
-        over.
+            One line per report on standard output: 'shipped ID FILE', 'quarantined ID FILE: REASON', or
+            'kept ID FILE (attempt N, next attempt in Ss): ERROR'.
+            """,
+        after: """
+            Settings: the command line first, then OpenTelemetry's variables (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as
+            it is, else OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/logs; OTEL_EXPORTER_OTLP_[LOGS_]HEADERS,
+            _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY, _TIMEOUT in milliseconds, _COMPRESSION=gzip), then
+            the settings file's endpoint, headers (k1=v1,k2=v2), ca-file, client-cert, client-key, timeout,
+            batch, gzip (yes/no), max-body and max-backoff. Prefer the environment or the settings file to
+            --header for secrets: the command line is visible to every local user.
 
-        One line per report on standard output: 'shipped ID FILE', 'quarantined ID FILE: REASON', or
-        'kept ID FILE (attempt N, next attempt in Ss): ERROR'.
-
-        Options:
-        \(renderOptions(specs))
-
-        Settings: the command line first, then OpenTelemetry's variables (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as
-        it is, else OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/logs; OTEL_EXPORTER_OTLP_[LOGS_]HEADERS,
-        _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY, _TIMEOUT in milliseconds, _COMPRESSION=gzip), then
-        the settings file's endpoint, headers (k1=v1,k2=v2), ca-file, client-cert, client-key, timeout,
-        batch, gzip (yes/no), max-body and max-backoff. Prefer the environment or the settings file to
-        --header for secrets: the command line is visible to every local user.
-
-        Exit status: 0 nothing is left to send (reports still being written aside), 64 usage error, 66 no
-        spool, 69 --check: the endpoint does not work, 71 libcurl cannot be loaded, 74 the spool cannot be
-        used, 75 --once: reports are left for a later attempt (kept now or by an earlier run).
-
-        """
+            Exit status: 0 nothing is left to send (reports still being written aside), 64 usage error, 66 no
+            spool, 69 --check: the endpoint does not work, 71 libcurl cannot be loaded, 74 the spool cannot be
+            used, 75 --once: reports are left for a later attempt (kept now or by an earlier run).
+            """)
 
     static func main(_ arguments: [String]) -> Int32 {
-        spoolCommand(usage: usage, help: help, specs: specs, operands: 0...0, arguments) { parsed, settings throws(CommandFailure) in
-            let configuration: ShipConfiguration
-            do throws(UsageError) {
-                configuration = try ShipConfiguration(parsed, file: settings.config, environment: ProcessEnvironment.current)
-            } catch {
-                return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch ship --help")
+        spoolCommand(syntax, operands: 0...0, arguments) { parsed, settings throws(CommandFailure) in
+            let configuration = try checkingUsage { () throws(UsageError) in
+                try ShipConfiguration(parsed, file: settings.config, environment: ProcessEnvironment.current)
             }
             let exporter: HTTPExporter
             do throws(TransportError) {
@@ -74,8 +66,7 @@ enum ShipCommand {
                 throw CommandFailure("ship: \(error.message)", status: ExitCode.systemError)
             }
             if configuration.check { return check(exporter) }
-            let spool: Spool
-            do throws(SpoolError) { spool = try settings.open() } catch { throw CommandFailure(error) }
+            let spool = try usingSpool { () throws(SpoolError) in try settings.open() }
             let shipper = Shipper(spool: spool, transport: exporter, options: configuration.options, observe: printEvent)
             return configuration.follow ? try follow(shipper) : try once(shipper)
         }
