@@ -13,8 +13,10 @@ public enum CLI {
         OptionSpec("version", help: "print the version"),
     ]
 
+    static let usage = "crashwatch [--help] [--version] COMMAND [ARGS...]"
+
     static let help = """
-        Usage: crashwatch [--help] [--version] COMMAND [ARGS...]
+        Usage: \(usage)
 
         An out-of-process crash reporter for Linux: runs a program as a traced child and, when it crashes,
         inspects it from a separate, healthy process.
@@ -55,7 +57,7 @@ public enum CLI {
         do {
             parsed = try parseArguments(arguments, specs: specs, operandsEndOptions: true)
         } catch {
-            return usageFailure(error, usage: "crashwatch [--help] [--version] COMMAND [ARGS...]", helpCommand: "crashwatch --help")
+            return usageFailure(error, usage: usage, helpCommand: "crashwatch --help")
         }
         if parsed.has("help") {
             StandardStream.out(help)
@@ -66,8 +68,7 @@ public enum CLI {
             return ExitCode.success
         }
         guard let command = parsed.operands.first else {
-            return usageFailure(UsageError("no command given"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",
-                                helpCommand: "crashwatch --help")
+            return usageFailure(UsageError("no command given"), usage: usage, helpCommand: "crashwatch --help")
         }
         let rest = Array(parsed.operands.dropFirst())
         switch command {
@@ -78,16 +79,15 @@ public enum CLI {
         case "show": return ShowCommand.main(rest)
         case "export": return ExportCommand.main(rest)
         case "prune": return PruneCommand.main(rest)
-        case "claim": return ClaimCommands.claim(rest)
-        case "ack": return ClaimCommands.acknowledge(rest)
-        case "release": return ClaimCommands.release(rest)
+        case "claim": return ClaimCommand.main(rest)
+        case "ack": return FinishClaimCommand.ack.main(rest)
+        case "release": return FinishClaimCommand.release.main(rest)
         case "ship": return ShipCommand.main(rest)
         case "analyze-core": return AnalyzeCoreCommand.main(rest)
         case "core-handler": return CoreHandlerCommand.main(rest)
         case "help": StandardStream.out(help); return ExitCode.success
         default:
-            return usageFailure(UsageError("unknown command '\(command)'"), usage: "crashwatch [--help] [--version] COMMAND [ARGS...]",
-                                helpCommand: "crashwatch --help")
+            return usageFailure(UsageError("unknown command '\(command)'"), usage: usage, helpCommand: "crashwatch --help")
         }
     }
 

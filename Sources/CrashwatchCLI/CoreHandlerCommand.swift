@@ -11,46 +11,41 @@ import CrashwatchSystem
 import FoundationEssentials
 
 enum CoreHandlerCommand {
-    static let specs: [OptionSpec] = SpoolSettings.locationSpecs + SpoolSettings.retentionSpecs + [
-        OptionSpec("max-memory", value: "SIZE", help: "keep at most SIZE of the core's memory (stacks, image headers; default 64M)"),
-        OptionSpec("keep-core", value: "DIR", help: "also keep the core dump itself in DIR, gzip-compressed, readable by root only, named as its report with .core.gz"),
-        OptionSpec("keep-core-max", value: "SIZE", help: "keep no core whose compressed size passes SIZE (default 1G); the report says why it was not kept"),
-        OptionSpec("keep-cores", value: "N", help: "keep the newest N cores in the --keep-core directory, removing older ones (default 10)"),
-        OptionSpec("capture-timeout", value: "SECONDS", help: "finish the report within this long (default 10): the core is read for at most 70% of it, and what came later is not in the report"),
-        OptionSpec("help", short: "h", help: "show this help"),
-    ]
-    static let usage = "crashwatch core-handler [OPTIONS] PID TID SIGNAL TIME"
-    static let help = """
-        Usage: \(usage)
+    static let syntax = CommandSyntax(
+        usage: "crashwatch core-handler [OPTIONS] PID TID SIGNAL TIME",
+        options: SpoolSettings.locationSpecs + SpoolSettings.retentionSpecs + [
+            OptionSpec("max-memory", value: "SIZE", help: "keep at most SIZE of the core's memory (stacks, image headers; default 64M)"),
+            OptionSpec("keep-core", value: "DIR", help: "also keep the core dump itself in DIR, gzip-compressed, readable by root only, named as its report with .core.gz"),
+            OptionSpec("keep-core-max", value: "SIZE", help: "keep no core whose compressed size passes SIZE (default 1G); the report says why it was not kept"),
+            OptionSpec("keep-cores", value: "N", help: "keep the newest N cores in the --keep-core directory, removing older ones (default 10)"),
+            OptionSpec("capture-timeout", value: "SECONDS", help: "finish the report within this long (default 10): the core is read for at most 70% of it, and what came later is not in the report"),
+        ],
+        about: """
+            A core_pattern helper: reads a core dump on standard input, as the kernel pipes it, and writes the
+            crash's report to the spool. Install with
+              sysctl kernel.core_pattern='|/usr/bin/crashwatch core-handler %P %i %s %t'
+            (%P the pid and %i the thread id in the initial pid namespace, %s the signal, %t the time). The
+            core is read once and only what the report needs is kept — each thread's stack from its stack
+            pointer up (1 MiB at most), the first 64 KiB of each file mapping, the vdso — at most --max-memory
+            in all, so a core of any size costs a few MiB; its notes are capped (4,096 threads, the notes at
+            most half of --max-memory) and what a cap drops is a soft error. With --keep-core DIR the core
+            itself is also kept, gzip-compressed as it streams past (mode 0600, capped by --keep-core-max, the
+            newest --keep-cores of crashwatch's own there; other users' files are never counted or removed),
+            and the report's "coreFile" says where. A core still streaming when 70% of
+            --capture-timeout has passed (a huge, mostly empty one) is read no further: the report keeps what
+            came before and says so, and closing the pipe ends the kernel's dump. While the kernel dumps,
+            /proc/PID still shows the process: its whole command line, cwd, cgroup, systemd unit and
+            invocation id and CRASHWATCH_APP_* go into the report. It replaces systemd-coredump's own
+            core_pattern; to keep both, have systemd-coredump store cores and run 'crashwatch analyze-core' on
+            them instead. Processes under 'crashwatch run' are reported by run (it waits for the kernel's dump
+            like any parent): use one or the other for a service.
+            """,
+        after: """
+            The minimal report is written first; when the processing worker fails, it stays, with a soft
+            error saying why.
 
-        A core_pattern helper: reads a core dump on standard input, as the kernel pipes it, and writes the
-        crash's report to the spool. Install with
-          sysctl kernel.core_pattern='|/usr/bin/crashwatch core-handler %P %i %s %t'
-        (%P the pid and %i the thread id in the initial pid namespace, %s the signal, %t the time). The
-        core is read once and only what the report needs is kept — each thread's stack from its stack
-        pointer up (1 MiB at most), the first 64 KiB of each file mapping, the vdso — at most --max-memory
-        in all, so a core of any size costs a few MiB; its notes are capped (4,096 threads, the notes at
-        most half of --max-memory) and what a cap drops is a soft error. With --keep-core DIR the core
-        itself is also kept, gzip-compressed as it streams past (mode 0600, capped by --keep-core-max, the
-        newest --keep-cores of crashwatch's own there; other users' files are never counted or removed),
-        and the report's "coreFile" says where. A core still streaming when 70% of
-        --capture-timeout has passed (a huge, mostly empty one) is read no further: the report keeps what
-        came before and says so, and closing the pipe ends the kernel's dump. While the kernel dumps,
-        /proc/PID still shows the process: its whole command line, cwd, cgroup, systemd unit and
-        invocation id and CRASHWATCH_APP_* go into the report. It replaces systemd-coredump's own
-        core_pattern; to keep both, have systemd-coredump store cores and run 'crashwatch analyze-core' on
-        them instead. Processes under 'crashwatch run' are reported by run (it waits for the kernel's dump
-        like any parent): use one or the other for a service.
-
-        Options:
-        \(renderOptions(specs))
-
-        The minimal report is written first; when the processing worker fails, it stays, with a soft
-        error saying why.
-
-        Exit status: 0 written, 64 usage error, 65 not a core dump, 73 the report cannot be written.
-
-        """
+            Exit status: 0 written, 64 usage error, 65 not a core dump, 73 the report cannot be written.
+            """)
 
     /// How long reading and processing may take, by default (`--capture-timeout`).
     static let defaultTimeoutSeconds = 10.0
@@ -58,193 +53,126 @@ enum CoreHandlerCommand {
     static let readingShare = 0.7
 
     static func main(_ arguments: [String]) -> Int32 {
-        spoolCommand(usage: usage, help: help, specs: specs, operands: 4...4, arguments) { parsed, settings throws(CommandFailure) in
-            let numbers = parsed.operands.map { Int64($0) }
-            guard let pid = numbers[0].flatMap(Int32.init(exactly:)), pid > 0, let tid = numbers[1].flatMap(Int32.init(exactly:)),
-                  numbers[2] != nil, let seconds = numbers[3], seconds >= 0, seconds < Int64.max / 1_000_000_000
-            else {
-                return CLI.usageFailure(UsageError("PID, TID, SIGNAL and TIME must be numbers (%P %i %s %t)"), usage: usage,
-                                        helpCommand: "crashwatch core-handler --help")
-            }
-            var limit = 64 << 20
-            var keptCoreLimit: UInt64 = 1 << 30
-            var keptCores = 10
-            var timeout = defaultTimeoutSeconds
-            let policy: RetentionPolicy
-            do throws(UsageError) {
-                if let text = parsed.value("max-memory") {
-                    do { limit = Int(clamping: try ByteSize.parse(text)) } catch { throw UsageError("--max-memory: \(error)") }
-                }
-                if let text = parsed.value("keep-core-max") {
-                    do { keptCoreLimit = UInt64(clamping: try ByteSize.parse(text)) } catch { throw UsageError("--keep-core-max: \(error)") }
-                }
-                if let text = parsed.value("keep-cores") {
-                    guard let number = Int(text), number >= 1 else { throw UsageError("--keep-cores needs a whole number of at least 1, not '\(text)'") }
-                    keptCores = number
-                }
-                policy = try settings.retention(parsed)
-                if let text = parsed.value("capture-timeout") {
-                    guard let value = Double(text), value > 0, value <= 3600 else {
-                        throw UsageError("--capture-timeout needs a number of seconds between 0 and 3600, not '\(text)'")
-                    }
-                    timeout = value
-                }
-            } catch {
-                return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch core-handler --help")
-            }
-            var options = CaptureOptions(crashwatchVersion: CLI.version)
-            options.captureBytes = limit
+        spoolCommand(syntax, operands: 4...4, arguments) { parsed, settings throws(CommandFailure) in
+            let crash = try checkingUsage { () throws(UsageError) in try DumpedCrash(parsed.operands) }
+            let limits = try checkingUsage { () throws(UsageError) in try Limits(parsed, settings: settings) }
             let started = Clock.monotonicNanoseconds()
-            let deadline = started + Int64(timeout * 1e9)
+            let deadline = started + Int64(limits.timeoutSeconds * 1e9)
             let input = InputStream(fd: 0)
-            input.deadlineNanoseconds = started + Int64(timeout * readingShare * 1e9)
-            var keeper: CoreKeeper?
-            var keeperFailure: String?
-            if let directory = parsed.value("keep-core") {
-                do { keeper = try CoreKeeper(directory: directory, limit: keptCoreLimit, count: keptCores, pid: pid) } catch {
-                    keeperFailure = "--keep-core \(directory): \(error); the core was not kept"
-                }
-                keeper?.attach(to: input)
-            }
-            let source: CoreFile
-            do {
-                let live = ProcFS.exists(pid) ? LiveCapture.processRecord(pid: pid, through: ProcFS.exists(tid) ? tid : pid, options: options) : nil
-                source = try CoreReports.source(input, options: options, timeNanoseconds: seconds * 1_000_000_000,
-                                                deadlineNanoseconds: deadline, process: live)
-            } catch {
-                keeper?.discard()
-                throw CommandFailure("core-handler: pid \(pid): \(error)", status: ExitCode.dataError)
-            }
-            let name = CoreReports.fileName(source.capture)
-            // The rest of the core through the keeper, before the reports say where it is.
-            if let keeper {
-                // Once the keeper gave up (over its cap), the rest need not be read: the kernel stops dumping.
-                do { try input.drain(while: { keeper.failure == nil }) } catch { keeper.abandon("reading the rest of the core: \(error)") }
-                if input.stoppedAtDeadline { keeper.abandon("the core was still streaming at the reading deadline") }
-                switch keeper.finish(name: name) {
-                case .success(let path): source.capture.coreFile = path
-                case .failure(let error): keeperFailure = error.description
-                }
-            }
-            if input.stoppedAtDeadline {
-                let tenths = Int((timeout * readingShare * 10).rounded())
-                source.capture.softErrors.append(SoftError(stage: "deadline", message:
-                    "the core was read no further than byte \(input.position): \(tenths / 10).\(tenths % 10) s (70% of --capture-timeout) had passed; what it held after that is not in the report"))
-            }
-            if let keeperFailure { source.capture.softErrors.append(SoftError(stage: "core", message: keeperFailure)) }
-            let capture = source.capture
-            // The minimal report first: whatever happens to processing, this crash is on disk.
-            let minimal: [UInt8]
-            do { minimal = try CoreReports.minimalReport(capture, crashwatchVersion: CLI.version) } catch {
-                throw CommandFailure("core-handler: encode the minimal report: \(error)", status: ExitCode.cannotCreate)
-            }
-            let spool: Spool
-            do throws(SpoolError) {
-                spool = try Spool(path: settings.spool)
-                _ = try spool.write(bytes: minimal, name: name)
-            } catch {
-                throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
-            }
-            // Processing reads what the crashed program controlled: in the confined worker `run` uses, as the
-            // dedicated worker user (the core's own notes never choose it), with limits and a deadline.
-            let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline, crashwatchVersion: CLI.version)
-            do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
-                throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
-            }
-            if let failure { StandardStream.err("crashwatch: core-handler: pid \(pid): \(failure); the report is not complete\n") }
-            StandardStream.out(spool.path(of: name) + "\n")
-            _ = try? spool.prune(policy: policy, protecting: name)
+            input.deadlineNanoseconds = started + Int64(limits.timeoutSeconds * readingShare * 1e9)
+            let (source, name) = try readCore(input, crash: crash, limits: limits, keepIn: parsed.value("keep-core"), deadline: deadline)
+            try writeReports(source, name: name, spool: settings.spool, pid: crash.pid, deadline: deadline, retention: limits.retention)
             return ExitCode.success
         }
     }
-}
 
-/// The core dump itself, kept gzip-compressed as it streams past (`core-handler --keep-core DIR`): compressed
-/// into a temporary file while the report's reader consumes the core, then given the report's name with
-/// `.core.gz`, or dropped when it passes its cap. The directory keeps the newest `count` of crashwatch's own
-/// cores (`CompanionRetention`: the spool's trust model).
-final class CoreKeeper {
-    private let directory: DirectoryHandle
-    private let path: String
-    private let temporaryName: String
-    private var file: WritableFile?
-    private let writer: GzipWriter
-    private let limit: UInt64
-    private let count: Int
-    /// Why the core is not kept, once something went wrong.
-    private(set) var failure: String?
+    /// The crash the kernel names in the operands (`%P %i %s %t`).
+    struct DumpedCrash {
+        let pid: Int32
+        let tid: Int32
+        /// The time of the crash, in seconds since the epoch.
+        let seconds: Int64
 
-    init(directory path: String, limit: UInt64, count: Int, pid: Int32) throws {
-        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        directory = try DirectoryHandle(openingPath: trimmed)
-        // As for the spool: a directory another user owns, or others may write without the sticky bit, lets
-        // them swap what is kept.
-        try CompanionRetention.checkTrusted(directory, path: trimmed)
-        self.path = trimmed
-        temporaryName = ".tmp-core-\(pid)-\(UUID().uuidString.lowercased())"
-        // A core holds the process's memory (keys, tokens, data): readable by root alone.
-        let created = try directory.createFile(named: temporaryName, permissions: 0o600)
-        do { try created.setPermissions(0o600) } catch {
-            try? directory.removeFile(named: temporaryName)
-            throw error
-        }
-        writer = try created.compressing()
-        file = consume created
-        self.limit = limit
-        self.count = count
-    }
-
-    /// Copies what `input` consumes into the kept core.
-    func attach(to input: InputStream) {
-        input.tee = { [self] bytes in
-            guard failure == nil else { return }
-            do { try writer.write(bytes) } catch {
-                failure = "writing the kept core: \(error)"
-                return
+        init(_ operands: [String]) throws(UsageError) {
+            let numbers = operands.map { Int64($0) }
+            guard let pid = numbers[0].flatMap(Int32.init(exactly:)), pid > 0, let tid = numbers[1].flatMap(Int32.init(exactly:)),
+                  numbers[2] != nil, let seconds = numbers[3], seconds >= 0, seconds < Int64.max / 1_000_000_000
+            else {
+                throw UsageError("PID, TID, SIGNAL and TIME must be numbers (%P %i %s %t)")
             }
-            if writer.written > limit { failure = "the compressed core passed --keep-core-max (\(limit) bytes)" }
+            self.pid = pid
+            self.tid = tid
+            self.seconds = seconds
         }
     }
 
-    /// Removes what was written of the core: it is not one, or no report will name it.
-    func discard() {
-        _ = file.take()
-        try? directory.removeFile(named: temporaryName)
+    /// What the options allow: memory kept from the core, the kept cores' cap and count, the time limit,
+    /// the spool's retention.
+    struct Limits {
+        var memory = 64 << 20
+        var keptCoreBytes: UInt64 = 1 << 30
+        var keptCores = 10
+        var timeoutSeconds = CoreHandlerCommand.defaultTimeoutSeconds
+        let retention: RetentionPolicy
+
+        init(_ parsed: ParsedArguments, settings: SpoolSettings) throws(UsageError) {
+            if let bytes = try parsed.value("max-memory", OptionValue.byteSize) { memory = Int(clamping: bytes) }
+            if let bytes = try parsed.value("keep-core-max", OptionValue.byteSize) { keptCoreBytes = UInt64(clamping: bytes) }
+            if let count = try parsed.value("keep-cores", OptionValue.count) { keptCores = count }
+            retention = try settings.retention(parsed)
+            if let seconds = try parsed.value("capture-timeout", OptionValue.seconds) { timeoutSeconds = seconds }
+        }
     }
 
-    /// Gives up keeping the core (the first reason stays).
-    func abandon(_ reason: String) {
-        if failure == nil { failure = reason }
-    }
-
-    /// Ends the core, names it `name.core.gz` and prunes the directory; the kept path, or why there is none.
-    func finish(name: ReportFileName) -> Result<String, CoreFileError> {
-        let finalName = String(name.text.dropLast(".json".count)) + Self.suffix
-        if failure == nil {
-            do {
-                try writer.finish()
-                // zlib holds back up to a few hundred KiB: the cap is checked once more with the whole stream.
-                if writer.written > limit { throw CoreFileError("the compressed core passed --keep-core-max (\(limit) bytes)") }
-                if let file = file.take() {
-                    try file.synchronize()
-                    try file.close()
-                }
-                try directory.rename(temporaryName, to: finalName)
-                try directory.synchronize()
-            } catch {
-                failure = error is CoreFileError ? "\(error)" : "keeping the core: \(error)"
+    /// Reads the core from `input` into a capture source and its report's name, keeping the core itself in
+    /// `directory` when asked; what the reading deadline or the keeper cost is a soft error of the capture.
+    private static func readCore(_ input: InputStream, crash: DumpedCrash, limits: Limits, keepIn directory: String?,
+                                 deadline: Int64) throws(CommandFailure) -> (CoreFile, ReportFileName)
+    {
+        var options = CaptureOptions(crashwatchVersion: CLI.version)
+        options.captureBytes = limits.memory
+        var keeper: CoreKeeper?
+        var keeperFailure: String?
+        if let directory {
+            do { keeper = try CoreKeeper(directory: directory, limit: limits.keptCoreBytes, count: limits.keptCores, pid: crash.pid) } catch {
+                keeperFailure = "--keep-core \(directory): \(error); the core was not kept"
+            }
+            keeper?.attach(to: input)
+        }
+        let source: CoreFile
+        do {
+            let (pid, tid) = (crash.pid, crash.tid)
+            let live = ProcFS.exists(pid) ? LiveCapture.processRecord(pid: pid, through: ProcFS.exists(tid) ? tid : pid, options: options) : nil
+            source = try CoreReports.source(input, options: options, timeNanoseconds: crash.seconds * 1_000_000_000,
+                                            deadlineNanoseconds: deadline, process: live)
+        } catch {
+            keeper?.discard()
+            throw CommandFailure("core-handler: pid \(crash.pid): \(error)", status: ExitCode.dataError)
+        }
+        let name = CoreReports.fileName(source.capture)
+        // The rest of the core through the keeper, before the reports say where it is.
+        if let keeper {
+            // Once the keeper gave up (over its cap), the rest need not be read: the kernel stops dumping.
+            do { try input.drain(while: { keeper.failure == nil }) } catch { keeper.abandon("reading the rest of the core: \(error)") }
+            if input.stoppedAtDeadline { keeper.abandon("the core was still streaming at the reading deadline") }
+            switch keeper.finish(name: name) {
+            case .success(let path): source.capture.coreFile = path
+            case .failure(let error): keeperFailure = error.description
             }
         }
-        if let failure {
-            discard()
-            return .failure(CoreFileError(failure + "; the core was not kept"))
+        if input.stoppedAtDeadline {
+            let tenths = Int((limits.timeoutSeconds * readingShare * 10).rounded())
+            source.capture.softErrors.append(SoftError(stage: "deadline", message:
+                "the core was read no further than byte \(input.position): \(tenths / 10).\(tenths % 10) s (70% of --capture-timeout) had passed; what it held after that is not in the report"))
         }
-        // The newest `count` of crashwatch's own kept cores stay, this one whatever its name says; files of
-        // other users (a sticky shared directory) are neither counted nor removed.
-        _ = CompanionRetention.prune(directory, suffix: Self.suffix, keep: count, protecting: name)
-        return .success("\(path)/\(finalName)")
+        if let keeperFailure { source.capture.softErrors.append(SoftError(stage: "core", message: keeperFailure)) }
+        return (source, name)
     }
 
-    /// The suffix of a kept core's name, after its report's name without `.json`.
-    static let suffix = ".core.gz"
+    /// Writes the minimal report, then the worker's full one over it, prints its path and prunes the spool.
+    private static func writeReports(_ source: CoreFile, name: ReportFileName, spool path: String, pid: Int32, deadline: Int64,
+                                     retention: RetentionPolicy) throws(CommandFailure)
+    {
+        // The minimal report first: whatever happens to processing, this crash is on disk.
+        let minimal: [UInt8]
+        do { minimal = try CoreReports.minimalReport(source.capture, crashwatchVersion: CLI.version) } catch {
+            throw CommandFailure("core-handler: encode the minimal report: \(error)", status: ExitCode.cannotCreate)
+        }
+        let spool: Spool
+        do throws(SpoolError) {
+            spool = try Spool(path: path)
+            _ = try spool.write(bytes: minimal, name: name)
+        } catch {
+            throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
+        }
+        // Processing reads what the crashed program controlled: in the confined worker `run` uses, as the
+        // dedicated worker user (the core's own notes never choose it), with limits and a deadline.
+        let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline, crashwatchVersion: CLI.version)
+        do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
+            throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
+        }
+        if let failure { StandardStream.err("crashwatch: core-handler: pid \(pid): \(failure); the report is not complete\n") }
+        StandardStream.out(spool.path(of: name) + "\n")
+        _ = try? spool.prune(policy: retention, protecting: name)
+    }
 }

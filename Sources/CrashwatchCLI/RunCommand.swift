@@ -13,75 +13,68 @@ import Synchronization
 
 /// `crashwatch run [options] [--] COMMAND [ARG...]`.
 enum RunCommand {
-    static let specs: [OptionSpec] = SpoolSettings.locationSpecs + SpoolSettings.retentionSpecs + [
-        OptionSpec("app-root", value: "DIR", repeatable: true, help: "images under DIR are in-app (default: the executable's directory, or its parent when that is bin, sbin or libexec)"),
-        OptionSpec("env-allow", value: "NAME", repeatable: true, help: "record environment variable NAME in reports (none are recorded otherwise)"),
-        OptionSpec("redact-args", help: "record only argv[0] of the command line; later arguments become <redacted> (a command line joined into one string keeps its first word)"),
-        OptionSpec("app-name", value: "NAME", help: "app name for reports (default: $CRASHWATCH_APP_NAME of the crashed process)"),
-        OptionSpec("app-version", value: "VERSION", help: "app version for reports (default: $CRASHWATCH_APP_VERSION)"),
-        OptionSpec("app-release", value: "RELEASE", help: "app release for reports (default: $CRASHWATCH_APP_RELEASE)"),
-        OptionSpec("max-frames", value: "N", help: "unwind at most N frames per thread (default 256)"),
-        OptionSpec("capture-timeout", value: "SECONDS", help: "finish each crash's report within this long of the crash (hold and processing); past it, the report keeps what was done (default 10)"),
-        OptionSpec("symbolicate", value: "MODE", help: "processing adds: full (functions, file:line, inline frames; default), functions, or none"),
-        OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "also look for separate debug info under DIR (DIR/.build-id/xx/rest.debug)"),
-        OptionSpec("debuginfod", value: "URL", repeatable: true, help: "let processing ask this debuginfod server for missing debug info (none by default; $DEBUGINFOD_URLS is not used)"),
-        OptionSpec("debug-cache", value: "DIR", help: "keep inflated copies of compressed debug files here, by build-id, so later crashes skip inflating them (default /var/cache/crashwatch/debug as root, else $XDG_CACHE_HOME/crashwatch/debug; 'none' turns it off)"),
-        OptionSpec("max-stack-bytes", value: "SIZE", help: "capture at most SIZE bytes of each thread's stack (default 1M)"),
-        OptionSpec("max-capture-bytes", value: "SIZE", help: "capture at most SIZE bytes of stacks and image copies per crash (default 64M)"),
-        OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported; a program that traces its own children, such as a debugger, needs this)"),
-        OptionSpec("pid-file", value: "FILE", help: "for a daemon that forks and exits (systemd Type=forking with PIDFile=FILE): crashwatch returns when the command's first process exits, as it did, and a crashwatch process that goes on supervising what it left running writes its pid to FILE; it ends as the last of them does"),
-        OptionSpec("help", short: "h", help: "show this help"),
-    ]
+    static let syntax = CommandSyntax(
+        usage: "crashwatch run [OPTIONS] [--] COMMAND [ARG...]",
+        options: SpoolSettings.locationSpecs + SpoolSettings.retentionSpecs + [
+            appRoot,
+            OptionSpec("env-allow", value: "NAME", repeatable: true, help: "record environment variable NAME in reports (none are recorded otherwise)"),
+            redactArgs,
+            OptionSpec("app-name", value: "NAME", help: "app name for reports (default: $CRASHWATCH_APP_NAME of the crashed process)"),
+            OptionSpec("app-version", value: "VERSION", help: "app version for reports (default: $CRASHWATCH_APP_VERSION)"),
+            OptionSpec("app-release", value: "RELEASE", help: "app release for reports (default: $CRASHWATCH_APP_RELEASE)"),
+            OptionSpec("max-frames", value: "N", help: "unwind at most N frames per thread (default 256)"),
+            OptionSpec("capture-timeout", value: "SECONDS", help: "finish each crash's report within this long of the crash (hold and processing); past it, the report keeps what was done (default 10)"),
+            symbolicate,
+            debugDir,
+            OptionSpec("debuginfod", value: "URL", repeatable: true, help: "let processing ask this debuginfod server for missing debug info (none by default; $DEBUGINFOD_URLS is not used)"),
+            OptionSpec("debug-cache", value: "DIR", help: "keep inflated copies of compressed debug files here, by build-id, so later crashes skip inflating them (default /var/cache/crashwatch/debug as root, else $XDG_CACHE_HOME/crashwatch/debug; 'none' turns it off)"),
+            OptionSpec("max-stack-bytes", value: "SIZE", help: "capture at most SIZE bytes of each thread's stack (default 1M)"),
+            OptionSpec("max-capture-bytes", value: "SIZE", help: "capture at most SIZE bytes of stacks and image copies per crash (default 64M)"),
+            OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported; a program that traces its own children, such as a debugger, needs this)"),
+            OptionSpec("pid-file", value: "FILE", help: "for a daemon that forks and exits (systemd Type=forking with PIDFile=FILE): crashwatch returns when the command's first process exits, as it did, and a crashwatch process that goes on supervising what it left running writes its pid to FILE; it ends as the last of them does"),
+        ],
+        about: """
+            Runs COMMAND (looked up in PATH) as a traced child and reports its crashes. The child inherits
+            stdin, stdout, stderr, the working directory, the environment, rlimits and the process group.
+            TERM, INT, HUP, QUIT, ABRT, USR1, USR2, WINCH, ALRM, CONT, TSTP, TTIN and TTOU sent to crashwatch
+            are passed on once: a signal sent to the whole group, by the terminal or by a process, is not sent
+            again when the child already has it (one from pid 1, which signals the whole service, waits 100 ms
+            for the child's own copy). Threads, forks, vforks and execs are followed.
 
-    static let usage = "crashwatch run [OPTIONS] [--] COMMAND [ARG...]"
+            Under systemd: the child gets crashwatch's own NOTIFY_SOCKET, and what it sends there (READY=1,
+            STATUS=, WATCHDOG=1, FDSTORE=1 with its fds; never MAINPID= or MAINPIDFD=) goes on to systemd from
+            crashwatch, the service's main process; LISTEN_PID and WATCHDOG_PID naming crashwatch name the
+            child. When the child's watchdog pings stop for half of WATCHDOG_USEC, its threads are captured as
+            a hang report and it is left running; the crash that follows (the watchdog's SIGABRT) links to it.
+            A SIGKILL death (the OOM killer, kill -9) becomes an abnormal-exit report, with every thread's
+            stack taken at its exit (none after an OOM kill). If ptrace is refused (a seccomp filter, Yama),
+            crashwatch says so in one line and runs COMMAND unsupervised.
 
-    static let help = """
-        Usage: \(usage)
+            A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
+            delivered with its default action; a signal the program handles and recovers from is not one.
+            For each crash crashwatch stops every thread and copies what only the live process has
+            (registers, the used part of every stack, maps, build-ids, the bytes of deleted images), writes
+            a minimal JSON report (schema version 1) into the spool and lets the program die as it would
+            have. A confined worker process then unwinds every stack and adds symbols, and the full report
+            replaces the minimal one. crashwatch prints one line naming the crash and one naming the report
+            to stderr.
+            """,
+        after: """
+            Spool:
+              --spool, else $CRASHWATCH_SPOOL, else the settings file's spool, else
+              /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports
+              (~/.local/state/crashwatch/reports). Reports are named
+              <UTC time>-<pid>-<executable tag>-<report id>.json, written atomically with mode 0640; the
+              full report replaces the minimal one under the same name.
 
-        Runs COMMAND (looked up in PATH) as a traced child and reports its crashes. The child inherits
-        stdin, stdout, stderr, the working directory, the environment, rlimits and the process group.
-        TERM, INT, HUP, QUIT, ABRT, USR1, USR2, WINCH, ALRM, CONT, TSTP, TTIN and TTOU sent to crashwatch
-        are passed on once: a signal sent to the whole group, by the terminal or by a process, is not sent
-        again when the child already has it (one from pid 1, which signals the whole service, waits 100 ms
-        for the child's own copy). Threads, forks, vforks and execs are followed.
-
-        Under systemd: the child gets crashwatch's own NOTIFY_SOCKET, and what it sends there (READY=1,
-        STATUS=, WATCHDOG=1, FDSTORE=1 with its fds; never MAINPID= or MAINPIDFD=) goes on to systemd from
-        crashwatch, the service's main process; LISTEN_PID and WATCHDOG_PID naming crashwatch name the
-        child. When the child's watchdog pings stop for half of WATCHDOG_USEC, its threads are captured as
-        a hang report and it is left running; the crash that follows (the watchdog's SIGABRT) links to it.
-        A SIGKILL death (the OOM killer, kill -9) becomes an abnormal-exit report, with every thread's
-        stack taken at its exit (none after an OOM kill). If ptrace is refused (a seccomp filter, Yama),
-        crashwatch says so in one line and runs COMMAND unsupervised.
-
-        A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
-        delivered with its default action; a signal the program handles and recovers from is not one.
-        For each crash crashwatch stops every thread and copies what only the live process has
-        (registers, the used part of every stack, maps, build-ids, the bytes of deleted images), writes
-        a minimal JSON report (schema version 1) into the spool and lets the program die as it would
-        have. A confined worker process then unwinds every stack and adds symbols, and the full report
-        replaces the minimal one. crashwatch prints one line naming the crash and one naming the report
-        to stderr.
-
-        Options:
-        \(renderOptions(specs))
-
-        Spool:
-          --spool, else $CRASHWATCH_SPOOL, else the settings file's spool, else
-          /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports
-          (~/.local/state/crashwatch/reports). Reports are named
-          <UTC time>-<pid>-<executable tag>-<report id>.json, written atomically with mode 0640; the
-          full report replaces the minimal one under the same name.
-
-        Exit status:
-          the command's own: its exit code, or death by the same signal (128+N in a shell); as PID 1
-          of a PID namespace, where a process cannot kill itself, 128+N
-          64   usage error
-          71   supervision could not be set up (fork or ptrace failed)
-          126  COMMAND found but not executable
-          127  COMMAND not found
-
-        """
+            Exit status:
+              the command's own: its exit code, or death by the same signal (128+N in a shell); as PID 1
+              of a PID namespace, where a process cannot kill itself, 128+N
+              64   usage error
+              71   supervision could not be set up (fork or ptrace failed)
+              126  COMMAND found but not executable
+              127  COMMAND not found
+            """)
 
     /// Everything `run` was asked to do, validated: the supervisor's part and the reporter's.
     struct Configuration {
@@ -104,11 +97,16 @@ enum RunCommand {
         return nil
     }
 
-    /// The options of processing every report source shares (`run`, `analyze-core`): `--symbolicate`,
-    /// `--debug-dir`, `--app-root`, `--redact-args`.
-    static let processingOptionNames: Set<String> = ["symbolicate", "debug-dir", "app-root", "redact-args"]
+    // The options of processing every report source shares (`run`, `analyze-core`), applied by
+    // `applyProcessingOptions`.
+    static let appRoot = OptionSpec("app-root", value: "DIR", repeatable: true, help: "images under DIR are in-app (default: the executable's directory, or its parent when that is bin, sbin or libexec)")
+    static let redactArgs = OptionSpec("redact-args", help: "record only argv[0] of the command line; later arguments become <redacted> (a command line joined into one string keeps its first word)")
+    static let symbolicate = OptionSpec("symbolicate", value: "MODE", help: "processing adds: full (functions, file:line, inline frames; default), functions, or none")
+    static let debugDir = OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "also look for separate debug info under DIR (DIR/.build-id/xx/rest.debug)")
+    /// The processing options, in the order `analyze-core` lists them.
+    static let processingSpecs = [appRoot, redactArgs, symbolicate, debugDir]
 
-    /// Applies `processingOptionNames` from the command line to `capture`.
+    /// Applies `processingSpecs` from the command line to `capture`.
     static func applyProcessingOptions(_ parsed: ParsedArguments, to capture: inout CaptureOptions) throws(UsageError) {
         if let text = parsed.value("symbolicate") {
             guard let level = Symbolication(rawValue: text) else {
@@ -124,9 +122,30 @@ enum RunCommand {
         capture.redactArguments = parsed.has("redact-args")
     }
 
-    static func configuration(_ parsed: ParsedArguments) throws(UsageError) -> Configuration
-    {
+    /// Validates everything `run` was asked to do.
+    static func configuration(_ parsed: ParsedArguments) throws(UsageError) -> Configuration {
         guard !parsed.operands.isEmpty, !parsed.operands[0].isEmpty else { throw UsageError("no command given") }
+        let environment = ProcessEnvironment.current
+        let supervisor = try supervisorOptions(parsed, environment: environment)
+        var capture = try captureOptions(parsed)
+        let settings = try SpoolSettings(parsed)
+        capture.debuginfodURLs = try debuginfodURLs(parsed, settings: settings)
+        var debugCache = defaultDebugCache(environment: environment, isRoot: SelfProcess.isRoot)
+        if let text = parsed.value("debug-cache") {
+            guard text == "none" || text.hasPrefix("/") else {
+                throw UsageError("--debug-cache needs an absolute directory or 'none', not '\(text)'")
+            }
+            debugCache = text == "none" ? nil : text
+        }
+        let pidFile = try parsed.value("pid-file", OptionValue.absolutePath)
+        let reporter = ReporterConfiguration(capture: capture, spool: settings.spool, retention: try settings.retention(parsed),
+                                             debugCache: debugCache, crashwatchVersion: CLI.version)
+        return Configuration(supervisor: supervisor, reporter: reporter, pidFile: pidFile)
+    }
+
+    /// The supervisor's part: the command (as bytes when the kernel gave it so), forks, systemd's notify
+    /// socket and watchdog, the capture timeout.
+    private static func supervisorOptions(_ parsed: ParsedArguments, environment: [String: String]) throws(UsageError) -> SupervisorOptions {
         var supervisor = SupervisorOptions(command: parsed.operands)
         // The command as the kernel gave it to crashwatch: the last operands of its own argv, as bytes.
         let own = rawArguments()
@@ -136,19 +155,19 @@ enum RunCommand {
         }
         supervisor.followForks = !parsed.has("no-follow-forks")
         // Under systemd: relay the program's sd_notify messages, and watch its watchdog pings.
-        let environment = ProcessEnvironment.current
         supervisor.notifySocket = environment["NOTIFY_SOCKET"].flatMap { $0.hasPrefix("/") || $0.hasPrefix("@") ? $0 : nil }
         if let usec = environment["WATCHDOG_USEC"].flatMap({ Int64($0) }), usec > 0, usec < Int64.max / 1_000,
            environment["WATCHDOG_PID"].map({ $0 == String(SelfProcess.pid) }) ?? true {
             supervisor.watchdogTimeoutNanoseconds = usec * 1_000
         }
-        if let text = parsed.value("capture-timeout") {
-            guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
-                throw UsageError("--capture-timeout needs a number of seconds between 0 and 3600, not '\(text)'")
-            }
+        if let seconds = try parsed.value("capture-timeout", OptionValue.seconds) {
             supervisor.captureTimeoutNanoseconds = Int64(seconds * 1e9)
         }
+        return supervisor
+    }
 
+    /// What each crash's capture records and how it is processed.
+    private static func captureOptions(_ parsed: ParsedArguments) throws(UsageError) -> CaptureOptions {
         var capture = CaptureOptions(crashwatchVersion: CLI.version)
         capture.runID = CrashReport.newID()
         if let text = parsed.value("max-frames") {
@@ -172,8 +191,11 @@ enum RunCommand {
         capture.environmentAllowList = parsed.all("env-allow")
         capture.app = AppRecord(name: parsed.value("app-name"), version: parsed.value("app-version"),
                                 release: parsed.value("app-release"))
+        return capture
+    }
 
-        let settings = try SpoolSettings(parsed)
+    /// The debuginfod servers processing may ask: `--debuginfod`, else the settings file's.
+    private static func debuginfodURLs(_ parsed: ParsedArguments, settings: SpoolSettings) throws(UsageError) -> [String] {
         var urls = parsed.all("debuginfod")
         if urls.isEmpty, let configured = settings.config.value("debuginfod", overriddenBy: parsed) {
             urls = configured.split(separator: " ").map(String.init)
@@ -181,33 +203,20 @@ enum RunCommand {
         for url in urls where !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.contains(" ") {
             throw UsageError("--debuginfod needs an http:// or https:// URL, not '\(url)'")
         }
-        capture.debuginfodURLs = urls
-        var debugCache = defaultDebugCache(environment: environment, isRoot: SelfProcess.isRoot)
-        if let text = parsed.value("debug-cache") {
-            guard text == "none" || text.hasPrefix("/") else {
-                throw UsageError("--debug-cache needs an absolute directory or 'none', not '\(text)'")
-            }
-            debugCache = text == "none" ? nil : text
-        }
-        if let pidFile = parsed.value("pid-file"), !pidFile.hasPrefix("/") {
-            throw UsageError("--pid-file needs an absolute path, not '\(pidFile)'")
-        }
-        let reporter = ReporterConfiguration(capture: capture, spool: settings.spool, retention: try settings.retention(parsed),
-                                             debugCache: debugCache, crashwatchVersion: CLI.version)
-        return Configuration(supervisor: supervisor, reporter: reporter, pidFile: parsed.value("pid-file"))
+        return urls
     }
 
     static func main(_ arguments: [String]) -> Int32 {
         var configuration: Configuration
         do {
-            let parsed = try parseArguments(arguments, specs: specs, operandsEndOptions: true)
+            let parsed = try parseArguments(arguments, specs: syntax.specs, operandsEndOptions: true)
             if parsed.has("help") {
-                StandardStream.out(help)
+                StandardStream.out(syntax.help)
                 return ExitCode.success
             }
             configuration = try self.configuration(parsed)
         } catch {
-            return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch run --help")
+            return syntax.failure(error)
         }
 
         if let pidFile = configuration.pidFile {

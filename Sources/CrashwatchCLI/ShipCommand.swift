@@ -9,63 +9,55 @@ import CrashwatchSpool
 import CrashwatchSystem
 
 enum ShipCommand {
-    static let specs: [OptionSpec] = SpoolSettings.locationSpecs + [
-        OptionSpec("endpoint", value: "URL", help: "the OTLP/HTTP endpoint, http:// or https:// (without a path, /v1/logs is added)"),
-        OptionSpec("header", value: "NAME=VALUE", repeatable: true, help: "an HTTP header for every request (authentication)"),
-        OptionSpec("once", help: "send the reports that are due, then exit (the default)"),
-        OptionSpec("follow", help: "keep running: send reports as they arrive, retry failed ones when due"),
-        OptionSpec("batch", value: "N", help: "reports per request at most, 1 to 1000 (default 10)"),
-        OptionSpec("timeout", value: "SECONDS", help: "each request's time limit, connection included (default 10; 500ms also works)"),
-        OptionSpec("gzip", help: "compress request bodies (Content-Encoding: gzip)"),
-        OptionSpec("ca-file", value: "FILE", help: "trust the CA certificates in FILE (PEM) instead of the system's"),
-        OptionSpec("client-cert", value: "FILE", help: "present this client certificate (PEM) for mutual TLS"),
-        OptionSpec("client-key", value: "FILE", help: "the client certificate's key (PEM), when not in --client-cert's file"),
-        OptionSpec("max-body", value: "SIZE", help: "attach the whole report as the record body up to SIZE (default 1M; 0: never)"),
-        OptionSpec("max-backoff", value: "DURATION", help: "the longest wait between retries (default 5m)"),
-        OptionSpec("check", help: "send one export that carries nothing and say whether the endpoint works"),
-        OptionSpec("help", short: "h", help: "show this help"),
-    ]
-    static let usage = "crashwatch ship [OPTIONS]"
-    static let help = """
-        Usage: \(usage)
+    static let syntax = CommandSyntax(
+        usage: "crashwatch ship [OPTIONS]",
+        options: SpoolSettings.locationSpecs + [
+            OptionSpec("endpoint", value: "URL", help: "the OTLP/HTTP endpoint, http:// or https:// (without a path, /v1/logs is added)"),
+            OptionSpec("header", value: "NAME=VALUE", repeatable: true, help: "an HTTP header for every request (authentication)"),
+            OptionSpec("once", help: "send the reports that are due, then exit (the default)"),
+            OptionSpec("follow", help: "keep running: send reports as they arrive, retry failed ones when due"),
+            OptionSpec("batch", value: "N", help: "reports per request at most, 1 to 1000 (default 10)"),
+            OptionSpec("timeout", value: "SECONDS", help: "each request's time limit, connection included (default 10; 500ms also works)"),
+            OptionSpec("gzip", help: "compress request bodies (Content-Encoding: gzip)"),
+            OptionSpec("ca-file", value: "FILE", help: "trust the CA certificates in FILE (PEM) instead of the system's"),
+            OptionSpec("client-cert", value: "FILE", help: "present this client certificate (PEM) for mutual TLS"),
+            OptionSpec("client-key", value: "FILE", help: "the client certificate's key (PEM), when not in --client-cert's file"),
+            OptionSpec("max-body", value: "SIZE", help: "attach the whole report as the record body up to SIZE (default 1M; 0: never)"),
+            OptionSpec("max-backoff", value: "DURATION", help: "the longest wait between retries (default 5m)"),
+            OptionSpec("check", help: "send one export that carries nothing and say whether the endpoint works"),
+        ],
+        about: """
+            Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
+            record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
+            Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
+            whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint
+            refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
+            after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS, a 2xx not read whole) the
+            report stays, its attempt is recorded ('crashwatch list' shows the count), and it is retried after a
+            backoff from 1s doubling up to --max-backoff, never before the server's Retry-After. Several shippers
+            may share a spool: none sends a report another one holds, and the claims of one that died are taken
+            over.
 
-        Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
-        record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
-        Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
-        whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint
-        refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
-        after a failure that may pass (5xx, 408, 429, 401, 403, 404, network, TLS, a 2xx not read whole) the
-        report stays, its attempt is recorded ('crashwatch list' shows the count), and it is retried after a
-        backoff from 1s doubling up to --max-backoff, never before the server's Retry-After. Several shippers
-        may share a spool: none sends a report another one holds, and the claims of one that died are taken
-        over.
+            One line per report on standard output: 'shipped ID FILE', 'quarantined ID FILE: REASON', or
+            'kept ID FILE (attempt N, next attempt in Ss): ERROR'.
+            """,
+        after: """
+            Settings: the command line first, then OpenTelemetry's variables (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as
+            it is, else OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/logs; OTEL_EXPORTER_OTLP_[LOGS_]HEADERS,
+            _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY, _TIMEOUT in milliseconds, _COMPRESSION=gzip), then
+            the settings file's endpoint, headers (k1=v1,k2=v2), ca-file, client-cert, client-key, timeout,
+            batch, gzip (yes/no), max-body and max-backoff. Prefer the environment or the settings file to
+            --header for secrets: the command line is visible to every local user.
 
-        One line per report on standard output: 'shipped ID FILE', 'quarantined ID FILE: REASON', or
-        'kept ID FILE (attempt N, next attempt in Ss): ERROR'.
-
-        Options:
-        \(renderOptions(specs))
-
-        Settings: the command line first, then OpenTelemetry's variables (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as
-        it is, else OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/logs; OTEL_EXPORTER_OTLP_[LOGS_]HEADERS,
-        _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY, _TIMEOUT in milliseconds, _COMPRESSION=gzip), then
-        the settings file's endpoint, headers (k1=v1,k2=v2), ca-file, client-cert, client-key, timeout,
-        batch, gzip (yes/no), max-body and max-backoff. Prefer the environment or the settings file to
-        --header for secrets: the command line is visible to every local user.
-
-        Exit status: 0 nothing is left to send (reports still being written aside), 64 usage error, 66 no
-        spool, 69 --check: the endpoint does not work, 71 libcurl cannot be loaded, 74 the spool cannot be
-        used, 75 --once: reports are left for a later attempt (kept now or by an earlier run).
-
-        """
+            Exit status: 0 nothing is left to send (reports still being written aside), 64 usage error, 66 no
+            spool, 69 --check: the endpoint does not work, 71 libcurl cannot be loaded, 74 the spool cannot be
+            used, 75 --once: reports are left for a later attempt (kept now or by an earlier run).
+            """)
 
     static func main(_ arguments: [String]) -> Int32 {
-        spoolCommand(usage: usage, help: help, specs: specs, operands: 0...0, arguments) { parsed, settings throws(CommandFailure) in
-            let configuration: ShipConfiguration
-            do throws(UsageError) {
-                configuration = try ShipConfiguration(parsed, file: settings.config, environment: ProcessEnvironment.current)
-            } catch {
-                return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch ship --help")
+        spoolCommand(syntax, operands: 0...0, arguments) { parsed, settings throws(CommandFailure) in
+            let configuration = try checkingUsage { () throws(UsageError) in
+                try ShipConfiguration(parsed, file: settings.config, environment: ProcessEnvironment.current)
             }
             let exporter: HTTPExporter
             do throws(TransportError) {
@@ -74,8 +66,7 @@ enum ShipCommand {
                 throw CommandFailure("ship: \(error.message)", status: ExitCode.systemError)
             }
             if configuration.check { return check(exporter) }
-            let spool: Spool
-            do throws(SpoolError) { spool = try settings.open() } catch { throw CommandFailure(error) }
+            let spool = try usingSpool { () throws(SpoolError) in try settings.open() }
             let shipper = Shipper(spool: spool, transport: exporter, options: configuration.options, observe: printEvent)
             return configuration.follow ? try follow(shipper) : try once(shipper)
         }
@@ -209,160 +200,5 @@ enum ShipCommand {
         case .warning(let message):
             StandardStream.err("crashwatch: warning: \(message)\n")
         }
-    }
-}
-
-/// `ship`'s settings, resolved: the command line, then OTEL_EXPORTER_OTLP_* variables, then the settings file.
-struct ShipConfiguration {
-    var target: ExportTarget
-    var options: ShipOptions
-    var follow: Bool
-    var check: Bool
-
-    init(_ parsed: ParsedArguments, file: ConfigFile, environment: [String: String]) throws(UsageError) {
-        func otel(_ suffix: String) -> String? {
-            let value = environment["OTEL_EXPORTER_OTLP_LOGS_\(suffix)"] ?? environment["OTEL_EXPORTER_OTLP_\(suffix)"]
-            return value?.isEmpty == false ? value : nil
-        }
-        if parsed.has("once") && parsed.has("follow") { throw UsageError("--once and --follow exclude each other") }
-        follow = parsed.has("follow")
-        check = parsed.has("check")
-
-        let url: String
-        let logsEndpoint = environment["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"] ?? "", baseEndpoint = environment["OTEL_EXPORTER_OTLP_ENDPOINT"] ?? ""
-        if parsed.value("endpoint") == nil && logsEndpoint.isEmpty && baseEndpoint.isEmpty {
-            guard let configured = try file.fileValue("endpoint", { text throws(UsageError) in
-                do throws(ExportSetupError) { return try ExportTarget.normalizedURL(text) } catch { throw UsageError(error.message) }
-            }) else {
-                throw UsageError("no endpoint: give --endpoint URL, set OTEL_EXPORTER_OTLP_ENDPOINT, or 'endpoint' in the settings file")
-            }
-            url = configured
-        } else {
-            do throws(ExportSetupError) {
-                if let given = parsed.value("endpoint") {
-                    url = try ExportTarget.normalizedURL(given)
-                } else if !logsEndpoint.isEmpty {
-                    _ = try ExportTarget.normalizedURL(logsEndpoint)
-                    url = logsEndpoint  // the signal's own endpoint is used as it is (OpenTelemetry's rule)
-                } else {
-                    _ = try ExportTarget.normalizedURL(baseEndpoint)
-                    url = (baseEndpoint.hasSuffix("/") ? baseEndpoint : baseEndpoint + "/") + "v1/logs"
-                }
-            } catch {
-                throw UsageError(error.message)
-            }
-        }
-
-        // Headers: the file's, then the environment's, then the command line's; a later one replaces an
-        // earlier one of the same name.
-        var headers: [(String, String)] = []
-        let fileHeaders = try file.fileValue("headers") { text throws(UsageError) in
-            do throws(ExportSetupError) { return try ExportTarget.parseHeaderList(text) } catch { throw UsageError(error.message) }
-        }
-        do throws(ExportSetupError) {
-            var layers: [[(String, String)]] = []
-            if let fileHeaders { layers.append(fileHeaders) }
-            if let text = environment["OTEL_EXPORTER_OTLP_HEADERS"] { layers.append(try ExportTarget.parseHeaderList(text)) }
-            if let text = environment["OTEL_EXPORTER_OTLP_LOGS_HEADERS"] { layers.append(try ExportTarget.parseHeaderList(text)) }
-            var given: [(String, String)] = []
-            for text in parsed.all("header") { given.append(try ExportTarget.parseHeader(text)) }
-            layers.append(given)
-            for layer in layers {
-                for header in layer {
-                    headers.removeAll { $0.0.lowercased() == header.0.lowercased() }
-                    headers.append(header)
-                }
-            }
-        } catch {
-            throw UsageError(error.message)
-        }
-
-        var timeoutMilliseconds = 10_000
-        let inRange = { (milliseconds: Int) throws(UsageError) -> Int in
-            guard (1...3_600_000).contains(milliseconds) else { throw UsageError("--timeout must be between 1ms and 1h") }
-            return milliseconds
-        }
-        if let given = parsed.value("timeout") {
-            timeoutMilliseconds = try inRange(try Self.milliseconds(given, option: "--timeout"))
-        } else if let text = otel("TIMEOUT") {
-            guard let value = Int(text), value > 0 else { throw UsageError("OTEL_EXPORTER_OTLP_TIMEOUT needs milliseconds, not '\(text)'") }
-            timeoutMilliseconds = try inRange(value)
-        } else if let configured = try file.fileValue("timeout", { text throws(UsageError) in
-            try inRange(try Self.milliseconds(text, option: "--timeout"))
-        }) {
-            timeoutMilliseconds = configured
-        }
-
-        var gzip = parsed.has("gzip")
-        if !gzip, let compression = otel("COMPRESSION") {
-            guard compression == "gzip" || compression == "none" else {
-                throw UsageError("OTEL_EXPORTER_OTLP_COMPRESSION takes gzip or none, not '\(compression)'")
-            }
-            gzip = compression == "gzip"
-        } else if !gzip, let value = try file.fileValue("gzip", { text throws(UsageError) in
-            guard let value = ["yes": true, "true": true, "1": true, "no": false, "false": false, "0": false][text.lowercased()] else {
-                throw UsageError("gzip takes yes or no")
-            }
-            return value
-        }) {
-            gzip = value
-        }
-
-        /// A TLS file from the command line or the environment (its errors name it), else from the settings file.
-        func tlsFile(_ key: String, _ variable: String) throws(UsageError) -> String? {
-            if let given = parsed.value(key) ?? otel(variable) { return try Self.readableFile(given, "--\(key)") }
-            return try file.fileValue(key) { text throws(UsageError) in try Self.readableFile(text, "--\(key)") } ?? nil
-        }
-        let tls = TLSSettings(caFile: try tlsFile("ca-file", "CERTIFICATE"),
-                              clientCertificate: try tlsFile("client-cert", "CLIENT_CERTIFICATE"),
-                              clientKey: try tlsFile("client-key", "CLIENT_KEY"))
-        if tls.clientKey != nil && tls.clientCertificate == nil { throw UsageError("--client-key needs --client-cert") }
-        target = ExportTarget(url: url, headers: headers, gzip: gzip, timeoutMilliseconds: timeoutMilliseconds, tls: tls)
-
-        options = ShipOptions(scope: OTLPLogs.Scope(version: CLI.version))
-        if let batch = try file.value("batch", overriddenBy: parsed, { text throws(UsageError) in
-            guard let batch = Int(text), (1...1000).contains(batch) else { throw UsageError("--batch needs a number from 1 to 1000, not '\(text)'") }
-            return batch
-        }) {
-            options.batch = batch
-        }
-        if let bytes = try file.value("max-body", overriddenBy: parsed, { text throws(UsageError) in
-            do { return Int(clamping: try ByteSize.parse(text)) } catch { throw UsageError("--max-body: \(error)") }
-        }) {
-            options.maxBodyBytes = bytes
-        }
-        if let duration = try file.value("max-backoff", overriddenBy: parsed, { text throws(UsageError) in
-            let duration: Duration
-            do { duration = try DurationText.parse(text) } catch { throw UsageError("--max-backoff: \(error)") }
-            guard duration >= .seconds(1), duration <= .seconds(86_400) else { throw UsageError("--max-backoff must be between 1s and 1d, not '\(text)'") }
-            return duration
-        }) {
-            options.backoff = Backoff(maximumMilliseconds: duration.components.seconds * 1_000)
-        }
-    }
-
-    /// A time limit: seconds (`10`, `2.5`, `10s`) or milliseconds (`500ms`).
-    static func milliseconds(_ text: String, option: String) throws(UsageError) -> Int {
-        var number = Substring(text).trimmingCharacters(in: " ")
-        var scale = 1000.0
-        if number.hasSuffix("ms") {
-            number.removeLast(2)
-            scale = 1
-        } else if number.hasSuffix("s") {
-            number.removeLast()
-        }
-        guard let value = Double(number), value.isFinite, value > 0, value * scale <= 3_600_000 else {
-            throw UsageError("\(option) needs a number of seconds (or 500ms), not '\(text)'")
-        }
-        return max(1, Int(value * scale))
-    }
-
-    /// `path` when it names a regular file this process can open; a usage error naming `option` otherwise.
-    static func readableFile(_ path: String?, _ option: String) throws(UsageError) -> String? {
-        guard let path else { return nil }
-        do { _ = try UntrustedFile.open(path, followLinks: true) } catch {
-            throw UsageError("cannot read \(option) file \(path): \(error)")
-        }
-        return path
     }
 }

@@ -19,44 +19,37 @@ enum DebugDirectories {
 
 /// `crashwatch symbolicate REPORT [--debug-dir DIR]... [-o OUT]`.
 enum SymbolicateCommand {
-    static let specs: [OptionSpec] = [
-        OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "look for separate debug info under DIR (DIR/.build-id/xx/rest[.debug]) before /usr/lib/debug"),
-        OptionSpec("output", short: "o", value: "FILE", help: "write the symbolicated report to FILE (atomically) instead of standard output"),
-        OptionSpec("help", short: "h", help: "show this help"),
-    ]
-
-    static let usage = "crashwatch symbolicate [OPTIONS] REPORT"
-
-    static let help = """
-        Usage: \(usage)
-
-        Fills in function names, source file:line:column and inline frames of a crash report after the
-        fact, for example when a stripped binary's debug file arrives later. Each image is matched by
-        build-id only: a file is used when its own build-id note equals the one the report recorded,
-        never because of its path, so a debug file of another build is refused (and said so in the
-        report's softErrors). Search order for each image: the path the report recorded, each
-        --debug-dir, /usr/lib/debug (as DIR/.build-id/xx/rest.debug or DIR/.build-id/xx/rest), then
-        debuginfod servers when DEBUGINFOD_URLS is set.
-
-        Options:
-        \(renderOptions(specs))
-
-        Exit status:
-          0    the report was written (frames that could not be matched keep what they had)
-          64   usage error
-          65   REPORT is not a crashwatch report this version can read
-          66   REPORT cannot be read
-          73   the output file cannot be written
-
-        """
+    static let syntax = CommandSyntax(
+        usage: "crashwatch symbolicate [OPTIONS] REPORT",
+        options: [
+            OptionSpec("debug-dir", value: "DIR", repeatable: true, help: "look for separate debug info under DIR (DIR/.build-id/xx/rest[.debug]) before /usr/lib/debug"),
+            OptionSpec("output", short: "o", value: "FILE", help: "write the symbolicated report to FILE (atomically) instead of standard output"),
+        ],
+        about: """
+            Fills in function names, source file:line:column and inline frames of a crash report after the
+            fact, for example when a stripped binary's debug file arrives later. Each image is matched by
+            build-id only: a file is used when its own build-id note equals the one the report recorded,
+            never because of its path, so a debug file of another build is refused (and said so in the
+            report's softErrors). Search order for each image: the path the report recorded, each
+            --debug-dir, /usr/lib/debug (as DIR/.build-id/xx/rest.debug or DIR/.build-id/xx/rest), then
+            debuginfod servers when DEBUGINFOD_URLS is set.
+            """,
+        after: """
+            Exit status:
+              0    the report was written (frames that could not be matched keep what they had)
+              64   usage error
+              65   REPORT is not a crashwatch report this version can read
+              66   REPORT cannot be read
+              73   the output file cannot be written
+            """)
 
     static func main(_ arguments: [String]) -> Int32 {
         let parsed: ParsedArguments
         let directories: [String]
         do throws(UsageError) {
-            parsed = try parseArguments(arguments, specs: specs, operandsEndOptions: false)
+            parsed = try parseArguments(arguments, specs: syntax.specs, operandsEndOptions: false)
             if parsed.has("help") {
-                StandardStream.out(help)
+                StandardStream.out(syntax.help)
                 return ExitCode.success
             }
             guard parsed.operands.count == 1 else {
@@ -64,7 +57,7 @@ enum SymbolicateCommand {
             }
             directories = try DebugDirectories.validated(parsed.all("debug-dir"))
         } catch {
-            return CLI.usageFailure(error, usage: usage, helpCommand: "crashwatch symbolicate --help")
+            return syntax.failure(error)
         }
         let input = parsed.operands[0]
         let bytes: [UInt8]

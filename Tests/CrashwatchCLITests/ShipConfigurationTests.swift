@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ShipConfigurationTests {
     func configuration(_ arguments: [String], file: String = "", environment: [String: String] = [:]) throws -> ShipConfiguration {
-        let parsed = try parseArguments(arguments, specs: ShipCommand.specs, operandsEndOptions: false)
+        let parsed = try parseArguments(arguments, specs: ShipCommand.syntax.specs, operandsEndOptions: false)
         return try ShipConfiguration(parsed, file: ConfigFile(parsing: file, path: "/etc/crashwatch.conf"), environment: environment)
     }
 

@@ -1,0 +1,117 @@
+// SpoolReading.swift — what the commands that read the spool share: finding the report an argument names,
+// reading reports (a file that is not one is quarantined with its reason, and never stops a listing), the
+// line about reports this user may not read, `--since` and the output style.
+import CrashwatchRender
+import CrashwatchModel
+import CrashwatchSpool
+import CrashwatchSystem
+import FoundationEssentials
+
+/// The style for output on standard output: color and width when it is a terminal (and NO_COLOR unset).
+func outputStyle(_ parsed: ParsedArguments) -> Style {
+    var style = Style(isTerminal: Terminal.isTerminal(1), environment: ProcessEnvironment.current, width: Terminal.columns(1))
+    switch parsed.value("color") {
+    case "always": style.color = true
+    case "never": style.color = false
+    default: break
+    }
+    return style
+}
+
+/// Reads and decodes one report of the spool, quarantining it (and saying so) when it is not one; a report
+/// this user may not read (another user's, 0640, outside their group) is counted in `unreadable`, not
+/// quarantined: it is a good report, for someone else.
+func load(_ name: ReportFileName, from spool: Spool, unreadable: inout Int) -> CrashReport? {
+    let reason: String
+    do {
+        return try CrashReport.decode(try spool.read(name))
+    } catch let error as SpoolError {
+        if case .readReport(_, _, let system) = error {
+            if system.isPermissionDenied { unreadable += 1 }
+            return nil  // else gone meanwhile (pruned, claimed): not a bad file
+        }
+        if case .notARegularFile = error { return nil }  // a link or directory under a report's name: never followed
+        reason = "\(error)"
+    } catch {
+        reason = "not a valid report: \(error)"
+    }
+    do {
+        try spool.quarantine(name: name.text, reason: reason)
+        StandardStream.err("crashwatch: quarantined \(name.text): \(reason)\n")
+    } catch {
+        StandardStream.err("crashwatch: \(name.text) is unreadable (\(reason)) and could not be quarantined: \(error)\n")
+    }
+    return nil
+}
+
+/// The one line about reports this user may not read, with the fix: `3 reports in /var/lib/crashwatch/reports
+/// are not readable by you (join the crashwatch group, or use sudo)`; `newer` says they are newer than the
+/// one shown.
+func unreadableReportsLine(_ count: Int, spool: String, newer: Bool = false) -> String {
+    let what = count == 1 ? "1 \(newer ? "newer " : "")report in \(spool) is" : "\(count) \(newer ? "newer " : "")reports in \(spool) are"
+    return "\(what) not readable by you (join the \(Spool.readerGroupName) group, or use sudo)"
+}
+
+/// Finds the report an argument names: `latest`, a file path (with a `/`), a report file name in the
+/// spool, or a unique prefix of a report id. Returns its bytes.
+func reportBytes(_ argument: String?, settings: SpoolSettings) throws(CommandFailure) -> [UInt8] {
+    if let argument, argument.contains("/") {
+        // A FIFO or device there would block or never end: only a regular file, opened without blocking.
+        do { return try UntrustedFile.readWhole(argument, limit: Spool.defaultMaxReadBytes) } catch {
+            throw CommandFailure("cannot read report \(argument): \(error.isNotRegularFile ? "not a regular file" : error.reason)",
+                                 status: ExitCode.noInput)
+        }
+    }
+    do {
+        let spool = try settings.open()
+        let name: ReportFileName
+        if argument == nil || argument == "latest" {
+            // The newest report that is one: a corrupt or foreign file under a newer name is quarantined
+            // (and said so), as `list` does, and the next newest taken. Newer reports this user may not
+            // read are skipped too, and said so: the one shown is then not the newest there is.
+            var unreadable = 0
+            for entry in try spool.reports().reversed() {
+                if load(entry.name, from: spool, unreadable: &unreadable) != nil, let bytes = try? spool.read(entry.name) {
+                    if unreadable > 0 {
+                        StandardStream.err("crashwatch: \(unreadableReportsLine(unreadable, spool: settings.spool, newer: true))\n")
+                    }
+                    return bytes
+                }
+            }
+            if unreadable > 0 { throw CommandFailure(unreadableReportsLine(unreadable, spool: settings.spool), status: ExitCode.ioError) }
+            throw CommandFailure("no crash reports in \(settings.spool)", status: ExitCode.noInput)
+        } else if let argument, argument.hasSuffix(ReportFileName.suffix) {
+            name = try spool.validatedName(argument)
+        } else {
+            name = try spool.find(idPrefix: argument!)
+        }
+        return try spool.read(name)
+    } catch let error as SpoolError {
+        throw CommandFailure(error)
+    } catch let error as CommandFailure {
+        throw error
+    } catch {
+        throw CommandFailure("\(error)", status: ExitCode.ioError)
+    }
+}
+
+/// Decodes report bytes, or fails with the data-error status.
+func decodeReport(_ bytes: [UInt8], _ argument: String?) throws(CommandFailure) -> CrashReport {
+    do { return try CrashReport.decode(bytes) } catch {
+        throw CommandFailure("\(argument ?? "latest") is not a crash report: \(error)", status: ExitCode.dataError)
+    }
+}
+
+/// Parses `--since`: an RFC 3339 time, a date (`2026-11-30`, midnight UTC), or a duration ago (`2h`, `7d`).
+func parseSince(_ text: String, now: Int64) throws(UsageError) -> Int64 {
+    if let time = RFC3339.parse(text) { return time }
+    if let time = RFC3339.parse(text + "T00:00:00.000Z") { return time }
+    do {
+        let duration = try DurationText.parse(text)
+        // Longer ago than the epoch (or than Int64 nanoseconds can say) is every report.
+        let (nanoseconds, overflow) = duration.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow || nanoseconds > now ? 0 : now - nanoseconds
+    } catch {
+        throw UsageError("--since takes a time (2026-11-30T09:00:00Z), a date (2026-11-30) or a duration ago (2h, 7d), not '\(text)'")
+    }
+}
