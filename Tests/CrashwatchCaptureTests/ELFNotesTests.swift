@@ -5,6 +5,7 @@ import CrashwatchCapture
 import CrashwatchModel
 import CrashwatchSymbols
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -35,32 +36,17 @@ private func elfImage(machine: UInt16, type: UInt16, headers: [ProgramHeader], e
     return out
 }
 
-/// The absolute path of a program found on `PATH`, nil when it is not installed.
-private func which(_ program: String) -> String? {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-}
-
 /// The build-ids `readelf -n` prints for a file, in lower-case hex.
 private func readelfBuildIDs(_ file: String) throws -> [String] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(which("readelf")))
-    process.arguments = ["-n", file]
-    process.environment = ["LC_ALL": "C"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    return String(decoding: output, as: UTF8.self).split(separator: "\n").compactMap { line in
+    let output = try Subprocess.output(try #require(Paths.which("readelf")), ["-n", file], environment: ["LC_ALL": "C"])
+    return output.split(separator: "\n").compactMap { line in
         guard let range = line.range(of: "Build ID: ") else { return nil }
         return String(line[range.upperBound...]).trimmingCharacters(in: .whitespaces)
     }
 }
 
 /// Whether readelf is available for the comparison tests.
-private let haveReadelf = which("readelf") != nil
+private let haveReadelf = Paths.which("readelf") != nil
 
 @Suite struct ELFNoteParsingTests {
     let buildID: [UInt8] = Array(0..<20).map { UInt8($0 * 13 & 0xff) }

@@ -3,6 +3,7 @@
 // well-formedness check, the decoder and every renderer (and the OTLP record `ship` sends). None may trap or hang; whatever decodes renders.
 import CrashwatchModel
 import CrashwatchRender
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

@@ -7,6 +7,7 @@
 // validates against the schema, and leave nothing behind: no process of the run, no reader blocked on a FIFO, no
 // open connection. Where processing cannot be stopped by the attack the report must say "complete" and show the
 // frames; where it may legitimately stay minimal, its soft errors must name what failed.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@
 // before the process is released and the worker's full report replaces it; a worker that is killed
 // leaves the minimal report with the reason; crashes of several processes are each processed while the
 // supervisor goes on serving the rest; the capture caps hold. (SilentServer: HostileInputTests.swift.)
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

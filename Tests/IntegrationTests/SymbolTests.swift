@@ -1,5 +1,6 @@
 // SymbolTests.swift — where symbols come from: glibc's separate debug info, a stripped binary's debug
 // file under --debug-dir, offline re-symbolication matched by build-id only, and debuginfod.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
