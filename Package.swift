@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "CrashwatchTestSupport", dependencies: ["CrashwatchModel"], path: "Tests/CrashwatchTestSupport"),
         .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem", "CrashwatchTestSupport"]),
         .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel", "CrashwatchTestSupport"]),
-        .testTarget(name: "CrashwatchSupervisorTests", dependencies: ["CrashwatchSupervisor", "CrashwatchSystem", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchSupervisorTests", dependencies: ["CrashwatchSupervisor", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSystem", "CrashwatchTestSupport"]),
         .testTarget(name: "CrashwatchSymbolsTests", dependencies: ["CrashwatchSymbols", "CrashwatchSystem", "CrashwatchTestSupport"]),
         .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool", "CrashwatchTestSupport"]),
