@@ -160,25 +160,7 @@ import Testing
     }
 }
 
-/// Parses an entry as journald does — `NAME=value` lines, or NAME, newline, a 64-bit little-endian length, the
-/// bytes and a newline — into (name, text) pairs; nil when it is malformed.
+/// An entry parsed as journald does (`JournalEntry.parse`), values as text; nil when it is malformed.
 private func parseEntry(_ bytes: [UInt8]) -> [(String, String)]? {
-    var parsed: [(String, String)] = []
-    var index = 0
-    while index < bytes.count {
-        guard let end = bytes[index...].firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") }) else { return nil }
-        let name = String(decoding: bytes[index..<end], as: UTF8.self)
-        if bytes[end] == UInt8(ascii: "=") {
-            guard let newline = bytes[(end + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-            parsed.append((name, String(decoding: bytes[(end + 1)..<newline], as: UTF8.self)))
-            index = newline + 1
-        } else {
-            guard end + 9 <= bytes.count else { return nil }
-            let length = bytes[(end + 1)..<(end + 9)].reversed().reduce(0) { $0 << 8 | Int($1) }
-            guard end + 9 + length < bytes.count, bytes[end + 9 + length] == UInt8(ascii: "\n") else { return nil }
-            parsed.append((name, String(decoding: bytes[(end + 9)..<(end + 9 + length)], as: UTF8.self)))
-            index = end + 9 + length + 1
-        }
-    }
-    return parsed
+    JournalEntry.parse(bytes)?.map { ($0.0, String(decoding: $0.1, as: UTF8.self)) }
 }

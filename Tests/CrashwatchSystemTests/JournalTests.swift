@@ -59,30 +59,6 @@ import Testing
     }
 }
 
-/// Parses an entry in the native format back into (name, value) pairs; nil when it is malformed.
-private func parseEntry(_ bytes: [UInt8]) -> [(String, [UInt8])]? {
-    var fields: [(String, [UInt8])] = []
-    var index = 0
-    while index < bytes.count {
-        guard let end = bytes[index...].firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") }) else { return nil }
-        let name = String(decoding: bytes[index..<end], as: UTF8.self)
-        if bytes[end] == UInt8(ascii: "=") {
-            guard let newline = bytes[(end + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-            fields.append((name, Array(bytes[(end + 1)..<newline])))
-            index = newline + 1
-        } else {
-            guard end + 9 <= bytes.count else { return nil }
-            var length = 0
-            for byte in bytes[(end + 1)..<(end + 9)].reversed() { length = length << 8 | Int(byte) }
-            let start = end + 9
-            guard start + length < bytes.count, bytes[start + length] == UInt8(ascii: "\n") else { return nil }
-            fields.append((name, Array(bytes[start..<(start + length)])))
-            index = start + length + 1
-        }
-    }
-    return fields
-}
-
 @Suite struct JournalSendTests {
     @Test("an entry arrives as one datagram, in the native format, without descriptors")
     func sendsOneDatagram() throws {
@@ -93,7 +69,7 @@ private func parseEntry(_ bytes: [UInt8]) -> [(String, [UInt8])]? {
         let received = try #require(journal.receive())
         #expect(received.descriptors.isEmpty)
         #expect(received.payload == Journal.encode(fields))
-        let parsed = try #require(parseEntry(received.payload))
+        let parsed = try #require(JournalEntry.parse(received.payload))
         #expect(parsed.map(\.0) == ["MESSAGE", "PRIORITY", "CRASHWATCH_TRACE"])
         #expect(parsed[2].1 == Array("frame 0\nframe 1".utf8))
     }
@@ -118,7 +94,7 @@ private func parseEntry(_ bytes: [UInt8]) -> [(String, [UInt8])]? {
         let read = contents.withUnsafeMutableBytes { pread(memfd, $0.baseAddress, $0.count, 0) }
         #expect(read == contents.count)
         #expect(contents == Journal.encode(fields))
-        #expect(parseEntry(contents)?.count == 1000)
+        #expect(JournalEntry.parse(contents)?.count == 1000)
     }
 
     @Test("no socket, or a socket nobody listens on, is no journal: the caller falls back to stderr")

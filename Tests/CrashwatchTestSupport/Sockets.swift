@@ -1,5 +1,6 @@
 // Sockets.swift — socket helpers of the tests: a bound AF_UNIX datagram socket that receives what the code
-// under test sends (journald's stand-in), payload and passed descriptors alike.
+// under test sends (journald's stand-in), payload and passed descriptors alike, and journald's native entry
+// format parsed back.
 import Foundation
 import Glibc
 
@@ -69,5 +70,33 @@ public final class DatagramSocket {
             offset += (length + 7) & ~7
         }
         return (Array(payload[..<got.0]), descriptors)
+    }
+}
+
+/// journald's native entry format, read back as journald reads it.
+public enum JournalEntry {
+    /// Parses an entry as journald does — `NAME=value` lines, or NAME, newline, a 64-bit little-endian length,
+    /// the bytes and a newline — into (name, value) pairs; nil when it is malformed.
+    public static func parse(_ bytes: [UInt8]) -> [(String, [UInt8])]? {
+        var fields: [(String, [UInt8])] = []
+        var index = 0
+        while index < bytes.count {
+            guard let end = bytes[index...].firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") }) else { return nil }
+            let name = String(decoding: bytes[index..<end], as: UTF8.self)
+            if bytes[end] == UInt8(ascii: "=") {
+                guard let newline = bytes[(end + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+                fields.append((name, Array(bytes[(end + 1)..<newline])))
+                index = newline + 1
+            } else {
+                guard end + 9 <= bytes.count else { return nil }
+                var length = 0
+                for byte in bytes[(end + 1)..<(end + 9)].reversed() { length = length << 8 | Int(byte) }
+                let start = end + 9
+                guard start + length < bytes.count, bytes[start + length] == UInt8(ascii: "\n") else { return nil }
+                fields.append((name, Array(bytes[start..<(start + length)])))
+                index = start + length + 1
+            }
+        }
+        return fields
     }
 }
