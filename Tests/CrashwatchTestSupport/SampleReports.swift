@@ -108,14 +108,8 @@ public enum SampleReport {
                              registers: registers(rip: libcBase + 0x8ae96, rsp: 0x7f3a_9b9f_ed80, rbp: 0),
                              frames: workerFrames, unwindStopReason: "no unwind info"),
             ],
-            images: [
-                ImageRecord(path: "/opt/demo/bin/segv_reraise", buildID: "9a1be6c2f07d3e8c51a4b2d0e6f7a8b9c0d1e2f3",
-                            loadAddress: Address(exeBase), size: 0x5010, inApp: true, architecture: "x86_64",
-                            isMainExecutable: true),
-                ImageRecord(path: "/usr/lib/x86_64-linux-gnu/libc.so.6",
-                            buildID: "c047672cae7964324658491e7dee26748ae5d2f8", loadAddress: Address(libcBase),
-                            size: 0x1bd000, inApp: false, architecture: "x86_64"),
-            ],
+            images: [SampleImages.executable("/opt/demo/bin/segv_reraise", base: exeBase),
+                     SampleImages.libc(base: libcBase)],
             diagnostics: Diagnostics(ptraceScope: 1, seccompMode: 0, captureErrors: 1),
             softErrors: [SoftError(stage: "unwind", tid: 4243, message: "libunwind: no unwind info for 0x7f3a9c29d134")])
     }()
@@ -197,15 +191,9 @@ public enum ExportFixture {
                              registers: registers(rip: libcBase + 0x8ae96, rsp: 0x7f3a_9b9f_ed80), frames: workerFrames,
                              unwindStopReason: "no unwind info"),
             ],
-            images: [
-                ImageRecord(path: "/opt/shop/bin/checkout", buildID: "9a1be6c2f07d3e8c51a4b2d0e6f7a8b9c0d1e2f3",
-                            loadAddress: Address(exeBase), size: 0x5010, inApp: true, architecture: "x86_64",
-                            isMainExecutable: true),
-                ImageRecord(path: "/usr/lib/x86_64-linux-gnu/libc.so.6",
-                            buildID: "c047672cae7964324658491e7dee26748ae5d2f8", loadAddress: Address(libcBase),
-                            size: 0x1bd000, inApp: false, architecture: "x86_64",
-                            package: PackageRecord(type: "deb", name: "libc6", version: "2.36-9+deb12u9", architecture: "amd64")),
-            ],
+            images: [SampleImages.executable("/opt/shop/bin/checkout", base: exeBase),
+                     SampleImages.libc(base: libcBase, package: PackageRecord(type: "deb", name: "libc6",
+                                                                              version: "2.36-9+deb12u9", architecture: "amd64"))],
             diagnostics: Diagnostics(ptraceScope: 1, seccompMode: 0, captureErrors: 1),
             softErrors: [SoftError(stage: "unwind", tid: 4243, message: "libunwind: no unwind info for 0x7f3a9c29d134")])
     }()
@@ -222,4 +210,19 @@ public enum ExportFixture {
         report.images = report.images.map { var image = $0; image.inApp = false; return image }
         return report
     }()
+}
+
+/// The two images both sample reports hold: an in-app main executable and the system's libc.
+private enum SampleImages {
+    /// The main executable at `path`, mapped at `base`.
+    static func executable(_ path: String, base: UInt64) -> ImageRecord {
+        ImageRecord(path: path, buildID: "9a1be6c2f07d3e8c51a4b2d0e6f7a8b9c0d1e2f3", loadAddress: Address(base), size: 0x5010,
+                    inApp: true, architecture: "x86_64", isMainExecutable: true)
+    }
+
+    /// libc, mapped at `base`, with the package it came from if given.
+    static func libc(base: UInt64, package: PackageRecord? = nil) -> ImageRecord {
+        ImageRecord(path: "/usr/lib/x86_64-linux-gnu/libc.so.6", buildID: "c047672cae7964324658491e7dee26748ae5d2f8",
+                    loadAddress: Address(base), size: 0x1bd000, inApp: false, architecture: "x86_64", package: package)
+    }
 }
