@@ -36,15 +36,6 @@ private func elfImage(machine: UInt16, type: UInt16, headers: [ProgramHeader], e
     return out
 }
 
-/// The build-ids `readelf -n` prints for a file, in lower-case hex.
-private func readelfBuildIDs(_ file: String) throws -> [String] {
-    let output = try Subprocess.output(try #require(Paths.which("readelf")), ["-n", file], environment: ["LC_ALL": "C"])
-    return output.split(separator: "\n").compactMap { line in
-        guard let range = line.range(of: "Build ID: ") else { return nil }
-        return String(line[range.upperBound...]).trimmingCharacters(in: .whitespaces)
-    }
-}
-
 /// Whether readelf is available for the comparison tests.
 private let haveReadelf = Paths.which("readelf") != nil
 
@@ -187,7 +178,7 @@ private let haveReadelf = Paths.which("readelf") != nil
         #expect(header.type == .sharedObject || header.type == .executable)
         #expect(!header.noteSegments.isEmpty)
         let notes = ELFNotes.notes(inFile: bytes, header: header)
-        let expected = try readelfBuildIDs(path)
+        let expected = try Readelf.buildIDs(of: path)
         try #require(expected.count == 1, "readelf -n \(path) shows no single build-id: nothing to compare")
         #expect(ELFNotes.buildID(in: notes).map(Hex.string) == expected.first)
     }
@@ -213,7 +204,7 @@ private let haveReadelf = Paths.which("readelf") != nil
         let notes = header.noteSegments.flatMap {
             ELFNotes.parseNotes(read(bias + $0.virtualAddress, Int($0.size)), alignment: $0.alignment)
         }
-        let expected = try readelfBuildIDs(libc.path)
+        let expected = try Readelf.buildIDs(of: libc.path)
         try #require(expected.count == 1, "readelf -n \(libc.path) shows no single build-id: nothing to compare")
         #expect(ELFNotes.buildID(in: notes).map(Hex.string) == expected.first)
     }

@@ -64,13 +64,6 @@ func runCapturing(_ executable: String, _ arguments: [String] = [], options: [St
     return (result, reports, spool)
 }
 
-/// The build-id `readelf -n` prints for a file, or nil.
-func readelfBuildID(_ path: String) throws -> String? {
-    let result = try run("/usr/bin/readelf", ["-n", path])
-    return result.stdout.split(separator: "\n").first { $0.contains("Build ID:") }
-        .map { String($0.split(separator: " ").last ?? "") }
-}
-
 @Suite struct ReportTests {
     static let crashing = Fixture.all.filter { $0.expectedCrashes >= 1 && $0.name != "deleted_exe" }
 
@@ -105,7 +98,7 @@ func readelfBuildID(_ path: String) throws -> String? {
         let directory = try TemporaryDirectory("cw-deleted")
         let copy = "\(directory.path)/deleted_exe"
         try FileManager.default.copyItem(atPath: Paths.fixture("deleted_exe"), toPath: copy)
-        let expectedBuildID = try readelfBuildID(copy)
+        let expectedBuildID = try Readelf.buildID(of: copy)
         let (result, reports, _) = try runCapturing(copy)
         let report = try #require(reports.first, "stderr: \(result.stderr)")
         try check(report, against: Fixture("deleted_exe"), executable: copy, result: result, buildID: expectedBuildID)
@@ -267,7 +260,7 @@ func readelfBuildID(_ path: String) throws -> String? {
             if path.hasPrefix("/usr/lib") || path.hasPrefix("/lib") { #expect(image["inApp"] as? Bool == false, "\(path)") }
             if (path == ownImage || path.hasSuffix("/\(ownImage)")) && !path.hasPrefix("/memfd:") { #expect(image["inApp"] as? Bool == true, "\(path)") }
             guard FileManager.default.fileExists(atPath: path) else { continue }
-            #expect(image["buildID"] as? String == (try readelfBuildID(path)), "\(path)")
+            #expect(image["buildID"] as? String == (try Readelf.buildID(of: path)), "\(path)")
         }
         if let buildID { #expect(main["buildID"] as? String == buildID) }
         if let package = fixture.keys["PACKAGE"] {

@@ -99,7 +99,7 @@ private func comparable(_ report: WrittenReport) -> [[String]] {
         try server.run()
         defer { server.terminate(); server.waitUntilExit() }
 
-        let buildID = try #require(try readelfBuildID(Paths.fixture("stripped_debuglink")))
+        let buildID = try #require(try Readelf.buildID(of: Paths.fixture("stripped_debuglink")))
         let environment = ["DEBUGINFOD_URLS": "http://127.0.0.1:\(port)", "DEBUGINFOD_CACHE_PATH": "\(state.path)/cache",
                            "DEBUGINFOD_TIMEOUT": "5"]
         // Ready once it serves the debug file (scanning takes a moment): poll, bounded.
