@@ -53,17 +53,20 @@ let package = Package(
         .executableTarget(name: "crashwatch", dependencies: ["CrashwatchCLI"],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
 
-        .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem"]),
-        .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel"]),
+        // The tests' shared helpers: temporary directories, the process runner, fixture paths and headers, sample
+        // reports, socket helpers. A regular target under Tests/, depended on by the test targets.
+        .target(name: "CrashwatchTestSupport", dependencies: ["CrashwatchModel"], path: "Tests/CrashwatchTestSupport"),
+        .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel", "CrashwatchTestSupport"]),
         .testTarget(name: "CrashwatchSupervisorTests", dependencies: ["CrashwatchSupervisor", "CrashwatchSystem"]),
-        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSystem"]),
-        .testTarget(name: "CrashwatchSymbolsTests", dependencies: ["CrashwatchSymbols", "CrashwatchSystem"]),
-        .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool"]),
-        .testTarget(name: "CrashwatchRenderTests", dependencies: ["CrashwatchRender"]),
-        .testTarget(name: "CrashwatchShipTests", dependencies: ["CrashwatchShip", "CrashwatchSpool", "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel"]),
-        .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI"]),
-        .testTarget(name: "CrashwatchReporterTests", dependencies: ["CrashwatchReporter", "CrashwatchModel", "CrashwatchSystem"]),
-        .testTarget(name: "IntegrationTests", exclude: ["transparency.py"]),
+        .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSystem", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchSymbolsTests", dependencies: ["CrashwatchSymbols", "CrashwatchSystem", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchSpoolTests", dependencies: ["CrashwatchSpool", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchRenderTests", dependencies: ["CrashwatchRender", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchShipTests", dependencies: ["CrashwatchShip", "CrashwatchSpool", "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchReporterTests", dependencies: ["CrashwatchReporter", "CrashwatchModel", "CrashwatchSystem", "CrashwatchTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["CrashwatchTestSupport"], exclude: ["transparency.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,8 @@
 // ConfigFileTests.swift — the settings file: syntax, errors naming file and line, command line winning; the
 // spool's place from --spool, $CRASHWATCH_SPOOL and the file, in that order.
 @testable import CrashwatchCLI
+import CrashwatchTestSupport
+import Foundation
 import Glibc
 import Testing
 
@@ -103,19 +105,18 @@ import Testing
 }
 
 @Suite struct SpoolPrecedenceTests {
-    /// A settings file naming `/conf/spool`, in a fresh temporary directory; returns its path.
-    private func settingsFile() throws -> String {
-        let path = "/tmp/crashwatch-settings-\(UInt64.random(in: 0...UInt64.max)).conf"
-        guard let file = fopen(path, "w") else { throw UsageError("cannot create \(path)") }
-        fputs("spool = /conf/spool\nmax-reports = 7\n", file)
-        fclose(file)
+    /// A settings file naming `/conf/spool`, in a fresh temporary directory.
+    private func settingsFile(in directory: TemporaryDirectory) throws -> String {
+        let path = directory.join("crashwatch.conf")
+        try "spool = /conf/spool\nmax-reports = 7\n".write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
     @Test("--spool beats $CRASHWATCH_SPOOL, which beats the settings file: a unit's Environment= wins over the shared file")
     func precedence() throws {
-        let config = try settingsFile()
-        defer { unlink(config) }
+        let directory = try TemporaryDirectory("crashwatch-settings")
+        defer { directory.remove() }
+        let config = try settingsFile(in: directory)
         let environment = ["CRASHWATCH_SPOOL": "/env/spool", "HOME": "/home/ann"]
         let withOption = try parseArguments(["--config", config, "--spool", "/opt/x"], specs: SpoolSettings.locationSpecs,
                                             operandsEndOptions: false)

@@ -3,6 +3,7 @@
 @testable import CrashwatchCapture
 import CrashwatchModel
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -173,28 +174,15 @@ struct CoreBuilder {
 /// under qemu-aarch64, dumped by qemu. The reader and the ARM64 decoder on real data: the crashed thread's pc
 /// is in `crash_here` and its link register, with any PAC bits stripped, returns into `middle`.
 @Suite struct RealAArch64CoreTests {
-    static func run(_ argv: [String], in directory: String) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -c unlimited; exec \"$@\"", "sh"] + argv
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/qemu-aarch64-static")
                     && FileManager.default.isExecutableFile(atPath: "/usr/bin/aarch64-linux-gnu-gcc")))
     func crashedThreadOfARealCore() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cw-a64-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/null_deref.c").path
-        #expect(try Self.run(["aarch64-linux-gnu-gcc", "-O0", "-g", "-mbranch-protection=pac-ret", "-o", "app", source], in: directory) == 0)
-        _ = try Self.run(["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu", "./app"], in: directory)
+        let temporary = try TemporaryDirectory("cw-a64")
+        defer { temporary.remove() }
+        let directory = temporary.path
+        let source = Paths.source("null_deref.c")
+        #expect(try Cores.run(["aarch64-linux-gnu-gcc", "-O0", "-g", "-mbranch-protection=pac-ret", "-o", "app", source], in: directory).succeeded)
+        try Cores.run(["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu", "./app"], in: directory)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         let coreName = try #require(names.first { $0.hasPrefix("qemu_app_") && $0.hasSuffix(".core") }, "no guest core: \(names)")
         let core = try CoreFile(try UntrustedFile.open("\(directory)/\(coreName)"), limit: 1 << 30, timeNanoseconds: 0,
@@ -205,14 +193,7 @@ struct CoreBuilder {
         #expect(capture.signal.signo == 11)
 
         // Where the program was loaded: AT_ENTRY less _start's offset (the symbols from the cross nm).
-        let nm = Process()
-        let pipe = Pipe()
-        nm.executableURL = URL(fileURLWithPath: "/usr/bin/aarch64-linux-gnu-nm")
-        nm.arguments = ["\(directory)/app"]
-        nm.standardOutput = pipe
-        try nm.run()
-        let symbols = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        nm.waitUntilExit()
+        let symbols = try Subprocess.run("/usr/bin/aarch64-linux-gnu-nm", ["\(directory)/app"]).stdout
         func offset(_ name: String) throws -> UInt64 {
             let line = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" \(name)") })
             return try #require(UInt64(line.split(separator: " ")[0], radix: 16))

@@ -5,6 +5,7 @@ import CrashwatchCapture
 import CrashwatchModel
 import CrashwatchSymbols
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -35,32 +36,8 @@ private func elfImage(machine: UInt16, type: UInt16, headers: [ProgramHeader], e
     return out
 }
 
-/// The absolute path of a program found on `PATH`, nil when it is not installed.
-private func which(_ program: String) -> String? {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-}
-
-/// The build-ids `readelf -n` prints for a file, in lower-case hex.
-private func readelfBuildIDs(_ file: String) throws -> [String] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(which("readelf")))
-    process.arguments = ["-n", file]
-    process.environment = ["LC_ALL": "C"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    return String(decoding: output, as: UTF8.self).split(separator: "\n").compactMap { line in
-        guard let range = line.range(of: "Build ID: ") else { return nil }
-        return String(line[range.upperBound...]).trimmingCharacters(in: .whitespaces)
-    }
-}
-
 /// Whether readelf is available for the comparison tests.
-private let haveReadelf = which("readelf") != nil
+private let haveReadelf = Paths.which("readelf") != nil
 
 @Suite struct ELFNoteParsingTests {
     let buildID: [UInt8] = Array(0..<20).map { UInt8($0 * 13 & 0xff) }
@@ -201,7 +178,7 @@ private let haveReadelf = which("readelf") != nil
         #expect(header.type == .sharedObject || header.type == .executable)
         #expect(!header.noteSegments.isEmpty)
         let notes = ELFNotes.notes(inFile: bytes, header: header)
-        let expected = try readelfBuildIDs(path)
+        let expected = try Readelf.buildIDs(of: path)
         try #require(expected.count == 1, "readelf -n \(path) shows no single build-id: nothing to compare")
         #expect(ELFNotes.buildID(in: notes).map(Hex.string) == expected.first)
     }
@@ -227,7 +204,7 @@ private let haveReadelf = which("readelf") != nil
         let notes = header.noteSegments.flatMap {
             ELFNotes.parseNotes(read(bias + $0.virtualAddress, Int($0.size)), alignment: $0.alignment)
         }
-        let expected = try readelfBuildIDs(libc.path)
+        let expected = try Readelf.buildIDs(of: libc.path)
         try #require(expected.count == 1, "readelf -n \(libc.path) shows no single build-id: nothing to compare")
         #expect(ELFNotes.buildID(in: notes).map(Hex.string) == expected.first)
     }

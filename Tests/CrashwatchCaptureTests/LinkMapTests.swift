@@ -4,11 +4,11 @@
 @testable import CrashwatchCapture
 import CrashwatchSymbols
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
 @Suite struct LinkMapTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     static let libc = "/lib/x86_64-linux-gnu/libc.so.6"
 
     /// Memory as a core holds it: byte regions by address.
@@ -31,7 +31,7 @@ import Testing
     /// An executable (the null_deref fixture), where it is loaded, and memory holding its dynamic section with
     /// DT_DEBUG pointing at an r_debug whose list starts at `firstEntry`.
     static func process(firstEntry: UInt64) throws -> (OwnedDescriptor, [UInt8], Memory, UInt64) {
-        let executable = try UntrustedFile.open("\(root)/.build/fixtures/null_deref")
+        let executable = try UntrustedFile.open(Paths.fixture("null_deref"))
         let header = try #require(LinkMap.programHeaders(of: executable))
         let phdr = try #require(header.programHeaders.first { $0.type == ProgramHeader.programHeaderType })
         let dynamic = try #require(header.programHeaders.first { $0.type == ProgramHeader.dynamicType })

@@ -1,6 +1,7 @@
 // InAppTests.swift — the in_app decision table (Fixtures/in_app_vectors.tsv) checked row by row, plus the
 // helpers the rule is built from.
 import CrashwatchModel
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -22,12 +23,8 @@ struct InAppVector: CustomTestStringConvertible, Sendable {
     /// The line number and reason, as the test lists them.
     var testDescription: String { "line \(line): \(why)" }
 
-    /// Where the table lives: the package root found from this file, then Fixtures/.
-    static let path: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("Fixtures/in_app_vectors.tsv").path
-    }()
+    /// Where the table lives: Fixtures/in_app_vectors.tsv.
+    static let path = Paths.source("in_app_vectors.tsv")
 
     /// Every row of the table; malformed rows are reported as issues and skipped.
     static let all: [InAppVector] = {

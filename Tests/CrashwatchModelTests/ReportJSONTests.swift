@@ -3,6 +3,7 @@
 // and for the sample, awkward, sparse and large reports the writer's bytes equal those of the Codable tree
 // encoder it replaced, kept below as a private reference copy.
 import CrashwatchModel
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

@@ -3,6 +3,7 @@
 // fallback to the first frame with a function), and hostile names kept on one line.
 import CrashwatchModel
 import CrashwatchRender
+import CrashwatchTestSupport
 import Testing
 
 @Suite struct HeadlineTests {

@@ -2,6 +2,7 @@
 // path with and without a width limit, and report strings that try to smuggle terminal escapes or are not ASCII.
 import CrashwatchRender
 import CrashwatchModel
+import CrashwatchTestSupport
 import Testing
 
 /// `ListRenderer.render` output, compared whole.

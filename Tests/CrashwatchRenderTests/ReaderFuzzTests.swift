@@ -3,20 +3,9 @@
 // well-formedness check, the decoder and every renderer (and the OTLP record `ship` sends). None may trap or hang; whatever decodes renders.
 import CrashwatchModel
 import CrashwatchRender
+import CrashwatchTestSupport
 import Foundation
 import Testing
-
-/// A small deterministic generator (SplitMix64), so a failure names a reproducible case.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct ReaderFuzzTests {
     static let original = Array(((try? ExportFixture.report.encodedJSON()) ?? []))
@@ -28,7 +17,7 @@ struct SplitMix: RandomNumberGenerator {
         "true", "\"\"", "[[[[[[[[[[]]]]]]]]]]", "\"2026-13-45T99:99:99.999Z\"",
     ]
 
-    static func mutate(_ bytes: [UInt8], _ rng: inout SplitMix) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ rng: inout SeededGenerator) -> [UInt8] {
         var result = bytes
         switch rng.next() % 5 {
         case 0:  // flip a few bytes
@@ -59,7 +48,7 @@ struct SplitMix: RandomNumberGenerator {
     @Test("3,000 mutated reports: well-formedness check, decoder and renderers never trap; what decodes renders")
     func mutations() throws {
         try #require(!Self.original.isEmpty)
-        var rng = SplitMix(state: 0xc0ffee)
+        var rng = SeededGenerator(state: 0xc0ffee)
         var decoded = 0
         for _ in 0..<3_000 {
             let bytes = Self.mutate(Self.original, &rng)

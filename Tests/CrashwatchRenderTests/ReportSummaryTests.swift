@@ -3,6 +3,7 @@
 // `list --json` text compared whole, escaping included, and read back with JSONDecoder.
 import CrashwatchRender
 import CrashwatchModel
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

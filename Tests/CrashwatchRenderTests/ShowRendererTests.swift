@@ -3,6 +3,7 @@
 // hostile thread names, a deleted executable, a missed capture deadline.
 import CrashwatchRender
 import CrashwatchModel
+import CrashwatchTestSupport
 import Testing
 
 /// The lines of `page` from the line equal to `heading` up to (not including) the next empty line.

@@ -4,6 +4,7 @@
 @testable import CrashwatchReporter
 import CrashwatchModel
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -12,10 +13,7 @@ import Testing
     /// Fixtures/example-report.json: a SIGSEGV re-raised by a handler (SI_TKILL) after a SEGV_MAPERR at 0x0 in
     /// `store_byte`, in unit demo.service.
     static let report: CrashReport = {
-        var root = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { root.deleteLastPathComponent() }
-        let bytes = (try? Data(contentsOf: root.appendingPathComponent("Fixtures/example-report.json"))) ?? Data()
-        return (try? CrashReport.decode(Array(bytes)))!
+        (try? CrashReport.decode(SampleReport.exampleBytes))!
     }()
 
     static let path = "/var/lib/crashwatch/reports/20261130T090157.123Z-4242-segv_reraise-3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13.json"
@@ -146,28 +144,11 @@ import Testing
 
     @Test("the record sent to a bound AF_UNIX datagram socket arrives whole and parses back into the same fields")
     func sentAndParsed() throws {
-        let socketPath = NSTemporaryDirectory() + "cw-journal-cli-\(UUID().uuidString.prefix(8)).socket"
-        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        try #require(receiver >= 0)
-        defer {
-            close(receiver)
-            unlink(socketPath)
-        }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in socketPath.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(bound == 0)
-
-        #expect(JournalRecord.deliver(report: Self.report, path: Self.path, socketPath: socketPath) == .sent)
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        let got = buffer.withUnsafeMutableBytes { recv(receiver, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        try #require(got > 0)
-        let parsed = try #require(parseEntry(Array(buffer[..<got])))
+        let receiver = try DatagramSocket("cw-journal-cli")
+        #expect(JournalRecord.deliver(report: Self.report, path: Self.path, socketPath: receiver.path) == .sent)
+        let datagram = try #require(receiver.receive())
+        try #require(!datagram.payload.isEmpty)
+        let parsed = try #require(parseEntry(datagram.payload))
         let expected = pairs(JournalRecord.fields(report: Self.report, path: Self.path))
         #expect(parsed.map(\.0) == expected.map(\.0))
         #expect(parsed.map(\.1) == expected.map(\.1))
@@ -179,25 +160,7 @@ import Testing
     }
 }
 
-/// Parses an entry as journald does — `NAME=value` lines, or NAME, newline, a 64-bit little-endian length, the
-/// bytes and a newline — into (name, text) pairs; nil when it is malformed.
+/// An entry parsed as journald does (`JournalEntry.parse`), values as text; nil when it is malformed.
 private func parseEntry(_ bytes: [UInt8]) -> [(String, String)]? {
-    var parsed: [(String, String)] = []
-    var index = 0
-    while index < bytes.count {
-        guard let end = bytes[index...].firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") }) else { return nil }
-        let name = String(decoding: bytes[index..<end], as: UTF8.self)
-        if bytes[end] == UInt8(ascii: "=") {
-            guard let newline = bytes[(end + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-            parsed.append((name, String(decoding: bytes[(end + 1)..<newline], as: UTF8.self)))
-            index = newline + 1
-        } else {
-            guard end + 9 <= bytes.count else { return nil }
-            let length = bytes[(end + 1)..<(end + 9)].reversed().reduce(0) { $0 << 8 | Int($1) }
-            guard end + 9 + length < bytes.count, bytes[end + 9 + length] == UInt8(ascii: "\n") else { return nil }
-            parsed.append((name, String(decoding: bytes[(end + 9)..<(end + 9 + length)], as: UTF8.self)))
-            index = end + 9 + length + 1
-        }
-    }
-    return parsed
+    JournalEntry.parse(bytes)?.map { ($0.0, String(decoding: $0.1, as: UTF8.self)) }
 }

@@ -7,6 +7,7 @@ import CrashwatchRender
 import CrashwatchShip
 import CrashwatchSpool
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -41,20 +42,15 @@ let ok = Result<HTTPResponse, TransportError>.success(HTTPResponse(status: 200, 
 
 /// A temporary spool holding copies of the example report with fresh ids.
 struct TestSpool {
-    let directory: String
+    let temporary: TemporaryDirectory
     let spool: Spool
     var names: [ReportFileName] = []
 
-    static let example: [UInt8] = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return Array(FileManager.default.contents(atPath: root.appendingPathComponent("Fixtures/example-report.json").path)!)
-    }()
+    static let example = SampleReport.exampleBytes
 
     init(reports: Int) throws {
-        var template = Array("/tmp/crashwatch-ship-test-XXXXXX".utf8CString)
-        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        spool = try Spool(path: directory + "/spool")
+        temporary = try TemporaryDirectory("crashwatch-ship-test", mode: 0o700)
+        spool = try Spool(path: temporary.join("spool"))
         let exampleID = try CrashReport.decode(Self.example).id
         for index in 0..<reports {
             let id = UUID()
@@ -66,7 +62,7 @@ struct TestSpool {
         }
     }
 
-    func remove() { try? FileManager.default.removeItem(atPath: directory) }
+    func remove() { temporary.remove() }
 }
 
 /// A clock the test moves.

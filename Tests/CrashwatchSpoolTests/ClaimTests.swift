@@ -3,6 +3,7 @@
 // and eight threads claiming from one spool without ever sharing a report.
 @testable import CrashwatchSpool
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -25,7 +26,7 @@ import Testing
 
     /// Claiming takes the oldest reports into `.claims/<name>.<holder>`, readable there and gone from the listing.
     @Test func claimTakesOldestIntoClaims() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 3, in: temporary)
         let me = try Self.me
@@ -56,7 +57,7 @@ import Testing
     /// A pending report (a minimal one its crashwatch is replacing with the full report) is listed but not
     /// claimed — by the oldest-first claim or by id — until it is replaced or its writer lets go (or dies).
     @Test func pendingReportIsNotClaimedUntilReplaced() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 2, in: temporary)
         let minimal = reportName(2, minutesAgo: 3)
@@ -83,7 +84,7 @@ import Testing
 
     /// A writer that lets go of its pending report without replacing it (it died) leaves it claimable as it is.
     @Test func pendingReportIsClaimableOnceItsWriterLetsGo() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let minimal = reportName(0, minutesAgo: 1)
@@ -99,7 +100,7 @@ import Testing
     /// A shared spool's subdirectories get its bits exactly, whatever the creator's umask (022 here) takes away:
     /// otherwise the group that may claim could not claim, quarantine or record attempts after the first one.
     @Test func subdirectoriesKeepTheGroupsWriteBit() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, _) = try Self.spool(with: 2, in: temporary)
         #expect(chmod(temporary.path, 0o1770) == 0)
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func acknowledgeRemovesForGood() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 2, in: temporary)
         let claim = try #require(try spool.claim().first)
@@ -126,7 +127,7 @@ import Testing
 
     /// Releasing puts the report back under its own name, unchanged and claimable again.
     @Test func releasePutsBack() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 2, in: temporary)
         let claim = try #require(try spool.claim().first)
@@ -140,7 +141,7 @@ import Testing
 
     /// A claim whose holder's pid does not exist is stale: listed so, and taken over first by the next claim.
     @Test func staleClaimOfGonePIDIsTakenOver() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 3, in: temporary)
         let dead = ClaimHolder(pid: impossiblePID, startTicks: 12345)
@@ -161,7 +162,7 @@ import Testing
 
     /// A holder whose pid is alive but started at another time (the pid was reused) is stale too.
     @Test func staleClaimOfReusedPIDIsTakenOver() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 1, in: temporary)
         let me = try Self.me
@@ -221,7 +222,7 @@ import Testing
     /// By id: a prefix claims the one report; claiming your own claim again returns it; another live
     /// process's claim is refused, naming its pid.
     @Test func claimByID() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 3, in: temporary)
         let claim = try spool.claim(id: names[1].idText.uppercased())
@@ -240,7 +241,7 @@ import Testing
 
     /// Acknowledging or releasing another live process's claim by id is refused; its own holder may.
     @Test func settlingAnotherLiveHoldersClaimIsRefused() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 2, in: temporary)
         let other = try Self.other
@@ -259,7 +260,7 @@ import Testing
 
     /// A dead holder's claim may be acknowledged or released by id by anyone.
     @Test func settlingADeadHoldersClaimIsAllowed() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 2, in: temporary)
         _ = try spool.claim(limit: 2, holder: ClaimHolder(pid: impossiblePID, startTicks: 1))
@@ -272,7 +273,7 @@ import Testing
 
     /// Acknowledging or releasing a report nobody claimed says so; an unknown id says that.
     @Test func settlingUnclaimedReports() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.spool(with: 1, in: temporary)
         let notClaimed = SpoolError.notClaimed(spool: temporary.path, name: names[0].text)
@@ -286,7 +287,7 @@ import Testing
 
     /// A link planted under a report's name is never claimed: skipped by `claim()`, refused by `claim(id:)`.
     @Test func plantedLinkIsNeverClaimed() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spoolPath = temporary.join("spool")
         let spool = try Spool(path: spoolPath)
@@ -308,7 +309,7 @@ import Testing
     /// `.claims` planted as a link (to a directory or dangling) or as a file is refused; nothing is moved.
     @Test(arguments: ["directory", "dangling", "file"])
     func plantedClaimsDirectoryIsRefused(kind: String) throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spoolPath = temporary.join("spool")
         let spool = try Spool(path: spoolPath)
@@ -335,7 +336,7 @@ import Testing
 
     /// A `.claims` that others may write without the sticky bit is refused like an unsafe spool.
     @Test func writableClaimsDirectoryIsRefused() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         try FileManager.default.createDirectory(atPath: temporary.join(".claims"), withIntermediateDirectories: false)
@@ -345,7 +346,7 @@ import Testing
 
     /// Eight threads claiming from 500 reports get every report exactly once between them.
     @Test func concurrentClaimersNeverShare() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let names = (0..<500).map { reportName($0, minutesAgo: Int64(500 - $0) % 7, executable: "/bin/w\($0 % 5)", pid: Int32($0)) }

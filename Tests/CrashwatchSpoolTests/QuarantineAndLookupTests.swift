@@ -1,6 +1,7 @@
 // QuarantineAndLookupTests.swift — setting bad files aside with a reason, refusing planted links there,
 // reading reports safely (no links, no FIFOs, a size limit), and finding reports by id prefix.
 @testable import CrashwatchSpool
+import CrashwatchTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -9,7 +10,7 @@ import Testing
 @Suite struct SpoolQuarantineTests {
     /// A quarantined file moves into `.quarantine/` with a 0640 one-line reason file: RFC 3339 time, reason.
     @Test func quarantineMovesFileAndRecordsReason() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let bad = reportName(1, minutesAgo: 2)
@@ -39,7 +40,7 @@ import Testing
 
     /// A claimed report a shipper cannot use is quarantined from `.claims`.
     @Test func quarantineAClaim() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let name = reportName(1, minutesAgo: 1)
@@ -55,7 +56,7 @@ import Testing
     /// `.quarantine` planted as a link or a file is refused: the bad file stays where it was, nothing is written.
     @Test(arguments: [true, false])
     func plantedQuarantineIsRefused(asLink: Bool) throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spoolPath = temporary.join("spool")
         let spool = try Spool(path: spoolPath)
@@ -78,7 +79,7 @@ import Testing
     @Test(arguments: ["", ".", "..", "../x", "a/b", ".claims", ".quarantine", "notes.txt",
                       "/etc/passwd", "20240229T235959.123Z-1-app-0f8fad5b-d9cb-469f-a165-70867728950e.json/"])
     func invalidNamesAreRefused(name: String) throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         #expect(throws: SpoolError.invalidName(spool: temporary.path, name: name)) {
@@ -89,7 +90,7 @@ import Testing
 
     /// A link planted under a report's name is quarantined as the link itself; its target is untouched.
     @Test func quarantineMovesALinkWithoutFollowingIt() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spoolPath = temporary.join("spool")
         let spool = try Spool(path: spoolPath)
@@ -105,7 +106,7 @@ import Testing
 
     /// A file that is gone (claimed or removed meanwhile) cannot be quarantined, and says so.
     @Test func missingFile() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let name = reportName(1, minutesAgo: 1)
@@ -132,7 +133,7 @@ import Testing
 @Suite struct SpoolLookupTests {
     /// `read` returns exactly the bytes, up to and including `maxBytes`.
     @Test func readsExactBytesUpToTheLimit() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let name = reportName(1, minutesAgo: 1)
@@ -149,7 +150,7 @@ import Testing
 
     /// A link, a FIFO (never opened, so nothing blocks) and a directory under a report's name are refused.
     @Test func readRefusesLinksFIFOsAndDirectories() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spoolPath = temporary.join("spool")
         let spool = try Spool(path: spoolPath)
@@ -176,7 +177,7 @@ import Testing
 
     /// A unique prefix (any case) finds its report; a shared one is ambiguous; none, or junk, is refused.
     @Test func findByPrefix() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let ids = ["5ec7d9f7-0000-4000-8000-000000000001", "5ec7aaaa-0000-4000-8000-000000000002", "0f8fad5b-d9cb-469f-a165-70867728950e"]
@@ -205,7 +206,7 @@ import Testing
 
     /// An empty spool has no latest report.
     @Test func latestOfEmptySpool() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         #expect(try Spool(path: temporary.path).latest() == nil)
     }
@@ -215,7 +216,7 @@ import Testing
 @Suite struct SpoolPruneClaimTests {
     /// Prune applies the limits to unclaimed reports only and names the claims it left alone.
     @Test func pruneSkipsClaimsAndReportsThem() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try SpoolClaimTests.spool(with: 10, in: temporary)
         let claimed = try spool.claim(limit: 3)
@@ -235,7 +236,7 @@ import Testing
 
     /// A dead holder's claim older than the age limit is removed as `.staleClaim`; a younger one stays.
     @Test func staleClaimsBeyondMaxAgeGo() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try SpoolClaimTests.spool(with: 4, in: temporary)  // 4, 3, 2, 1 minutes old
         let dead = ClaimHolder(pid: impossiblePID, startTicks: 9)
@@ -256,7 +257,7 @@ import Testing
 
     /// An unusable `.claims` is reported as a failure; the spool itself is still pruned.
     @Test func unusableClaimsDirectoryDoesNotStopPruning() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try SpoolClaimTests.spool(with: 3, in: temporary)
         try Probe.symlink(temporary.join(".claims"), to: "/")
@@ -267,7 +268,7 @@ import Testing
 
     /// On disk too, a crash loop loses its own oldest reports and the others stay.
     @Test func floodGuardOnDisk() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         var loop: [ReportFileName] = []

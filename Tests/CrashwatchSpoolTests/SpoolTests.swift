@@ -2,6 +2,7 @@
 // bytes, links never followed, cleanup after a failed write, listing, and pruning.
 import CrashwatchSpool
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -10,7 +11,7 @@ import Testing
 @Suite struct SpoolOpenTests {
     /// A missing spool and its parents are created with 0750 (less the umask); trailing slashes are dropped.
     @Test func createsMissingDirectoryAndParents() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let path = temporary.join("a/b/reports")
         let spool = try Spool(path: path + "//")
@@ -23,7 +24,7 @@ import Testing
 
     /// Opening without `create` fails on a missing directory and creates nothing.
     @Test func openWithoutCreateFailsOnMissingDirectory() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let path = temporary.join("missing")
         #expect(throws: SpoolError.self) { try Spool(path: path, create: false) }
@@ -33,7 +34,7 @@ import Testing
     /// A spool that group or others may write without the sticky bit is refused, naming the path and mode.
     @Test(arguments: [UInt32(0o777), 0o770, 0o757, 0o722])
     func refusesWritableByOthersWithoutSticky(permissions: UInt32) throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let path = temporary.join("spool")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
@@ -47,7 +48,7 @@ import Testing
     /// Sticky shared spools and private ones are accepted and writable.
     @Test(arguments: [UInt32(0o1777), 0o1770, 0o700, 0o750, 0o755])
     func acceptsStickyOrPrivate(permissions: UInt32) throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let path = temporary.join("spool")
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
@@ -64,7 +65,7 @@ import Testing
     /// or without a trailing slash: the report lands in the real directory.
     @Test(arguments: ["", "/"])
     func followsTrustedSymbolicLink(suffix: String) throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let real = temporary.join("real")
         try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
@@ -81,7 +82,7 @@ import Testing
     /// `private/NAME` in root's `/var/lib`, and `private` is 0700. Both the state directory and a spool
     /// below it (created on first use) are accepted.
     @Test func acceptsDynamicUserStateDirectory() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let lib = temporary.join("var-lib")
         try FileManager.default.createDirectory(atPath: lib + "/private/demo", withIntermediateDirectories: true)
@@ -101,7 +102,7 @@ import Testing
     /// created through it.
     @Test(.enabled(if: geteuid() == 0, "needs root to give a link to another user"), arguments: ["link", "link/reports"])
     func refusesLinkOwnedByAnotherUser(spoolBelowLink: String) throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let link = temporary.join("link")
         try Probe.symlink(link, to: temporary.join("nowhere"))
@@ -120,7 +121,7 @@ import Testing
     @Test(.enabled(if: geteuid() == 0, "needs root to give a directory to another user"),
           arguments: [(UInt32(0o777), UInt32(0)), (0o775, 0), (0o755, 65534), (0o1777, 0)])
     func judgesTheDirectoryHoldingTheLink(permissions: UInt32, owner: UInt32) throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let real = temporary.join("real")
         try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
@@ -144,7 +145,7 @@ import Testing
 
     /// A link loop ends with ELOOP instead of walking forever.
     @Test func linkLoopFails() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         try Probe.symlink(temporary.join("a"), to: "b")
         try Probe.symlink(temporary.join("b"), to: "a")
@@ -155,7 +156,7 @@ import Testing
 
     /// A regular file on the way to the spool is reported as such.
     @Test func fileOnTheWayIsNotADirectory() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         try Probe.writeFile(temporary.join("file"), [1])
         let error = try #require(throws: SpoolError.self) { try Spool(path: temporary.join("file/reports")) }
@@ -164,7 +165,7 @@ import Testing
 
     /// A regular file as the spool is refused as not a directory.
     @Test func refusesRegularFileAsSpool() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let path = temporary.join("file")
         try Probe.writeFile(path, [1, 2, 3])
@@ -179,7 +180,7 @@ import Testing
 
     /// A write leaves exactly one regular file, mode 0640, holding exactly the bytes, and no temporary file.
     @Test func writesExactlyOneFileWithExactModeAndBytes() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
@@ -196,7 +197,7 @@ import Testing
     @Test func modeIsExactlyOwnerReadWriteGroupReadWhateverNarrowedCreation() throws {
         // The umask is process-wide (changing it would race other tests), so narrow creation with a default
         // ACL instead: a file created 0640 in this directory comes out 0600 until fchmod sets it.
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         guard Probe.setNarrowingDefaultACL(temporary.path) else {
             try Test.cancel("the temporary directory's file system does not support POSIX ACLs")
@@ -212,7 +213,7 @@ import Testing
 
     /// `Data`, empty arrays and non-contiguous collections are written byte for byte.
     @Test func acceptsAnyByteCollection() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let data = Data("{\"schemaVersion\":1}".utf8)
@@ -226,7 +227,7 @@ import Testing
 
     /// A link planted at the temporary name fails the write (O_EXCL) and its target stays untouched.
     @Test func symbolicLinkAtTemporaryNameIsNotFollowed() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spoolPath = temporary.join("spool")
         let spool = try Spool(path: spoolPath)
@@ -249,7 +250,7 @@ import Testing
 
     /// A link planted at the final name is replaced by the report, and its target stays untouched.
     @Test func symbolicLinkAtFinalNameIsReplacedNotWrittenThrough() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spoolPath = temporary.join("spool")
         let spool = try Spool(path: spoolPath)
@@ -269,7 +270,7 @@ import Testing
     /// A write that runs out of space names the spool and ENOSPC, and leaves no temporary file behind.
     @Test(.enabled(if: Probe.canMountTmpfs, "mounting a tmpfs needs root or CAP_SYS_ADMIN"))
     func failedWriteLeavesNothingBehind() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let mountPoint = temporary.join("small")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
@@ -291,7 +292,7 @@ import Testing
 
     /// Thirty-two concurrent writes into one spool all land complete.
     @Test func concurrentWritersAllLand() async throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let names = (0..<32).map { ReportFileName(timeNanoseconds: fixedNow, pid: Int32($0 + 1), executable: "/usr/bin/app", id: testID($0)) }
@@ -310,7 +311,7 @@ import Testing
 
     /// Listing skips links, directories, temporary files and other names, even ones shaped like reports.
     @Test func listingSkipsForeignEntries() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         try spool.write(bytes: [1], name: Self.name)
@@ -340,7 +341,7 @@ import Testing
 
     /// A count limit of 3 removes the seven oldest files and reports them with their sizes.
     @Test func countKeepsNewestThree() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.tenReports(in: temporary)
         let result = try spool.prune(policy: RetentionPolicy(maxReports: 3), now: fixedNow)
@@ -354,7 +355,7 @@ import Testing
 
     /// A count limit of 0 keeps the newest report.
     @Test func zeroClampsToOne() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.tenReports(in: temporary)
         let result = try spool.prune(policy: RetentionPolicy(maxReports: 0), now: fixedNow)
@@ -364,7 +365,7 @@ import Testing
 
     /// A byte limit removes the oldest files until the rest fit.
     @Test func bytes() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.tenReports(in: temporary)
         // The newest three take 107 + 108 + 109 = 324 bytes.
@@ -376,7 +377,7 @@ import Testing
 
     /// An age limit removes the files whose names are older than it.
     @Test func age() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.tenReports(in: temporary)
         let result = try spool.prune(policy: RetentionPolicy(maxAge: .seconds(150)), now: fixedNow)
@@ -387,7 +388,7 @@ import Testing
 
     /// Temporary files older than an hour go; younger ones and foreign files stay.
     @Test func staleTemporaryFilesGoFreshOnesAndForeignFilesStay() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let (spool, names) = try Self.tenReports(in: temporary)
         let stale = ReportFileName(timeNanoseconds: 0, pid: 1, executable: "/usr/bin/app", id: testID(100)).temporaryName
@@ -407,7 +408,7 @@ import Testing
 
     /// An empty spool prunes to an empty result.
     @Test func nothingToDo() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         #expect(try spool.prune(policy: RetentionPolicy(maxReports: 1, maxBytes: 0, maxAge: .zero)) == PruneResult())

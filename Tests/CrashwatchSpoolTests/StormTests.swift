@@ -2,6 +2,7 @@
 // while two reader threads claim, read and acknowledge; afterwards every report is accounted for exactly once
 // and no file is torn, partial or left behind.
 import CrashwatchSpool
+import CrashwatchTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -13,7 +14,7 @@ import Testing
     ///
     /// Takes a few seconds: 800 atomic writes (two fsyncs each) and 800 prunes of a directory of hundreds.
     @Test func writersReadersAndRetentionTogether() throws {
-        let temporary = try TemporaryDirectory()
+        let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }
         let spool = try Spool(path: temporary.path)
         let policy = RetentionPolicy(maxReports: 200, maxPerExecutable: 60)

@@ -1,33 +1,11 @@
-// Support.swift — the spool tests' helpers: private temporary directories, direct file system probes
+// Support.swift — the spool tests' helpers: direct file system probes
 // (modes, contents, links, FIFOs, times, tmpfs mounts) that check what the spool did without going through
 // it, real threads for concurrency tests, and report names and contents made to order.
 import CrashwatchSpool
+import CrashwatchTestSupport
 import Foundation
 import Glibc
 import Testing
-
-/// A fresh directory under the system temporary directory, removed with everything in it by `remove()`.
-struct TemporaryDirectory {
-    /// The directory's absolute path.
-    let path: String
-
-    /// Creates a new, empty, private (0700) directory.
-    init() throws {
-        var base = NSTemporaryDirectory()
-        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
-        var template = Array("\(base)/crashwatch-spool-test-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
-        path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-    }
-
-    /// The path of `name` inside the directory.
-    func join(_ name: String) -> String { "\(path)/\(name)" }
-
-    /// Deletes the directory tree (after unmounting nothing: tests unmount what they mount).
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Probes of the file system that do not use the code under test.
 enum Probe {
@@ -131,7 +109,7 @@ enum Probe {
 
     /// Whether this process may mount a tmpfs (root or CAP_SYS_ADMIN in its mount namespace).
     static let canMountTmpfs: Bool = {
-        guard let directory = try? TemporaryDirectory() else { return false }
+        guard let directory = try? TemporaryDirectory(mode: 0o700) else { return false }
         defer { directory.remove() }
         guard mountTmpfs(directory.path, size: 4096, mode: 0o700) else { return false }
         unmount(directory.path)

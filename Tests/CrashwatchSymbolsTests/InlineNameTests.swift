@@ -5,55 +5,28 @@
 // Each test is skipped when its compiler is not installed.
 import CrashwatchSymbols
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Glibc
 import Testing
 
-/// The absolute path of a program on `PATH` (or among `extra` paths), nil when it is not installed.
-private func which(_ program: String, extra: [String] = []) -> String? {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    let candidates = path.split(separator: ":").map { "\($0)/\(program)" } + extra
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-}
-
-private let gxx = which("g++")
-private let clangxx = which("clang++")
-private let rustc = which("rustc", extra: ["/root/.cargo/bin/rustc", NSHomeDirectory() + "/.cargo/bin/rustc"])
-private let nm = which("nm")
-
-/// Runs `program` with `arguments`, returning its standard output; fails the test on a non-zero status.
-private func run(_ program: String, _ arguments: [String], in directory: URL) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    process.currentDirectoryURL = directory
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try #require(process.terminationStatus == 0, "\(program) \(arguments.joined(separator: " ")) failed")
-    return String(decoding: data, as: UTF8.self)
-}
-
-/// A fresh temporary directory.
-private func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("crashwatch-inline-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
+/// The compilers and nm, nil when not installed.
+private let gxx = Paths.which("g++")
+private let clangxx = Paths.which("clang++")
+private let rustc = Paths.which("rustc", extra: ["/root/.cargo/bin/rustc", NSHomeDirectory() + "/.cargo/bin/rustc"])
+private let nm = Paths.which("nm")
 
 /// Writes `source` as `name` in `directory`, compiles it with `compiler` and `flags` into `binary`, and
 /// returns the binary's path.
-private func build(_ source: String, name: String, compiler: String, flags: [String], in directory: URL) throws -> String {
-    try source.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
-    _ = try run(compiler, flags + [name, "-o", "binary"], in: directory)
-    return directory.appendingPathComponent("binary").path
+private func build(_ source: String, name: String, compiler: String, flags: [String], in directory: TemporaryDirectory) throws -> String {
+    try source.write(toFile: directory.join(name), atomically: true, encoding: .utf8)
+    _ = try Subprocess.output(compiler, flags + [name, "-o", "binary"], workingDirectory: directory.path)
+    return directory.join("binary")
 }
 
 /// The start and size of the function symbol whose raw name contains `fragment` (`nm -S`).
 private func symbolRange(_ fragment: String, in binary: String) throws -> (start: UInt64, size: UInt64) {
-    let listing = try run(try #require(nm), ["-S", "--defined-only", binary], in: URL(fileURLWithPath: "/"))
+    let listing = try Subprocess.output(try #require(nm), ["-S", "--defined-only", binary])
     for line in listing.split(separator: "\n") {
         let fields = line.split(separator: " ")
         guard fields.count == 4, fields[2].lowercased() == "t", fields[3].contains(fragment),
@@ -120,8 +93,8 @@ private let rustSource = """
 @Suite(.serialized) struct InlineNameTests {
     @Test(.enabled(if: gxx != nil && nm != nil, "g++ or nm (binutils) is not installed"))
     func gccInlineLevelsAreQualifiedByNamespacesAndClasses() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory("crashwatch-inline")
+        defer { directory.remove() }
         let binary = try build(cxxSource, name: "inline.cpp", compiler: try #require(gxx), flags: ["-O2", "-g"], in: directory)
         let chains = try lookups(ofFunction: "_ZN3app3use", in: binary).map(\.levels)
         let expected = ["app::(anonymous namespace)::Box::get@inlined", "app::Holder<app::(anonymous namespace)::Box>::read@inlined",
@@ -134,8 +107,8 @@ private let rustSource = """
 
     @Test(.enabled(if: clangxx != nil && nm != nil, "clang++ or nm (binutils) is not installed"))
     func clangInlineLevelsKeepTheirCallSiteFiles() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory("crashwatch-inline")
+        defer { directory.remove() }
         let binary = try build(cxxSource, name: "inline.cpp", compiler: try #require(clangxx),
                                flags: ["-O2", "-g", "-gdwarf-5"], in: directory)
         let chains = try lookups(ofFunction: "_ZN3app3use", in: binary).map(\.levels)
@@ -150,8 +123,8 @@ private let rustSource = """
 
     @Test(.enabled(if: rustc != nil && nm != nil, "rustc or nm (binutils) is not installed"))
     func rustInlineChainThroughNamespaces() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory("crashwatch-inline")
+        defer { directory.remove() }
         let binary = try build(rustSource, name: "inlined.rs", compiler: try #require(rustc),
                                flags: ["-g", "-C", "opt-level=2", "-C", "panic=abort"], in: directory)
         let found = try lookups(ofFunction: "7inlined5index", in: binary)

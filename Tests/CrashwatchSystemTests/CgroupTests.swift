@@ -1,6 +1,7 @@
 // CgroupTests.swift — /proc/PID/cgroup parsing (unified, name=systemd and v1 memory paths, the unit) and
 // the OOM-kill count read from a cgroup tree laid out like /sys/fs/cgroup.
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -30,8 +31,9 @@ import Testing
     @Test("the OOM-kill count comes from the v1 memory controller first, else v2 memory.events")
     func oomKillCount() throws {
         let info = try #require(CgroupInfo.of(getpid()))
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("cw-cgroup-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let temporary = try TemporaryDirectory("cw-cgroup")
+        defer { temporary.remove() }
+        let root = temporary.path
         func place(_ directory: String, _ file: String, _ text: String) throws {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try text.write(toFile: "\(directory)/\(file)", atomically: true, encoding: .utf8)

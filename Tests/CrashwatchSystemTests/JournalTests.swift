@@ -2,6 +2,7 @@
 // form of a multi-line value), which field names are refused, the value cap, and real sends to an AF_UNIX
 // datagram socket the test binds itself: one datagram, and a sealed memfd for an entry too large for one.
 import CrashwatchSystem
+import CrashwatchTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -58,114 +59,24 @@ import Testing
     }
 }
 
-/// An AF_UNIX datagram socket bound at a temporary path: a stand-in for journald's socket.
-private final class FakeJournal {
-    let path: String
-    let fd: Int32
-
-    init() throws {
-        path = NSTemporaryDirectory() + "cw-journal-\(UUID().uuidString.prefix(8)).socket"
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-    }
-
-    /// Closes the socket, leaving its file: a socket nobody listens on.
-    func stopListening() { close(fd) }
-
-    deinit {
-        close(fd)
-        unlink(path)
-    }
-
-    /// The datagram waiting on the socket (without waiting for one): its payload and the descriptors it carried.
-    func receive() -> (payload: [UInt8], descriptors: [Int32])? {
-        var payload = [UInt8](repeating: 0, count: 1 << 20)
-        var control = [UInt8](repeating: 0, count: 256)
-        let got = payload.withUnsafeMutableBytes { buffer in
-            control.withUnsafeMutableBytes { controlBuffer in
-                var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
-                return withUnsafeMutablePointer(to: &vector) { vectorPointer in
-                    var message = msghdr()
-                    message.msg_iov = vectorPointer
-                    message.msg_iovlen = 1
-                    message.msg_control = controlBuffer.baseAddress
-                    message.msg_controllen = controlBuffer.count
-                    let count = recvmsg(fd, &message, Int32(MSG_DONTWAIT))
-                    return (count, message.msg_controllen)
-                }
-            }
-        }
-        guard got.0 >= 0 else { return nil }
-        // Control messages: cmsghdr (size_t length, int level, int type) then the data, 8-byte aligned.
-        var descriptors: [Int32] = []
-        var offset = 0
-        while offset + 16 <= got.1 {
-            let length = control.withUnsafeBytes { $0.load(fromByteOffset: offset, as: Int.self) }
-            let level = control.withUnsafeBytes { $0.load(fromByteOffset: offset + 8, as: Int32.self) }
-            let type = control.withUnsafeBytes { $0.load(fromByteOffset: offset + 12, as: Int32.self) }
-            if level == SOL_SOCKET && type == 1 /* SCM_RIGHTS */ {
-                for start in stride(from: offset + 16, to: offset + length, by: 4) {
-                    descriptors.append(control.withUnsafeBytes { $0.load(fromByteOffset: start, as: Int32.self) })
-                }
-            }
-            guard length > 0 else { break }
-            offset += (length + 7) & ~7
-        }
-        return (Array(payload[..<got.0]), descriptors)
-    }
-}
-
-/// Parses an entry in the native format back into (name, value) pairs; nil when it is malformed.
-private func parseEntry(_ bytes: [UInt8]) -> [(String, [UInt8])]? {
-    var fields: [(String, [UInt8])] = []
-    var index = 0
-    while index < bytes.count {
-        guard let end = bytes[index...].firstIndex(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") }) else { return nil }
-        let name = String(decoding: bytes[index..<end], as: UTF8.self)
-        if bytes[end] == UInt8(ascii: "=") {
-            guard let newline = bytes[(end + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-            fields.append((name, Array(bytes[(end + 1)..<newline])))
-            index = newline + 1
-        } else {
-            guard end + 9 <= bytes.count else { return nil }
-            var length = 0
-            for byte in bytes[(end + 1)..<(end + 9)].reversed() { length = length << 8 | Int(byte) }
-            let start = end + 9
-            guard start + length < bytes.count, bytes[start + length] == UInt8(ascii: "\n") else { return nil }
-            fields.append((name, Array(bytes[start..<(start + length)])))
-            index = start + length + 1
-        }
-    }
-    return fields
-}
-
 @Suite struct JournalSendTests {
     @Test("an entry arrives as one datagram, in the native format, without descriptors")
     func sendsOneDatagram() throws {
-        let journal = try FakeJournal()
+        let journal = try DatagramSocket("cw-journal")
         let fields = try [#require(JournalField("MESSAGE", "Process 1 crashed")), #require(JournalField("PRIORITY", "2")),
                           #require(JournalField("CRASHWATCH_TRACE", "frame 0\nframe 1"))]
         #expect(Journal.send(fields, socketPath: journal.path) == .sent)
         let received = try #require(journal.receive())
         #expect(received.descriptors.isEmpty)
         #expect(received.payload == Journal.encode(fields))
-        let parsed = try #require(parseEntry(received.payload))
+        let parsed = try #require(JournalEntry.parse(received.payload))
         #expect(parsed.map(\.0) == ["MESSAGE", "PRIORITY", "CRASHWATCH_TRACE"])
         #expect(parsed[2].1 == Array("frame 0\nframe 1".utf8))
     }
 
     @Test("an entry too large for a datagram arrives as an empty datagram carrying one fully sealed memfd")
     func largeEntryGoesThroughSealedMemfd() throws {
-        let journal = try FakeJournal()
+        let journal = try DatagramSocket("cw-journal")
         // 1000 fields of 4 KiB: 4 MB, more than any datagram the kernel takes by default.
         let value = String(repeating: "x", count: JournalField.valueLimit)
         let fields = try (0..<1000).map { try #require(JournalField("FIELD_\($0)", value)) }
@@ -183,13 +94,13 @@ private func parseEntry(_ bytes: [UInt8]) -> [(String, [UInt8])]? {
         let read = contents.withUnsafeMutableBytes { pread(memfd, $0.baseAddress, $0.count, 0) }
         #expect(read == contents.count)
         #expect(contents == Journal.encode(fields))
-        #expect(parseEntry(contents)?.count == 1000)
+        #expect(JournalEntry.parse(contents)?.count == 1000)
     }
 
     @Test("no socket, or a socket nobody listens on, is no journal: the caller falls back to stderr")
     func noJournal() throws {
         #expect(Journal.send([try #require(JournalField("MESSAGE", "x"))], socketPath: "/nonexistent/journal/socket") == .noJournal)
-        let journal = try FakeJournal()
+        let journal = try DatagramSocket("cw-journal")
         journal.stopListening()
         #expect(Journal.send([try #require(JournalField("MESSAGE", "x"))], socketPath: journal.path) == .noJournal)
     }
@@ -209,7 +120,7 @@ private func parseEntry(_ bytes: [UInt8]) -> [(String, [UInt8])]? {
 
     @Test("a journal whose queue is full fails with EAGAIN at once: crashwatch never waits for journald")
     func fullQueueDoesNotBlock() throws {
-        let journal = try FakeJournal()
+        let journal = try DatagramSocket("cw-journal")
         let field = try #require(JournalField("MESSAGE", String(repeating: "y", count: 4000)))
         var outcome = JournalSendResult.sent
         // Nobody reads: the receive queue fills within a few hundred datagrams.

@@ -4,6 +4,7 @@
 // `eu-stack -s -i --core` on the same core: wherever it names a frame (before PAC-signed return addresses
 // derail it), the report has that frame — same address, function, file and line — in the same order, and
 // the report goes on to the outermost frame with every address PAC-free.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@
 // fixture whose signal dumps core runs under `crashwatch run` with core dumps on, and the report built from its core must agree with the
 // live report thread by thread and frame by frame (address, function, file, line, inline), with the same
 // signal, executable and build-ids, and validate against the schema with "source": "core".
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -15,8 +16,7 @@ import Testing
     @Test("the report from a core dump equals the live report of the same crash, frame by frame", arguments: crashFixtures)
     func coreEqualsLive(_ fixture: Fixture) throws {
         let name = fixture.name
-        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
-        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        try Cores.requireDumpedHere()
         let directory = try TemporaryDirectory("cw-core")
         var program = Paths.fixture(name)
         if name == "deleted_exe" {  // it unlinks its executable: run a copy
@@ -78,8 +78,7 @@ import Testing
 
     @Test("an executable moved after the crash is found with --sysroot or --exe; the report keeps the crashed path")
     func movedExecutable() throws {
-        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
-        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        try Cores.requireDumpedHere()
         let directory = try TemporaryDirectory("cw-core-moved")
         let program = "\(directory.path)/app/bin/server"
         try FileManager.default.createDirectory(atPath: "\(directory.path)/app/bin", withIntermediateDirectories: true)
@@ -118,8 +117,7 @@ import Testing
     @Test("core-handler: a core piped on stdin gives the live report's frames; a 1 GiB core costs a few MiB",
           .timeLimit(.minutes(2)))
     func coreHandler() throws {
-        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
-        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        try Cores.requireDumpedHere()
         let directory = try TemporaryDirectory("cw-core-handler")
         let (result, reports, _) = try runCapturing(Paths.fixture("threads64"), workingDirectory: directory.path, shellPrefix: "ulimit -c unlimited")
         let live = try #require(reports.first, "no live report: \(result.stderr)")
@@ -180,8 +178,7 @@ import Testing
 
     @Test("core-handler --keep-core keeps the core itself, compressed, capped and pruned; the report says where or why not")
     func keptCore() throws {
-        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
-        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        try Cores.requireDumpedHere()
         let directory = try TemporaryDirectory("cw-kept-core")
         _ = try run("/bin/sh", ["-c", "ulimit -c unlimited; exec '\(Paths.fixture("null_deref"))'"], workingDirectory: directory.path)
         let core = "\(directory.path)/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("core") }))

@@ -1,5 +1,6 @@
 // FixtureTests.swift — every crash fixture run bare and under `crashwatch run`: the same exit status and
 // output, and exactly the crash lines its header promises (none where none is due).
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -19,11 +20,13 @@ private let speciallyRun: Set<String> = ["sigecho", "deleted_exe"]
     @Test("a deleted executable is supervised like any other")
     func deletedExecutable() throws {
         let fixture = Fixture("deleted_exe")
-        // The fixture unlinks its own binary: give each run a fresh copy.
+        // The fixture unlinks its own binary: give each run a fresh copy (its directory kept to the end).
+        var directories: [TemporaryDirectory] = []
+        defer { directories.forEach { $0.remove() } }
         func copy() throws -> String {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cw-deleted-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let path = directory.appendingPathComponent("deleted_exe").path
+            let directory = try TemporaryDirectory("cw-deleted")
+            let path = directory.join("deleted_exe")
+            directories.append(directory)
             try FileManager.default.copyItem(atPath: Paths.fixture("deleted_exe"), toPath: path)
             return path
         }

@@ -1,6 +1,7 @@
 // HelpTests.swift — every command's whole `--help`, compared with Fixtures/help/<command>.txt: the text a
 // user reads is reviewed like code, and an option the parser gains or loses shows up here.
 // CRASHWATCH_UPDATE_FIXTURES=1 rewrites the files from the binary.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

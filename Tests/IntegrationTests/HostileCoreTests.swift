@@ -4,6 +4,7 @@
 // ends with a report within bounds (memory, time, report size), never a trap; a processing worker that dies
 // leaves `analyze-core` the minimal report with the reason, not exit 65. A sample of mutated cores through
 // the CLI as well (the bulk runs in-process: CrashwatchCaptureTests/CoreFuzzTests.swift).
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -40,8 +41,7 @@ import Testing
     private func attackerCores() throws -> TemporaryDirectory {
         try #require(getuid() == 0, "needs root to act as another user; skip")
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "setpriv is not installed; skip")
-        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
-        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        try Cores.requireDumpedHere()
         let directory = try TemporaryDirectory("cw-hostile-core")
         chmod(directory.path, 0o755)
         try #require(chown(directory.path, Self.attacker, Self.attacker) == 0)

@@ -7,6 +7,7 @@
 // validates against the schema, and leave nothing behind: no process of the run, no reader blocked on a FIFO, no
 // open connection. Where processing cannot be stopped by the attack the report must say "complete" and show the
 // frames; where it may legitimately stay minimal, its soft errors must name what failed.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -210,7 +211,7 @@ private func crashedThread(_ report: WrittenReport) throws -> [String: Any] {
 
 /// The build-id `readelf -n` gives for a file of the build directory.
 private func builtBuildID(_ file: String) throws -> String {
-    try #require(try readelfBuildID("\(Paths.fixtures)/\(file)"), "\(file) has no build-id")
+    try #require(try Readelf.buildID(of: "\(Paths.fixtures)/\(file)"), "\(file) has no build-id")
 }
 
 /// A TCP server on 127.0.0.1 that accepts every connection and never answers: a debuginfod server that hangs.
@@ -659,7 +660,7 @@ final class WorkerPolicyWatch: @unchecked Sendable {
         let (directory, copy) = try stage(fixture.name, companions: libraries)
         let supervised = try superviseHostile(copy, ["replace"], environment: quiet)
         let library = "\(directory.path)/libreplaced.so"
-        #expect(try readelfBuildID(library) == (try builtBuildID("libreplaced_other.so")), "the fixture did not replace its library")
+        #expect(try Readelf.buildID(of: library) == (try builtBuildID("libreplaced_other.so")), "the fixture did not replace its library")
         guard let report = expectContained(supervised, bare: bare, fixture: fixture, processing: .complete,
                                            markers: [directory.path]) else { return }
 

@@ -2,6 +2,7 @@
 // before the process is released and the worker's full report replaces it; a worker that is killed
 // leaves the minimal report with the reason; crashes of several processes are each processed while the
 // supervisor goes on serving the rest; the capture caps hold. (SilentServer: HostileInputTests.swift.)
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -214,7 +215,7 @@ func workerWatcher(_ action: String) -> String {
     @Test("compressed debug files used by a report are inflated into the debug cache after it, and used from there")
     func debugCache() throws {
         let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
-        let buildID = try #require(try readelfBuildID(libc), "no libc build-id")
+        let buildID = try #require(try Readelf.buildID(of: libc), "no libc build-id")
         let debugFile = "/usr/lib/debug/.build-id/\(buildID.prefix(2))/\(buildID.dropFirst(2)).debug"
         try #require(FileManager.default.fileExists(atPath: debugFile), "libc6-dbg is not installed; skip")
         let cache = try TemporaryDirectory("cw-debug-cache")
@@ -233,7 +234,7 @@ func workerWatcher(_ action: String) -> String {
         let sections = try run("/usr/bin/readelf", ["-SW", entry]).stdout
         #expect(sections.contains(".debug_info") && !sections.split(separator: "\n").contains { $0.contains(".debug_info") && $0.contains(" C ") },
                 "the cached copy is still compressed")
-        #expect(try readelfBuildID(entry) == buildID)
+        #expect(try Readelf.buildID(of: entry) == buildID)
 
         // The next crash symbolizes libc from the cache: the same lines as the first.
         let (_, secondReports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--debug-cache", cache.path])
@@ -252,7 +253,7 @@ func workerWatcher(_ action: String) -> String {
         // The crash uses libc's compressed debug file, which a cache crashwatch accepts receives (the control
         // below): without libc6-dbg nothing would be cached anywhere and the test would prove nothing.
         let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
-        let buildID = try #require(try readelfBuildID(libc), "no libc build-id")
+        let buildID = try #require(try Readelf.buildID(of: libc), "no libc build-id")
         try #require(FileManager.default.fileExists(atPath: "/usr/lib/debug/.build-id/\(buildID.prefix(2))/\(buildID.dropFirst(2)).debug"),
                      "libc6-dbg is not installed; skip")
         let open = try TemporaryDirectory("cw-debug-cache-open")

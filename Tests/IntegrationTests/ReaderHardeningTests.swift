@@ -1,6 +1,7 @@
 // ReaderHardeningTests.swift — the readers against careless and hostile input: a FIFO where a report path
 // should be (never a hang), an overflowing `--since`, an age limit that would delete reports as they are
 // written, and `symbolicate -o` writing like the spool does (0640, atomically, durably).
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

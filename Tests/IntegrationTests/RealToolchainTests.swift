@@ -6,6 +6,7 @@
 // the header's CRASH-STACK (gdb's view of the core), the root fault where a handler ran, and — on the core dump of the
 // very crash crashwatch reported — gdb's frames for every thread, address for address and name for name.
 // These are the specification the unwinder is measured against: fewer frames than gdb is a failure.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -265,8 +266,7 @@ private func goTraceback(_ stderr: String) -> [String] {
     func crossCheckWithGDB(_ name: String) throws {
         let fixture = Fixture(name, extensions: toolchainExtensions)
         let executable = try fixture.executable()
-        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
-        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        try Cores.requireDumpedHere()
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb"), "gdb is not installed; skip")
 
         let directory = try TemporaryDirectory("cw-gdb-\(name)")

@@ -1,6 +1,7 @@
 // ReportTests.swift — the report a real crash produces, field by field: every crash fixture run under
 // `crashwatch run --spool DIR`, its report validated against the JSON Schema and checked against the
 // fixture's header, `readelf -n` and, for the crashed thread, eu-stack on the core dump of the same crash.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -25,16 +26,6 @@ struct WrittenReport {
 
     /// Function names of a thread's frames, innermost first.
     func functions(of thread: [String: Any]) -> [String] { frames(of: thread).map { $0["function"] as? String ?? "?" } }
-}
-
-/// A temporary directory removed at the end of the test.
-final class TemporaryDirectory: Sendable {
-    let path: String
-    init(_ prefix: String = "cw-test") throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
 /// Runs `executable` under crashwatch with a fresh spool and returns the run and the reports it wrote.
@@ -73,13 +64,6 @@ func runCapturing(_ executable: String, _ arguments: [String] = [], options: [St
     return (result, reports, spool)
 }
 
-/// The build-id `readelf -n` prints for a file, or nil.
-func readelfBuildID(_ path: String) throws -> String? {
-    let result = try run("/usr/bin/readelf", ["-n", path])
-    return result.stdout.split(separator: "\n").first { $0.contains("Build ID:") }
-        .map { String($0.split(separator: " ").last ?? "") }
-}
-
 @Suite struct ReportTests {
     static let crashing = Fixture.all.filter { $0.expectedCrashes >= 1 && $0.name != "deleted_exe" }
 
@@ -114,7 +98,7 @@ func readelfBuildID(_ path: String) throws -> String? {
         let directory = try TemporaryDirectory("cw-deleted")
         let copy = "\(directory.path)/deleted_exe"
         try FileManager.default.copyItem(atPath: Paths.fixture("deleted_exe"), toPath: copy)
-        let expectedBuildID = try readelfBuildID(copy)
+        let expectedBuildID = try Readelf.buildID(of: copy)
         let (result, reports, _) = try runCapturing(copy)
         let report = try #require(reports.first, "stderr: \(result.stderr)")
         try check(report, against: Fixture("deleted_exe"), executable: copy, result: result, buildID: expectedBuildID)
@@ -183,8 +167,7 @@ func readelfBuildID(_ path: String) throws -> String? {
           arguments: ["null_deref", "omit_fp_o2", "threads64", "dlopen_crash", "segv_reraise", "abort_in_handler", "inline_o2",
                       "cxx_throw", "abort", "spin_threads"])
     func crossCheckWithCoreDump(_ name: String) throws {
-        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
-        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        try Cores.requireDumpedHere()
         let directory = try TemporaryDirectory("cw-core")
         let executable = Paths.fixture(name)
         let (result, reports, _) = try runCapturing(executable, workingDirectory: directory.path, shellPrefix: "ulimit -c unlimited")
@@ -277,7 +260,7 @@ func readelfBuildID(_ path: String) throws -> String? {
             if path.hasPrefix("/usr/lib") || path.hasPrefix("/lib") { #expect(image["inApp"] as? Bool == false, "\(path)") }
             if (path == ownImage || path.hasSuffix("/\(ownImage)")) && !path.hasPrefix("/memfd:") { #expect(image["inApp"] as? Bool == true, "\(path)") }
             guard FileManager.default.fileExists(atPath: path) else { continue }
-            #expect(image["buildID"] as? String == (try readelfBuildID(path)), "\(path)")
+            #expect(image["buildID"] as? String == (try Readelf.buildID(of: path)), "\(path)")
         }
         if let buildID { #expect(main["buildID"] as? String == buildID) }
         if let package = fixture.keys["PACKAGE"] {

@@ -1,5 +1,6 @@
 // RunOptionsTests.swift — `crashwatch run`'s report options end to end: retention, redaction, the
 // environment allow-list, app roots and identity, the capture deadline, and spools that cannot be written.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 // SchemaTests.swift — schema/crashwatch-report-v1.schema.json accepts the example report the encoder wrote
 // (Fixtures/example-report.json, kept current by CrashwatchModelTests) and rejects deliberately broken copies,
 // so drift between the Swift types and the schema fails a test in either direction.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -124,10 +125,9 @@ struct SchemaBreakage: CustomTestStringConvertible, Sendable {
 
     @Test("the validator refuses keywords it does not implement")
     func unknownKeywordsAreErrors() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cw-schema-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let schemaURL = directory.appendingPathComponent("schema.json")
+        let directory = try TemporaryDirectory("cw-schema")
+        defer { directory.remove() }
+        let schemaURL = URL(fileURLWithPath: directory.join("schema.json"))
         try Data(#"{"type": "object", "maxProperties": 1}"#.utf8).write(to: schemaURL)
         let errors = try SchemaValidator(schemaPath: schemaURL.path).validate(reportJSON: Data("{}".utf8))
         #expect(errors == ["$: the schema uses 'maxProperties' at #, which this validator does not implement"])

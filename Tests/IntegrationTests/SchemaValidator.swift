@@ -2,6 +2,7 @@
 // report the tests see is checked against schema/crashwatch-report-v1.schema.json without outside packages.
 // It implements exactly the keywords that schema uses and reports any other keyword as an error, so the
 // schema cannot silently rely on something the validator ignores.
+import CrashwatchTestSupport
 import Foundation
 
 /// A parsed JSON value; integers are kept apart from other numbers so `"type": "integer"` can be checked.

@@ -1,6 +1,7 @@
 // SettingsFileTests.swift — `--config FILE` as the built binary reads it: a control character in a value is
 // refused with the key and line, and no error prints a byte of the file (it may be one the caller may not
 // read, such as /etc/shadow under a privileged wrapper).
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 // SpoolCommandTests.swift — the spool's readers end to end: list and show compared in full against
 // expected text, quarantine of every kind of bad file, symlink attacks, permissions, retention through
 // `prune`, claim/ack/release, and a storm of concurrent writers and readers.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@
 // root-run crashwatch: future-dated report names planted in a shared sticky spool, a `.claims` or a spool
 // that user owns, a link to the spool that user planted or could swap, and a set-group-ID spool whose group
 // would expose root's reports; and the links that are fine (systemd's DynamicUser= state directories).
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -259,8 +260,7 @@ import Testing
     @Test("future-dated core names planted in a sticky --keep-core directory neither evict the real kept cores nor get deleted")
     func plantedKeptCoreNames() throws {
         let (directory, kept) = try sharedSpool(mode: 0o1777)
-        let pattern = (try? String(contentsOfFile: "/proc/sys/kernel/core_pattern", encoding: .utf8)) ?? ""
-        try #require(!pattern.hasPrefix("|"), "core_pattern pipes cores to a helper here; skip")
+        try Cores.requireDumpedHere()
         let cores = "\(directory.path)/cores"
         try #require(mkdir(cores, 0o700) == 0)
         _ = try run("/bin/sh", ["-c", "ulimit -c unlimited; exec '\(Paths.fixture("null_deref"))'"], workingDirectory: cores)

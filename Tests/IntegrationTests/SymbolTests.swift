@@ -1,5 +1,6 @@
 // SymbolTests.swift — where symbols come from: glibc's separate debug info, a stripped binary's debug
 // file under --debug-dir, offline re-symbolication matched by build-id only, and debuginfod.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 
@@ -98,7 +99,7 @@ private func comparable(_ report: WrittenReport) -> [[String]] {
         try server.run()
         defer { server.terminate(); server.waitUntilExit() }
 
-        let buildID = try #require(try readelfBuildID(Paths.fixture("stripped_debuglink")))
+        let buildID = try #require(try Readelf.buildID(of: Paths.fixture("stripped_debuglink")))
         let environment = ["DEBUGINFOD_URLS": "http://127.0.0.1:\(port)", "DEBUGINFOD_CACHE_PATH": "\(state.path)/cache",
                            "DEBUGINFOD_TIMEOUT": "5"]
         // Ready once it serves the debug file (scanning takes a moment): poll, bounded.

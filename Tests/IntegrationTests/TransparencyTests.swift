@@ -2,6 +2,7 @@
 // timing are involved: stdin, forwarded signals, Ctrl-C, job control, raw mode, inherited attributes, a
 // killed supervisor, orphans, exit statuses, command errors, stops of the program alone, of the cgroup, the freezer. Each case lives in transparency.py (Python's
 // pty/termios make them short); this test runs one case per argument and shows the script's output.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

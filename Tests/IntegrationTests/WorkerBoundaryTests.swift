@@ -3,6 +3,7 @@
 // worker's capture of a non-dumpable program of theirs (an ssh-agent) or of a setuid-root helper they started,
 // signals it, traces it, or rewrites its report. Each run keeps the worker alive for seconds (the stripped
 // program's debug file is asked of a debuginfod server that never answers) while `worker_prober` tries.
+import CrashwatchTestSupport
 import Foundation
 import Testing
 

@@ -37,6 +37,10 @@ import tempfile
 import termios
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+import common  # noqa: E402  (Tests/harness/common.py: what every Python suite shares)
+from common import Fail, Skip, check  # noqa: E402
+
 CRASHWATCH = ""
 FIXTURES = ""
 TIMEOUT = 5.0  # seconds for any single expected event
@@ -46,43 +50,8 @@ TIMEOUT = 5.0  # seconds for any single expected event
 # Helper layer
 # ----------------------------------------------------------------------------------------------
 
-class Fail(Exception):
-    """The case failed: the message says what differed."""
-
-
-class Skip(Exception):
-    """The machine forbids something the case needs."""
-
-
-def check(condition, message):
-    if not condition:
-        raise Fail(message)
-
-
-_started = []  # processes this script started (Popen or pid), ended at exit if still running
-
-
-def _track(process):
-    _started.append(process)
-    return process
-
-
-def cleanup():
-    """Kills, by pid, whatever this script started and left running."""
-    for item in reversed(_started):
-        if isinstance(item, subprocess.Popen):
-            if item.poll() is None:
-                try:
-                    item.kill()
-                    item.wait(timeout=2)
-                except (OSError, subprocess.TimeoutExpired):
-                    pass
-        elif (proc_stat(item) or (None, None))[1] == os.getpid():  # a pid: only if still our child
-            try:
-                os.kill(item, signal.SIGKILL)
-                os.waitpid(item, 0)
-            except OSError:
-                pass
+_started = common.Started()  # processes this script started (Popen or pid), ended at exit if still running
+_track = _started.track
 
 
 class Output:
@@ -192,23 +161,13 @@ def proc_stat(pid):
 
 
 def wait_until(predicate, what, timeout=TIMEOUT):
-    """Polls `predicate` (bounded) until it returns a true value, which is returned."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise Fail(f"timed out after {timeout:g} s waiting until {what}")
-        time.sleep(0.01)
+    """Polls `predicate` (bounded, every 10 ms) until it returns a true value, which is returned."""
+    return common.wait_until(predicate, what, timeout, interval=0.01)
 
 
 def run(argv, **kwargs):
     """Runs argv to completion (bounded) with captured text output."""
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, **kwargs)
-    except subprocess.TimeoutExpired:
-        raise Fail(f"{argv} did not finish within {TIMEOUT:g} s")
+    return common.run(argv, TIMEOUT, **kwargs)
 
 
 def fixture(name):
@@ -959,24 +918,7 @@ def case_command_errors():
 # --- Under a service manager: sd_notify relay, watchdog hangs, SIGKILL deaths, forking daemons,
 # refused ptrace (the real-systemd suite in Tests/systemd proves the same under systemd itself).
 
-def _reports(spool):
-    import json
-    found = []
-    for name in sorted(os.listdir(spool)):
-        if name.endswith(".json"):
-            with open(os.path.join(spool, name)) as handle:
-                found.append(json.load(handle))
-    return found
-
-
-def _wait_for(predicate, seconds, what):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise Fail(f"timed out after {seconds:g} s waiting for {what}")
+_reports = common.read_reports
 
 
 NOTIFY_APP = r"""
@@ -1032,7 +974,7 @@ def case_notify_relay_and_hang():
         os.close(passed[0][1])
         check(all(data == b"WATCHDOG=1" for data, _ in messages[2:]), f"watchdog pings relayed as {messages[2:]}")
         check(all(sender == process.pid for _, sender in messages), f"senders {[s for _, s in messages]}, expected crashwatch {process.pid}")
-        hang = _wait_for(lambda: [r for r in _reports(spool) if r["kind"] == "hang"], 10, "a hang report")[0]
+        hang = wait_until(lambda: [r for r in _reports(spool) if r["kind"] == "hang"], "there is a hang report", 10)[0]
         check(process.poll() is None, "crashwatch ended before the hang was reported")
         check(hang["signal"]["name"] == "none" and hang["hang"]["source"] == "watchdog" and hang["hang"]["unfinished"] is True,
               f"hang report: signal {hang['signal']}, hang {hang['hang']}")
@@ -1126,7 +1068,7 @@ def case_abnormal_exit_report():
         process = subprocess.Popen([CRASHWATCH, "run", "--spool", spool, "--", "sh", "-c", "echo $$; exec sleep 30"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         child = int(process.stdout.readline())
-        _wait_for(lambda: "sleep" in open(f"/proc/{child}/wchan").read(), 10, "the child's exec of sleep, asleep")
+        wait_until(lambda: "sleep" in open(f"/proc/{child}/wchan").read(), "the child has exec'ed sleep and sleeps", 10)
         os.kill(child, signal.SIGKILL)
         _, stderr = process.communicate(timeout=30)
         check(process.returncode == -signal.SIGKILL, f"crashwatch ended with {process.returncode}: {stderr}")
@@ -1167,7 +1109,7 @@ def case_pid_file_daemon():
             check(handle.read().strip() == "crashwatch", f"pid file names {supervisor}, not a crashwatch")
         check(open(f"/proc/{daemon}/status").read().count(f"TracerPid:\t{supervisor}") == 1, "the daemon is not traced by the supervisor")
         os.kill(daemon, signal.SIGUSR1)
-        _wait_for(lambda: not os.path.exists(f"/proc/{supervisor}"), 20, "the supervisor to end after the daemon's crash")
+        wait_until(lambda: not os.path.exists(f"/proc/{supervisor}"), "the supervisor has ended after the daemon's crash", 20)
         reports = _reports(spool)
         check(len(reports) == 1 and reports[0]["process"]["pid"] == daemon and reports[0]["signal"]["name"] == "SIGSEGV",
               f"reports {[(r['process']['pid'], r['signal']['name']) for r in reports]}, expected the daemon {daemon}'s SIGSEGV")
@@ -1254,7 +1196,7 @@ def main(argv):
         print(f"FAIL {name}: {failure}")
         return 1
     finally:
-        cleanup()
+        _started.end()
         spool.cleanup()
     print(f"PASS {name} ({time.monotonic() - started:.2f} s)")
     return 0

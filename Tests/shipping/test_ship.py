@@ -42,10 +42,13 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "harness"))
+import common  # noqa: E402  (Tests/harness/common.py: what every Python suite shares)
+from common import Fail, Skip, check  # noqa: E402
 import otlp_receiver  # noqa: E402  (the same strict decoder, for `export --format otlp` output)
 
-CRASHWATCH = os.path.abspath(os.environ.get("CRASHWATCH_BIN", ".build/debug/crashwatch"))
-FIXTURES = os.path.abspath(os.environ.get("CRASHWATCH_FIXTURES", ".build/fixtures"))
+CRASHWATCH = common.crashwatch_path()
+FIXTURES = common.fixtures_path()
 KEEP = os.environ.get("CRASHWATCH_SHIP_KEEP") == "1"
 TIMEOUT = 20.0  # seconds for any single command or expected event, unless a case says otherwise
 
@@ -60,55 +63,26 @@ OUTCOME = re.compile(r"^(shipped|kept|quarantined) ")
 # ----------------------------------------------------------------------------------------------
 
 
-class Fail(Exception):
-    """The case failed: the message says what differed."""
-
-
-class Skip(Exception):
-    """The machine lacks something the case needs."""
-
-
-def check(condition, message):
-    if not condition:
-        raise Fail(message() if callable(message) else message)
-
-
 def check_equal(actual, expected, what):
     if actual != expected:
         raise Fail(f"{what}: {actual!r}, expected {expected!r}")
 
 
-_started = []  # processes this script started, ended by pid at the end of each case
+_started = common.Started()  # processes this script started, ended by pid at the end of each case
 NOTES = []  # things worth saying that are not failures, printed with the summary
 ROOT = None  # the temporary directory of the whole run
 
 
-def _track(process):
-    _started.append(process)
-    return process
+_track = _started.track
 
 
 def end_started():
-    while _started:
-        process = _started.pop()
-        if process.poll() is None:
-            try:
-                process.kill()
-                process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+    _started.end(wait=5)
 
 
 def wait_until(predicate, what, timeout=TIMEOUT, interval=0.05):
     """Polls `predicate` (bounded) until it returns a true value, which is returned."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise Fail(f"timed out after {timeout:g} s waiting until {what() if callable(what) else what}")
-        time.sleep(interval)
+    return common.wait_until(predicate, what, timeout, interval)
 
 
 def fixture(name):
@@ -124,7 +98,7 @@ def clean_env(**extra):
 
 
 def new_dir(prefix):
-    return tempfile.mkdtemp(prefix=prefix, dir=ROOT)
+    return common.new_dir(prefix, ROOT)
 
 
 def ns_of(rfc3339):
@@ -268,8 +242,7 @@ def make_spool(reports, prefix="spool-"):
     return spool
 
 
-def spool_reports(spool):
-    return sorted(name for name in os.listdir(spool) if name.endswith(".json") and not name.startswith("."))
+spool_reports = common.report_names
 
 
 def claims_of(spool):

@@ -39,8 +39,11 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "harness"))
+import common  # noqa: E402  (Tests/harness/common.py: what every Python suite shares)
+
+REPO = Path(common.REPO)
 BUILD = REPO / ".build"
 # The cached root; CRASHWATCH_SYSTEMD_ROOT moves it (e.g. to try a cold build beside a warm cache).
 CACHE = Path(os.environ.get("CRASHWATCH_SYSTEMD_ROOT", BUILD / "systemd-root"))
@@ -102,21 +105,13 @@ def log(message: str) -> None:
     print(f"harness: {message}", file=sys.stderr, flush=True)
 
 
-def _tail(text: str | bytes | None, lines: int = 25) -> str:
-    if text is None:
-        return ""
-    if isinstance(text, bytes):
-        text = text.decode(errors="replace")
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+_tail = common.tail
 
 
 def run_host(argv: list[str], timeout: float, what: str, **kwargs) -> subprocess.CompletedProcess:
     """Runs a host command; HarnessError naming WHAT on a non-zero status or a timeout."""
     try:
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kwargs)
-    except subprocess.TimeoutExpired as error:
-        raise HarnessError(f"{what}: timed out after {timeout:.0f} s: {' '.join(argv)}\n"
-                           f"{_tail(error.stdout)}\n{_tail(error.stderr)}") from None
+        result = common.run(argv, timeout, what=f"{what}: {' '.join(argv)}", error=HarnessError, **kwargs)
     except FileNotFoundError:
         raise HarnessError(f"{what}: {argv[0]} not found (the Makefile's DEBS installs it)") from None
     if result.returncode != 0:
@@ -463,7 +458,7 @@ def _read(path: str) -> str:
 
 def crashwatch_binary(timeout: float = 90) -> Path:
     """The crashwatch binary to test ($CRASHWATCH_BIN, else .build/debug/crashwatch), waiting for a rebuild."""
-    path = Path(os.environ.get("CRASHWATCH_BIN", BUILD / "debug/crashwatch"))
+    path = Path(common.crashwatch_path())
     deadline = time.monotonic() + timeout
     announced = False
     while not (path.is_file() and os.access(path, os.X_OK)):

@@ -189,14 +189,7 @@ class SystemdTestCase(unittest.TestCase):
 
     def wait_until(self, probe, timeout: float, what, interval: float = 0.05):
         """Polls PROBE until it returns something truthy (returned); on timeout fails with WHAT()."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = probe()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                self.fail(f"timed out after {timeout:.1f} s waiting for " + (what() if callable(what) else what))
-            time.sleep(interval)
+        return harness.common.wait_until(probe, what, timeout, interval, error=self.failureException)
 
     def wait_inactive(self, unit: str, timeout: float = 30) -> dict[str, str]:
         """Waits until UNIT is no longer active/activating/deactivating (failed or inactive)."""
