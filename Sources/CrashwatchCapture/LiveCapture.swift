@@ -123,11 +123,7 @@ public enum LiveCapture {
             ptraceScope: read.ptraceScope, seccompMode: read.seccompMode,
             capturedBytes: 0, stackByteLimitPerThread: options.stackBytesPerThread,
             captureByteLimit: options.captureBytes, softErrors: reader.softErrors,
-            options: ProcessingOptions(
-                maxFrames: options.maxFrames, symbolication: options.symbolication.rawValue,
-                debugDirectories: options.debugDirectories, appRoots: options.appRoots,
-                debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
-                reportByteLimit: options.reportByteLimit))
+            options: ProcessingOptions(options, deadlineNanoseconds: deadlineNanoseconds))
         if let hang = crash.hang {
             capture.kind = .hang
             capture.hang = HangRecord(
