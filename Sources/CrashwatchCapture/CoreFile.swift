@@ -26,6 +26,16 @@ public final class CoreFile: CaptureSource {
     public let regions: [Region]
     private let mapping: MappedFile
 
+    /// Note types of the kernel's core dumps (`CORE` notes).
+    enum NoteType {
+        static let prstatus: UInt32 = 1
+        static let prpsinfo: UInt32 = 3
+        static let auxv: UInt32 = 6
+        static let file: UInt32 = 0x4649_4c45
+        static let siginfo: UInt32 = 0x5349_4749
+        static let armPACMask: UInt32 = 0x406
+    }
+
     /// Reads the core in `descriptor` (at most `limit` bytes). `timeNanoseconds` is when the crash happened
     /// (the core's modification time: the kernel writes it as the process dies); `options` as for a live capture.
     /// With `executable`, the main executable's image is read from that file (`analyze-core --exe`; the first

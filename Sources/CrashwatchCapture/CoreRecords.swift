@@ -6,16 +6,6 @@ import CrashwatchModel
 import CrashwatchSymbols
 
 extension CoreFile {
-    /// Note types of the kernel's core dumps (`CORE` notes).
-    enum NoteType {
-        static let prstatus: UInt32 = 1
-        static let prpsinfo: UInt32 = 3
-        static let auxv: UInt32 = 6
-        static let file: UInt32 = 0x4649_4c45
-        static let siginfo: UInt32 = 0x5349_4749
-        static let armPACMask: UInt32 = 0x406
-    }
-
     /// The longest mapping name kept from NT_FILE (PATH_MAX).
     static let maxPathBytes = 4096
 
