@@ -4,9 +4,9 @@
 // build-id, FDO package metadata). Pure functions over bytes through `ByteReader`: the capture code reads
 // the header at an image's base address from process memory, finds PT_NOTE at `loadBias + p_vaddr`, reads
 // those bytes and parses them here, so a deleted or replaced file still gets its build-id. Malformed or
-// truncated input ends parsing early or throws; it never traps. (The C shim reads the program headers of
-// images in a live process for its unwind tables itself: it runs inside libunwind's callbacks, through
-// its own address-space reader, where Swift cannot be called.)
+// truncated input ends parsing early or throws; it never traps. (The C shim reads an image's program
+// headers itself, for PT_GNU_EH_FRAME, in `ehframe.c`: that runs inside libunwind's callbacks, through the
+// shim's own address-space reader, and the shim sits below every Swift module, so it cannot call this.)
 
 import CrashwatchModel
 import CrashwatchSystem
