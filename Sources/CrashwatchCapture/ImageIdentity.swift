@@ -20,10 +20,7 @@ struct ImageIdentity {
     static func read(base: UInt64, _ read: (UInt64, Int) -> [UInt8]) -> ImageIdentity? {
         guard let header = ELFHeaderInfo.read(limit: headerByteLimit, { read(base, $0) }) else { return nil }
         guard let bias = header.loadBias(imageBase: base) else { return nil }
-        var notes: [ELFNote] = []
-        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= UInt64(noteByteLimit) {
-            notes += ELFNotes.parseNotes(read(bias &+ segment.virtualAddress, Int(segment.size)), alignment: segment.alignment)
-        }
+        let notes = header.notes(limit: noteByteLimit) { read(bias &+ $0.virtualAddress, Int($0.size)) }
         let identity = ImageIdentity(notes: notes, architecture: header.architecture)
         return identity.buildID == nil ? nil : identity
     }

@@ -350,6 +350,14 @@ public struct ELFHeaderInfo: Sendable, Equatable {
         }
     }
 
+    /// The notes of the first 16 PT_NOTE segments of 1 to `limit` bytes, each segment's bytes given by
+    /// `read` (nil or fewer bytes: what there is of its notes).
+    public func notes(limit: Int = 64 << 10, _ read: (NoteSegment) -> [UInt8]?) -> [ELFNote] {
+        noteSegments.prefix(16).filter { $0.size > 0 && $0.size <= UInt64(limit) }.flatMap { segment in
+            read(segment).map { ELFNotes.parseNotes($0, alignment: segment.alignment) } ?? []
+        }
+    }
+
     /// The load bias (runtime address minus `p_vaddr`) given where file offset 0 is mapped, nil without PT_LOAD.
     ///
     /// The first PT_LOAD maps file offset 0 at `bias + p_vaddr - p_offset`, whatever the page size, so
@@ -366,10 +374,6 @@ public enum ELFFile {
     /// The GNU build-id of the ELF file open at `file`, from its PT_NOTE segments; nil when it has none.
     public static func buildID(of file: OwnedDescriptor) -> [UInt8]? {
         guard let header = ELFHeaderInfo.read({ try? file.read(at: 0, count: $0) }) else { return nil }
-        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= 64 << 10 {
-            guard let noteBytes = try? file.read(at: segment.offset, count: Int(segment.size)) else { continue }
-            if let found = ELFNotes.buildID(in: ELFNotes.parseNotes(noteBytes, alignment: segment.alignment)) { return found }
-        }
-        return nil
+        return ELFNotes.buildID(in: header.notes { try? file.read(at: $0.offset, count: Int($0.size)) })
     }
 }
