@@ -48,3 +48,13 @@ public enum Symbolication: String, Sendable, CaseIterable {
     /// Addresses and images only (`crashwatch symbolicate` can add the rest later).
     case none
 }
+
+extension ProcessingOptions {
+    /// What a worker is asked to do for a capture taken with `options`, done by `deadlineNanoseconds`.
+    init(_ options: CaptureOptions, deadlineNanoseconds: Int64) {
+        self.init(maxFrames: options.maxFrames, symbolication: options.symbolication.rawValue,
+                  debugDirectories: options.debugDirectories, appRoots: options.appRoots,
+                  debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
+                  reportByteLimit: options.reportByteLimit)
+    }
+}

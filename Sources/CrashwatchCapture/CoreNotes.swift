@@ -133,9 +133,8 @@ public struct CoreNotes {
                 break
             }
             seen += 1
-            guard let header = try source.take(12) else { break }
-            func u32(_ at: Int) -> UInt32 { header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt32.self) } }
-            let nameSize = UInt64(u32(0)), descriptorSize = u32(4), type = u32(8)
+            guard let header = try source.take(12).map(ByteReader.init), let nameSize = header.u32(0).map(UInt64.init),
+                  let descriptorSize = header.u32(4), let type = header.u32(8) else { break }
             // The name and descriptor start on `align` boundaries counted from the note's start (12 is one for 4).
             let nameSpace = padded(12 + nameSize) - 12, descriptorSpace = padded(UInt64(descriptorSize))
             guard nameSpace <= source.remaining else {
@@ -165,12 +164,12 @@ public struct CoreNotes {
 
     /// The kept notes laid out as a PT_NOTE segment (4-byte alignment), to be scanned again.
     public func encoded() -> [UInt8] {
-        func le(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
         func padded(_ bytes: [UInt8]) -> [UInt8] { bytes + [UInt8](repeating: 0, count: (4 - bytes.count % 4) % 4) }
         var out: [UInt8] = []
         for note in kept {
             let name = Array(note.name.utf8) + [0]
-            out += le(UInt32(name.count)) + le(UInt32(note.descriptor.count)) + le(note.type) + padded(name) + padded(note.descriptor)
+            out += UInt32(name.count).littleEndianBytes + UInt32(note.descriptor.count).littleEndianBytes + note.type.littleEndianBytes
+                + padded(name) + padded(note.descriptor)
         }
         return out
     }

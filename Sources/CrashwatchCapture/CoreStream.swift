@@ -29,179 +29,235 @@ public enum CoreStream {
     public static func compact(_ input: InputStream, stackBytesPerThread: Int, limit: Int) throws
         -> (core: OwnedDescriptor, dropped: UInt64, problems: [String])
     {
-        let header = try input.read(64)
-        guard header.count == 64 else { throw CoreFileError("not an ELF file (\(header.count) bytes)") }
-        func u16(_ bytes: [UInt8], _ at: Int) -> UInt16 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt16.self) } }
-        func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt32.self) } }
-        func u64(_ bytes: [UInt8], _ at: Int) -> UInt64 { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self) } }
-        let architecture = try header.withUnsafeBytes { raw throws(CoreFileError) in try CoreFile.architecture(ofHeader: raw) }
-        let headerOffset = u64(header, 32), headerSize = Int(u16(header, 54)), headerCount = Int(u16(header, 56))
-        // 56 bytes is an ELF64 program header; a larger entry size is allowed, not one that would make the
-        // table gigabytes (65,534 entries at most).
-        guard headerOffset >= 64, headerSize >= 56, headerSize <= 256, headerCount != 0xffff else {
-            throw CoreFileError("program headers out of place")
-        }
-        try input.skip(headerOffset - 64)
-        let table = try input.read(headerSize * headerCount)
-        guard table.count == headerSize * headerCount else { throw CoreFileError("the stream ends in the program headers") }
-
-        struct Segment {
-            var type: UInt32, flags: UInt32, offset: UInt64, address: UInt64, fileSize: UInt64, memorySize: UInt64, alignment: UInt64
-        }
-        var problems: [String] = []
-        var segments: [Segment] = []
-        for index in 0..<headerCount {
-            let at = index * headerSize
-            let segment = Segment(type: u32(table, at), flags: u32(table, at + 4), offset: u64(table, at + 8), address: u64(table, at + 16),
-                                  fileSize: u64(table, at + 32), memorySize: u64(table, at + 40), alignment: u64(table, at + 48))
-            guard segment.type == 1 || segment.type == 4 else { continue }  // PT_LOAD, PT_NOTE: nothing else is read
-            if let problem = CoreFile.segmentProblem(index: index, type: segment.type, offset: segment.offset, address: segment.address,
-                                                     fileSize: segment.fileSize, memorySize: segment.memorySize) {
-                problems.append(problem)
-                continue
-            }
-            segments.append(segment)
-        }
-        // Read in file order; the kernel writes the notes first.
-        var notes = CoreNotes(memoryLimit: limit)
-        var kept: [(segment: Int, start: UInt64, bytes: [UInt8])] = []
-        var keptTotal = 0
-        var dropped: UInt64 = 0
-        var stackPointers: [UInt64] = []
-        var fileStarts = Set<UInt64>()
-        var vdso: UInt64?
-        // A core without NT_FILE (qemu's) names its files only through the dynamic linker's list in its data
-        // (LinkMap): then the start of every segment is kept, as far as the limit allows.
-        var hasFileNote = false
-        // Each thread's stack: the segment its stack pointer is in, or (a stack overflow: the pointer in the guard
-        // page) the next readable one at most 64 KiB above it — the rule of a live capture (`planStack`) —
-        // from just below the red zone. Worked out once per set of notes: segment index → lowest start.
-        let readable = segments.indices.filter { segments[$0].type == 1 && segments[$0].flags & 4 != 0 && segments[$0].fileSize > 0 }
-            .sorted { segments[$0].address < segments[$1].address }
-        let redZone: UInt64 = architecture == .x86_64 ? 128 : 0
-        var stackLows: [Int: UInt64]?
-        func computeStackLows() -> [Int: UInt64] {
-            var lows: [Int: UInt64] = [:]
-            for sp in stackPointers {
-                // The first readable segment ending above sp (segments do not overlap: ends ascend with starts).
-                var low = 0, high = readable.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    let candidate = segments[readable[middle]]
-                    if candidate.address &+ candidate.fileSize > sp { high = middle } else { low = middle + 1 }
-                }
-                guard low < readable.count, segments[readable[low]].address <= sp &+ 65536 else { continue }
-                let index = readable[low]
-                let start = max(segments[index].address, sp >= redZone ? sp - redZone : 0)
-                lows[index] = min(lows[index] ?? start, start)
-            }
-            return lows
-        }
-        for index in segments.indices.sorted(by: { segments[$0].offset < segments[$1].offset }) {
-            let segment = segments[index]
-            guard segment.fileSize > 0, segment.offset >= input.position else { continue }
-            try input.skip(segment.offset - input.position)
-            if segment.type == 4 {  // PT_NOTE
-                let before = notes.kept.count
-                var source = StreamNoteSource(input: input, remaining: segment.fileSize)
-                try notes.scan(&source, alignment: 4)
-                // Only this segment's notes are new: what they add is added (never a pass over all so far).
-                let added = Array(notes.kept[before...])
-                stackPointers += added.filter { $0.name == "CORE" && $0.type == CoreFile.NoteType.prstatus && $0.descriptor.count >= 112 + architecture.prstatusSize }
-                    .compactMap { RegisterDecoder.stackPointer(Array($0.descriptor[112..<(112 + architecture.prstatusSize)]), architecture: architecture) }
-                for mapping in CoreFile.fileMappings(added) { fileStarts.insert(mapping.start) }
-                hasFileNote = hasFileNote || added.contains { $0.name == "CORE" && $0.type == CoreFile.NoteType.file }
-                vdso = vdso ?? CoreFile.auxvValue(added.first { $0.name == "CORE" && $0.type == CoreFile.NoteType.auxv }?.descriptor ?? [], key: 33)
-                stackLows = nil
-                continue
-            }
-            guard segment.type == 1 else {
-                dropped += try input.skip(segment.fileSize)
-                continue
-            }
-            // What of this segment a report needs: its bytes end in the address space (`segmentProblem`), a
-            // piece of it starting at `start` (within it) ends no later.
-            let end = segment.address + segment.fileSize
-            func piece(from start: UInt64, at most: UInt64) -> Range<UInt64> {
-                let (sum, overflow) = start.addingReportingOverflow(most)
-                return start..<(overflow ? end : min(end, sum))
-            }
-            var range: Range<UInt64>?
-            if stackLows == nil { stackLows = computeStackLows() }
-            if let low = stackLows?[index], low >= segment.address, low < end {
-                range = piece(from: low, at: UInt64(max(stackBytesPerThread, 0)))
-            } else if fileStarts.contains(segment.address) || segment.address == vdso {
-                range = piece(from: segment.address, at: fileHeadBytes)
-            } else if !hasFileNote && notes.threadCount > 0 {
-                range = piece(from: segment.address, at: unnamedSegmentBytes)
-            }
-            let memoryLeft = UInt64(max(limit - notes.keptByteCount - keptTotal, 0))
-            guard let range, range.upperBound - range.lowerBound <= memoryLeft else {
-                dropped += try input.skip(segment.fileSize)
-                continue
-            }
-            dropped += try input.skip(range.lowerBound - segment.address)
-            let bytes = try input.read(Int(range.upperBound - range.lowerBound))
-            keptTotal += bytes.count
-            kept.append((index, range.lowerBound, bytes))
-            dropped += try input.skip(end - range.upperBound)
-        }
-
-        // The compact core: header, program headers (one more per kept stack that starts inside its segment),
-        // notes, kept bytes.
-        let noteBytes = notes.encoded()
-        problems += notes.problems
-        var phdrs: [(type: UInt32, flags: UInt32, address: UInt64, fileSize: UInt64, memorySize: UInt64, alignment: UInt64, data: Int?)] = []
-        if !noteBytes.isEmpty { phdrs.append((4, 0, 0, UInt64(noteBytes.count), 0, 4, -1)) }
-        for (index, segment) in segments.enumerated() where segment.type == 1 {
-            if let keptIndex = kept.firstIndex(where: { $0.segment == index }) {
-                let piece = kept[keptIndex]
-                if piece.start > segment.address {
-                    phdrs.append((1, segment.flags, segment.address, 0, piece.start - segment.address, segment.alignment, nil))
-                }
-                let rest = segment.address &+ segment.memorySize &- piece.start
-                phdrs.append((1, segment.flags, piece.start, UInt64(piece.bytes.count), max(rest, UInt64(piece.bytes.count)), segment.alignment, keptIndex))
-            } else {
-                phdrs.append((1, segment.flags, segment.address, 0, segment.memorySize, segment.alignment, nil))
-            }
-        }
-        // A stack kept from inside its segment takes two headers: past 65,534, segments with no bytes kept go
-        // (from the end), their memory unnamed in the report.
-        if phdrs.count >= 0xffff {
-            var excess = phdrs.count - 0xfffe
-            var index = phdrs.count - 1
-            while excess > 0 && index >= 0 {
-                if phdrs[index].data == nil {
-                    phdrs.remove(at: index)
-                    excess -= 1
-                }
-                index -= 1
-            }
-            if phdrs.count >= 0xffff { phdrs.removeLast(phdrs.count - 0xfffe) }
+        let (header, architecture, segments, headerProblems) = try readHeaders(input)
+        var scan = StreamScan(segments: segments, architecture: architecture, limit: limit,
+                              stackBytes: UInt64(max(stackBytesPerThread, 0)))
+        try scan.read(input)
+        let noteBytes = scan.notes.encoded()
+        var problems = headerProblems + scan.notes.problems
+        var layout = programHeaders(segments, kept: scan.kept, noteBytes: noteBytes.count)
+        if trimToLimit(&layout) {
             problems.append("the core has more segments than a core can list once its stacks are split out: the last empty ones were left out")
         }
-        func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
-        var out = Array(header)
-        out.replaceSubrange(32..<40, with: le(UInt64(64)))
-        out.replaceSubrange(40..<48, with: le(UInt64(0)))
-        out.replaceSubrange(54..<56, with: le(UInt16(56)))
-        out.replaceSubrange(56..<58, with: le(UInt16(phdrs.count)))
-        out.replaceSubrange(58..<64, with: [UInt8](repeating: 0, count: 6))
-        let offset = UInt64(64 + 56 * phdrs.count)
-        var data: [UInt8] = []
-        for phdr in phdrs {
-            var fileOffset: UInt64 = 0
-            if phdr.fileSize > 0 {
-                fileOffset = offset + UInt64(data.count)
-                data += phdr.data.map { $0 < 0 ? noteBytes : kept[$0].bytes } ?? []
-            }
-            out += le(phdr.type) + le(phdr.flags) + le(fileOffset) + le(phdr.address) + le(UInt64(0)) + le(phdr.fileSize)
-                + le(phdr.memorySize) + le(phdr.alignment)
-        }
+        let (headers, data) = encode(header: header, layout, notes: noteBytes, kept: scan.kept)
         let file = try MemoryFile.create(name: "crashwatch-core")
-        try file.write(out)
+        try file.write(headers)
         try file.write(data)
-        return (file, dropped, problems)
+        return (file, scan.dropped, problems)
+    }
+
+    /// The stream's ELF header (as read, to be copied into the compact core), its architecture, and the
+    /// PT_LOAD and PT_NOTE program headers that can be used, with why any other was left out.
+    static func readHeaders(_ input: InputStream) throws
+        -> (header: [UInt8], architecture: Architecture, segments: [ProgramHeader], problems: [String])
+    {
+        let header = try input.read(ELFHeaderInfo.fileHeaderSize)
+        guard header.count == ELFHeaderInfo.fileHeaderSize else { throw CoreFileError("not an ELF file (\(header.count) bytes)") }
+        let (file, architecture) = try CoreFile.coreHeader(ByteReader(header))
+        let entrySize = file.programHeaderEntrySize, count = file.programHeaderCount
+        // 56 bytes is an ELF64 program header; a larger entry size is allowed, not one that would make the
+        // table gigabytes (65,534 entries at most).
+        guard file.programHeaderOffset >= 64, entrySize >= 56, entrySize <= 256, count != 0xffff else {
+            throw CoreFileError("program headers out of place")
+        }
+        try input.skip(file.programHeaderOffset - 64)
+        guard let table = ProgramHeader.table(ByteReader(try input.read(entrySize * count)), at: 0, entrySize: entrySize, count: count)
+        else { throw CoreFileError("the stream ends in the program headers") }
+        let (usable, problems) = CoreFile.usableSegments(table)
+        return (header, architecture, usable.map(\.header), problems)
+    }
+
+    /// A program header of the compact core and where its bytes come from: the notes (-1), a piece kept
+    /// (its index in `kept`), or none.
+    typealias Entry = (header: ProgramHeader, data: Int?)
+
+    /// The compact core's program headers: the notes, then each PT_LOAD of `segments` in order, with its
+    /// kept piece's bytes; a piece kept from inside its segment (a stack) takes a second, empty header below it.
+    static func programHeaders(_ segments: [ProgramHeader], kept: [StreamScan.Piece], noteBytes: Int) -> [Entry] {
+        func load(_ segment: ProgramHeader, at address: UInt64, fileSize: Int, memorySize: UInt64) -> ProgramHeader {
+            ProgramHeader(type: ProgramHeader.loadType, flags: segment.flags, offset: 0, vaddr: address,
+                          filesz: UInt64(fileSize), memsz: memorySize, align: segment.align)
+        }
+        var entries: [Entry] = []
+        if noteBytes > 0 {
+            entries.append((ProgramHeader(type: ProgramHeader.noteType, flags: 0, offset: 0, vaddr: 0, filesz: UInt64(noteBytes),
+                                          memsz: 0, align: 4), -1))
+        }
+        for (index, segment) in segments.enumerated() where segment.type == ProgramHeader.loadType {
+            guard let keptIndex = kept.firstIndex(where: { $0.segment == index }) else {
+                entries.append((load(segment, at: segment.vaddr, fileSize: 0, memorySize: segment.memsz), nil))
+                continue
+            }
+            let piece = kept[keptIndex]
+            if piece.start > segment.vaddr {
+                entries.append((load(segment, at: segment.vaddr, fileSize: 0, memorySize: piece.start - segment.vaddr), nil))
+            }
+            let rest = segment.vaddr &+ segment.memsz &- piece.start
+            entries.append((load(segment, at: piece.start, fileSize: piece.bytes.count,
+                                 memorySize: max(rest, UInt64(piece.bytes.count))), keptIndex))
+        }
+        return entries
+    }
+
+    /// Keeps `entries` within the 65,534 headers a core can list: past that, entries with no bytes go (from
+    /// the end), their memory unnamed in the report. True when any went.
+    static func trimToLimit(_ entries: inout [Entry]) -> Bool {
+        guard entries.count >= 0xffff else { return false }
+        var excess = entries.count - 0xfffe
+        var index = entries.count - 1
+        while excess > 0 && index >= 0 {
+            if entries[index].data == nil {
+                entries.remove(at: index)
+                excess -= 1
+            }
+            index -= 1
+        }
+        if entries.count >= 0xffff { entries.removeLast(entries.count - 0xfffe) }
+        return true
+    }
+
+    /// The compact core's bytes: `header` with the program header table moved right after it, the table,
+    /// then the bytes of the notes and pieces in table order.
+    static func encode(header: [UInt8], _ entries: [Entry], notes: [UInt8], kept: [StreamScan.Piece])
+        -> (headers: [UInt8], data: [UInt8])
+    {
+        var out = header
+        out.replaceSubrange(32..<40, with: UInt64(64).littleEndianBytes)  // e_phoff
+        out.replaceSubrange(40..<48, with: UInt64(0).littleEndianBytes)   // e_shoff
+        out.replaceSubrange(54..<56, with: UInt16(56).littleEndianBytes)  // e_phentsize
+        out.replaceSubrange(56..<58, with: UInt16(entries.count).littleEndianBytes)
+        out.replaceSubrange(58..<64, with: [UInt8](repeating: 0, count: 6))  // no section headers
+        let offset = UInt64(64 + 56 * entries.count)
+        var data: [UInt8] = []
+        for (header, source) in entries {
+            var fileOffset: UInt64 = 0
+            if header.filesz > 0 {
+                fileOffset = offset + UInt64(data.count)
+                data += source.map { $0 < 0 ? notes : kept[$0].bytes } ?? []
+            }
+            out += header.encoded(offset: fileOffset)
+        }
+        return (out, data)
+    }
+}
+
+/// What of a streamed core is kept, read segment by segment in file order (the kernel writes the notes
+/// first): the notes within their caps, each thread's stack, the start of each file mapping and the vdso.
+struct StreamScan {
+    /// Bytes kept of one segment (its index in `segments`), from `start` on.
+    typealias Piece = (segment: Int, start: UInt64, bytes: [UInt8])
+
+    let segments: [ProgramHeader]
+    let architecture: Architecture
+    let limit: Int
+    let stackBytes: UInt64
+    var notes: CoreNotes
+    var kept: [Piece] = []
+    var keptTotal = 0
+    var dropped: UInt64 = 0
+    var stackPointers: [UInt64] = []
+    var fileStarts = Set<UInt64>()
+    var vdso: UInt64?
+    /// A core without NT_FILE (qemu's) names its files only through the dynamic linker's list in its data
+    /// (LinkMap): then the start of every segment is kept, as far as the limit allows.
+    var hasFileNote = false
+    /// The readable PT_LOAD segments with bytes, by address (indices into `segments`).
+    let readable: [Int]
+    /// Where each stack kept starts (segment index → lowest start), worked out again after new notes.
+    var stackLows: [Int: UInt64]?
+
+    init(segments: [ProgramHeader], architecture: Architecture, limit: Int, stackBytes: UInt64) {
+        self.segments = segments
+        self.architecture = architecture
+        self.limit = limit
+        self.stackBytes = stackBytes
+        notes = CoreNotes(memoryLimit: limit)
+        readable = segments.indices.filter {
+            segments[$0].type == ProgramHeader.loadType && segments[$0].flags & 4 != 0 && segments[$0].filesz > 0
+        }.sorted { segments[$0].vaddr < segments[$1].vaddr }
+    }
+
+    /// Reads the stream's segments in file order, keeping what a report needs and dropping the rest.
+    mutating func read(_ input: InputStream) throws {
+        for index in segments.indices.sorted(by: { segments[$0].offset < segments[$1].offset }) {
+            let segment = segments[index]
+            guard segment.filesz > 0, segment.offset >= input.position else { continue }
+            try input.skip(segment.offset - input.position)
+            if segment.type == ProgramHeader.noteType {
+                try readNotes(input, segment)
+            } else {
+                try readMemory(input, index)
+            }
+        }
+    }
+
+    /// Reads a PT_NOTE segment: only its notes are new, so only what they add is added (never a pass over
+    /// all so far).
+    mutating func readNotes(_ input: InputStream, _ segment: ProgramHeader) throws {
+        let before = notes.kept.count
+        var source = StreamNoteSource(input: input, remaining: segment.filesz)
+        try notes.scan(&source, alignment: 4)
+        let added = Array(notes.kept[before...])
+        stackPointers += added.filter { $0.name == "CORE" && $0.type == CoreFile.NoteType.prstatus }
+            .compactMap { CoreFile.stackPointer($0.descriptor, architecture: architecture) }
+        for mapping in CoreFile.fileMappings(added) { fileStarts.insert(mapping.start) }
+        hasFileNote = hasFileNote || CoreFile.descriptor(added, CoreFile.NoteType.file) != nil
+        vdso = vdso ?? CoreFile.auxvValue(CoreFile.descriptor(added, CoreFile.NoteType.auxv) ?? [], key: 33)
+        stackLows = nil
+    }
+
+    /// Reads the PT_LOAD segment `segments[index]`, keeping the piece of it a report needs when the memory
+    /// limit leaves room: a stack, the start of a file mapping or the vdso, or (no NT_FILE) any segment's start.
+    mutating func readMemory(_ input: InputStream, _ index: Int) throws {
+        let segment = segments[index]
+        // Its bytes end in the address space (`segmentProblem`): a piece of it starting at `start` (within
+        // it) ends no later.
+        let end = segment.vaddr + segment.filesz
+        func piece(from start: UInt64, at most: UInt64) -> Range<UInt64> {
+            let (sum, overflow) = start.addingReportingOverflow(most)
+            return start..<(overflow ? end : min(end, sum))
+        }
+        var range: Range<UInt64>?
+        if stackLows == nil { stackLows = computeStackLows() }
+        if let low = stackLows?[index], low >= segment.vaddr, low < end {
+            range = piece(from: low, at: stackBytes)
+        } else if fileStarts.contains(segment.vaddr) || segment.vaddr == vdso {
+            range = piece(from: segment.vaddr, at: CoreStream.fileHeadBytes)
+        } else if !hasFileNote && notes.threadCount > 0 {
+            range = piece(from: segment.vaddr, at: CoreStream.unnamedSegmentBytes)
+        }
+        let memoryLeft = UInt64(max(limit - notes.keptByteCount - keptTotal, 0))
+        guard let range, range.upperBound - range.lowerBound <= memoryLeft else {
+            dropped += try input.skip(segment.filesz)
+            return
+        }
+        dropped += try input.skip(range.lowerBound - segment.vaddr)
+        let bytes = try input.read(Int(range.upperBound - range.lowerBound))
+        keptTotal += bytes.count
+        kept.append((index, range.lowerBound, bytes))
+        dropped += try input.skip(end - range.upperBound)
+    }
+
+    /// Each thread's stack: the segment its stack pointer is in, or (a stack overflow: the pointer in the
+    /// guard page) the next readable one at most 64 KiB above it — the rule of a live capture (`planStack`) —
+    /// from just below the red zone. Segment index → lowest start.
+    func computeStackLows() -> [Int: UInt64] {
+        let redZone: UInt64 = architecture == .x86_64 ? 128 : 0
+        var lows: [Int: UInt64] = [:]
+        for sp in stackPointers {
+            // The first readable segment ending above sp (segments do not overlap: ends ascend with starts).
+            var low = 0, high = readable.count
+            while low < high {
+                let middle = (low + high) / 2
+                let candidate = segments[readable[middle]]
+                if candidate.vaddr &+ candidate.filesz > sp { high = middle } else { low = middle + 1 }
+            }
+            guard low < readable.count, segments[readable[low]].vaddr <= sp &+ 65536 else { continue }
+            let index = readable[low]
+            let start = max(segments[index].vaddr, sp >= redZone ? sp - redZone : 0)
+            lows[index] = min(lows[index] ?? start, start)
+        }
+        return lows
     }
 }
 

@@ -18,23 +18,9 @@ struct ImageIdentity {
     /// The identity of the image whose ELF header is at `base` in a process's memory, read through `read`
     /// (address, count → the bytes that could be read): nil without a build-id. Every length is bounded.
     static func read(base: UInt64, _ read: (UInt64, Int) -> [UInt8]) -> ImageIdentity? {
-        var bytes = read(base, ELFHeaderInfo.fileHeaderSize)
-        var header: ELFHeaderInfo
-        do {
-            header = try ELFHeaderInfo.parse(bytes)
-        } catch .truncated(_, let needed, _) {
-            guard needed > 0, needed <= headerByteLimit else { return nil }
-            bytes = read(base, needed)
-            guard let full = try? ELFHeaderInfo.parse(bytes) else { return nil }
-            header = full
-        } catch {
-            return nil
-        }
+        guard let header = ELFHeaderInfo.read(limit: headerByteLimit, { read(base, $0) }) else { return nil }
         guard let bias = header.loadBias(imageBase: base) else { return nil }
-        var notes: [ELFNote] = []
-        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= UInt64(noteByteLimit) {
-            notes += ELFNotes.parseNotes(read(bias &+ segment.virtualAddress, Int(segment.size)), alignment: segment.alignment)
-        }
+        let notes = header.notes(limit: noteByteLimit) { read(bias &+ $0.virtualAddress, Int($0.size)) }
         let identity = ImageIdentity(notes: notes, architecture: header.architecture)
         return identity.buildID == nil ? nil : identity
     }

@@ -142,6 +142,6 @@ enum LinkMap {
     }
 
     static func word(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
-        bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
+        ByteReader(bytes).u64(offset) ?? 0
     }
 }

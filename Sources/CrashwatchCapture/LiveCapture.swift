@@ -110,11 +110,7 @@ public enum LiveCapture {
             ptraceScope: read.ptraceScope, seccompMode: read.seccompMode,
             capturedBytes: 0, stackByteLimitPerThread: options.stackBytesPerThread,
             captureByteLimit: options.captureBytes, softErrors: reader.softErrors,
-            options: ProcessingOptions(
-                maxFrames: options.maxFrames, symbolication: options.symbolication.rawValue,
-                debugDirectories: options.debugDirectories, appRoots: options.appRoots,
-                debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
-                reportByteLimit: options.reportByteLimit))
+            options: ProcessingOptions(options, deadlineNanoseconds: deadlineNanoseconds))
         let laterErrors = describe(&capture, crash: crash, hangReportID: hangReportID, exit: exit, runID: options.runID,
                                    credentials: read.credentials)
         capture.softErrors += laterErrors

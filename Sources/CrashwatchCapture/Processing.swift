@@ -336,11 +336,14 @@ public struct CaptureProcessor: FrameProcessor {
             let copied = space.read(mapping.start, count: Int(mapping.size))
             bytes.replaceSubrange(Int(mapping.offset)..<Int(mapping.offset) + copied.count, with: copied)
         }
-        guard bytes.count >= 64, bytes[0..<4].elementsEqual([0x7f, 0x45, 0x4c, 0x46]) else { return nil }
-        let sectionOffset = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 40, as: UInt64.self) }
-        let sectionSize = UInt64(bytes[58]) | UInt64(bytes[59]) << 8
-        let sectionCount = UInt64(bytes[60]) | UInt64(bytes[61]) << 8
-        if sectionOffset > UInt64(bytes.count) || sectionSize * sectionCount > UInt64(bytes.count) - sectionOffset {
+        // e_shoff, e_shentsize, e_shnum (read in a closure: no reader holds the bytes while they change below).
+        let sections: (offset: UInt64, size: UInt16, count: UInt16)? = {
+            let reader = ByteReader(bytes)
+            guard let offset = reader.u64(40), let size = reader.u16(58), let count = reader.u16(60) else { return nil }
+            return (offset, size, count)
+        }()
+        guard bytes.count >= 64, bytes.starts(with: [0x7f, 0x45, 0x4c, 0x46]), let sections else { return nil }
+        if sections.offset > UInt64(bytes.count) || UInt64(sections.size) * UInt64(sections.count) > UInt64(bytes.count) - sections.offset {
             for index in 40..<48 { bytes[index] = 0 }   // e_shoff
             for index in 60..<64 { bytes[index] = 0 }   // e_shnum, e_shstrndx
         }

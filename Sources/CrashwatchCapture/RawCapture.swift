@@ -314,30 +314,28 @@ public final class RawCaptureFile: CaptureSource {
 
     public init(_ descriptor: OwnedDescriptor, limit: Int) throws {
         mapping = try MappedFile(descriptor, limit: limit)
-        let bytes = mapping.bytes
+        let bytes = mapping.bytes, reader = ByteReader(bytes)
         guard bytes.count >= 24, Array(bytes[(bytes.count - 8)...]) == Array("CWRAWEND".utf8) else {
             throw RawCaptureError(description: "not a crashwatch capture (no trailer)")
         }
-        let metaOffset = bytes.loadUnaligned(fromByteOffset: bytes.count - 24, as: UInt64.self)
-        let metaLength = bytes.loadUnaligned(fromByteOffset: bytes.count - 16, as: UInt64.self)
-        guard metaOffset <= UInt64(bytes.count - 24), metaLength == UInt64(bytes.count - 24) - metaOffset else {
+        guard let metaOffset = reader.u64(bytes.count - 24), let metaLength = reader.u64(bytes.count - 16),
+              metaOffset <= UInt64(bytes.count - 24), metaLength == UInt64(bytes.count - 24) - metaOffset,
+              let meta = reader.bytes(at: metaOffset, count: metaLength) else {
             throw RawCaptureError(description: "capture metadata out of bounds")
         }
-        let meta = UnsafeRawBufferPointer(rebasing: bytes[Int(metaOffset)..<Int(metaOffset + metaLength)])
-        capture = try JSONDecoder().decode(RawCapture.self, from: Data(meta))
+        capture = try JSONDecoder().decode(RawCapture.self, from: Data(UnsafeRawBufferPointer(rebasing: meta)))
         guard capture.formatVersion == RawCapture.formatVersion else {
             throw RawCaptureError(description: "capture format \(capture.formatVersion), expected \(RawCapture.formatVersion)")
         }
         var found: [(UInt64, UnsafeRawBufferPointer)] = []
         var at = 0
         let end = Int(metaOffset)
-        while at + 16 <= end {
-            let address = bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-            let length = bytes.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self)
-            guard length <= UInt64(end - at - 16) else { throw RawCaptureError(description: "capture region out of bounds") }
-            let start = at + 16
-            found.append((address, UnsafeRawBufferPointer(rebasing: bytes[start..<start + Int(length)])))
-            at = start + Int(length) + (8 - Int(length) % 8) % 8
+        while at + 16 <= end, let address = reader.u64(at), let length = reader.u64(at + 8) {
+            guard length <= UInt64(end - at - 16), let region = reader.bytes(at: at + 16, count: Int(length)) else {
+                throw RawCaptureError(description: "capture region out of bounds")
+            }
+            found.append((address, UnsafeRawBufferPointer(rebasing: region)))
+            at += 16 + Int(length) + (8 - Int(length) % 8) % 8
         }
         regions = found
     }

@@ -1,9 +1,12 @@
-// ELFNotes.swift — the small part of ELF that capture reads itself: the ELF64 file header and program
-// headers (to find the PT_NOTE segments of an image loaded in memory) and the notes in them (GNU
-// build-id, FDO package metadata). Pure functions over bytes: the capture code reads the header at an
-// image's base address from process memory, finds PT_NOTE at `loadBias + p_vaddr`, reads those bytes
-// and parses them here, so a deleted or replaced file still gets its build-id. Malformed or truncated
-// input ends parsing early or throws; it never traps.
+// ELFNotes.swift — the small part of ELF that crashwatch reads itself, parsed in this one place for every
+// reader: the ELF64 file header and program headers (of an image in memory or its file, of the link map
+// of a core without NT_FILE, of core dumps mapped or streamed) and the notes in PT_NOTE segments (GNU
+// build-id, FDO package metadata). Pure functions over bytes through `ByteReader`: the capture code reads
+// the header at an image's base address from process memory, finds PT_NOTE at `loadBias + p_vaddr`, reads
+// those bytes and parses them here, so a deleted or replaced file still gets its build-id. Malformed or
+// truncated input ends parsing early or throws; it never traps. (The C shim reads an image's program
+// headers itself, for PT_GNU_EH_FRAME, in `ehframe.c`: that runs inside libunwind's callbacks, through the
+// shim's own address-space reader, and the shim sits below every Swift module, so it cannot call this.)
 
 import CrashwatchModel
 import CrashwatchSystem
@@ -40,17 +43,14 @@ public enum ELFNotes {
         let align = alignment == 8 ? 8 : 4
         var notes: [ELFNote] = []
         var offset = 0
-        while bytes.count - offset >= 12 {
-            let nameSize = Int(ELFBytes.u32(bytes, offset))
-            let descriptorSize = Int(ELFBytes.u32(bytes, offset + 4))
-            let type = ELFBytes.u32(bytes, offset + 8)
+        let reader = ByteReader(bytes)
+        while let nameSize = reader.u32(offset).map(Int.init), let descriptorSize = reader.u32(offset + 4).map(Int.init),
+              let type = reader.u32(offset + 8) {
             let nameStart = offset + 12
-            guard nameSize <= bytes.count - nameStart else { break }
+            guard let name = reader.string(at: nameStart, count: nameSize) else { break }
             let descriptorStart = alignUp(nameStart + nameSize, to: align)
-            guard descriptorStart <= bytes.count, descriptorSize <= bytes.count - descriptorStart else { break }
-            let nameBytes = bytes[nameStart..<nameStart + nameSize].prefix { $0 != 0 }
-            notes.append(ELFNote(name: String(decoding: nameBytes, as: UTF8.self), type: type,
-                                 descriptor: Array(bytes[descriptorStart..<descriptorStart + descriptorSize])))
+            guard let descriptor = reader.bytes(at: descriptorStart, count: descriptorSize) else { break }
+            notes.append(ELFNote(name: name, type: type, descriptor: Array(descriptor)))
             offset = alignUp(descriptorStart + descriptorSize, to: align)
         }
         return notes
@@ -79,29 +79,9 @@ public enum ELFNotes {
     /// Parses the notes of every PT_NOTE segment whose file bytes lie within `fileBytes` (a file's prefix).
     public static func notes(inFile fileBytes: [UInt8], header: ELFHeaderInfo) -> [ELFNote] {
         header.noteSegments.flatMap { segment -> [ELFNote] in
-            guard segment.offset <= UInt64(fileBytes.count),
-                  segment.size <= UInt64(fileBytes.count) - segment.offset else { return [] }
-            let start = Int(segment.offset)
-            return parseNotes(Array(fileBytes[start..<start + Int(segment.size)]), alignment: segment.alignment)
+            guard let bytes = ByteReader(fileBytes).bytes(at: segment.offset, count: segment.size) else { return [] }
+            return parseNotes(Array(bytes), alignment: segment.alignment)
         }
-    }
-}
-
-/// Little-endian field readers for ELF structures; callers check bounds first.
-enum ELFBytes {
-    /// Reads a little-endian u16.
-    static func u16(_ bytes: [UInt8], _ offset: Int) -> UInt16 {
-        UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-    }
-
-    /// Reads a little-endian u32.
-    static func u32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        UInt32(u16(bytes, offset)) | UInt32(u16(bytes, offset + 2)) << 16
-    }
-
-    /// Reads a little-endian u64.
-    static func u64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
-        UInt64(u32(bytes, offset)) | UInt64(u32(bytes, offset + 4)) << 32
     }
 }
 
@@ -181,6 +161,71 @@ public struct ProgramHeader: Sendable, Equatable {
         self.memsz = memsz
         self.align = align
     }
+
+    /// The `Elf64_Phdr` at `offset` of `reader`'s bytes, nil when its 56 bytes are not all there.
+    @inlinable public init?<Bytes>(_ reader: ByteReader<Bytes>, at offset: Int) {
+        guard reader.contains(offset, count: ELFHeaderInfo.programHeaderSize),
+              let type = reader.u32(offset), let flags = reader.u32(offset + 4), let fileOffset = reader.u64(offset + 8),
+              let vaddr = reader.u64(offset + 16), let filesz = reader.u64(offset + 32), let memsz = reader.u64(offset + 40),
+              let align = reader.u64(offset + 48)
+        else { return nil }
+        self.init(type: type, flags: flags, offset: fileOffset, vaddr: vaddr, filesz: filesz, memsz: memsz, align: align)
+    }
+
+    /// The 56 bytes of this header in a table, its file offset `offset` (`p_paddr` 0).
+    public func encoded(offset: UInt64) -> [UInt8] {
+        type.littleEndianBytes + flags.littleEndianBytes + offset.littleEndianBytes + vaddr.littleEndianBytes
+            + UInt64(0).littleEndianBytes + filesz.littleEndianBytes + memsz.littleEndianBytes + align.littleEndianBytes
+    }
+
+    /// The table of `count` program headers of `entrySize` bytes each (at least 56) from `offset` of
+    /// `reader`'s bytes, nil when the table does not lie within them.
+    @inlinable public static func table<Bytes>(_ reader: ByteReader<Bytes>, at offset: UInt64, entrySize: Int, count: Int)
+        -> [ProgramHeader]?
+    {
+        guard entrySize >= ELFHeaderInfo.programHeaderSize, count >= 0, count <= 0xffff,
+              reader.bytes(at: offset, count: UInt64(entrySize * count)) != nil else { return nil }
+        var headers: [ProgramHeader] = []
+        headers.reserveCapacity(count)
+        for index in 0..<count {
+            guard let header = ProgramHeader(reader, at: Int(offset) + index * entrySize) else { return nil }
+            headers.append(header)
+        }
+        return headers
+    }
+}
+
+/// The fields of an ELF64 little-endian file header (`Elf64_Ehdr`) that crashwatch reads.
+public struct ELFFileHeader: Sendable, Equatable {
+    /// The file type (`e_type`).
+    public let type: ELFFileType
+    /// The raw `e_machine` value (62 x86-64, 183 aarch64).
+    public let machine: UInt16
+    /// The entry point (`e_entry`), unrelocated.
+    public let entry: UInt64
+    /// The program header table's file offset (`e_phoff`).
+    public let programHeaderOffset: UInt64
+    /// The size of one program header table entry (`e_phentsize`).
+    public let programHeaderEntrySize: Int
+    /// The number of program headers (`e_phnum`; 0xffff is `PN_XNUM`).
+    public let programHeaderCount: Int
+
+    /// Parses the identification and file header at the start of `reader`'s bytes: a 64-bit little-endian
+    /// ELF file, else the error says what it is not (or, for too few bytes, how many to read).
+    public static func parse<Bytes>(_ reader: ByteReader<Bytes>) throws(ELFParseError) -> ELFFileHeader {
+        let magic: [UInt8] = [0x7f, 0x45, 0x4c, 0x46]  // "\x7fELF"
+        guard reader.bytes.prefix(4).elementsEqual(magic.prefix(reader.count)) else { throw .badMagic }
+        guard let elfClass = reader.integer(UInt8.self, at: 4), let data = reader.integer(UInt8.self, at: 5),
+              reader.count >= 16 else { throw .truncated(what: "identification", needed: 16, actual: reader.count) }
+        guard elfClass == 2 else { throw .notELF64(elfClass: elfClass) }
+        guard data == 1 else { throw .notLittleEndian(dataEncoding: data) }
+        guard let type = reader.u16(16), let machine = reader.u16(18), let entry = reader.u64(24),
+              let tableOffset = reader.u64(32), let entrySize = reader.u16(54), let count = reader.u16(56),
+              reader.count >= ELFHeaderInfo.fileHeaderSize
+        else { throw .truncated(what: "file header", needed: ELFHeaderInfo.fileHeaderSize, actual: reader.count) }
+        return ELFFileHeader(type: ELFFileType(rawValue: type), machine: machine, entry: entry, programHeaderOffset: tableOffset,
+                             programHeaderEntrySize: Int(entrySize), programHeaderCount: Int(count))
+    }
 }
 
 /// Where a PT_NOTE segment's bytes are: in the file, and (before relocation) in memory.
@@ -258,56 +303,58 @@ public struct ELFHeaderInfo: Sendable, Equatable {
         self.programHeaders = programHeaders
     }
 
-
     /// Parses the file header and program headers from the start of a file or a loaded image.
     ///
     /// The bytes must reach the end of the program header table (`e_phoff + e_phnum * e_phentsize`);
     /// when they do not, the error says how many are needed, so a caller reading process memory can
     /// read more and retry.
     public static func parse(_ bytes: [UInt8]) throws(ELFParseError) -> ELFHeaderInfo {
-        let magic: [UInt8] = [0x7f, 0x45, 0x4c, 0x46]  // "\x7fELF"
-        guard bytes.prefix(4).elementsEqual(magic.prefix(bytes.count)) else { throw .badMagic }
-        guard bytes.count >= 16 else { throw .truncated(what: "identification", needed: 16, actual: bytes.count) }
-        guard bytes[4] == 2 else { throw .notELF64(elfClass: bytes[4]) }
-        guard bytes[5] == 1 else { throw .notLittleEndian(dataEncoding: bytes[5]) }
-        guard bytes.count >= fileHeaderSize else {
-            throw .truncated(what: "file header", needed: fileHeaderSize, actual: bytes.count)
-        }
-        let type = ELFBytes.u16(bytes, 16)
-        let machine = ELFBytes.u16(bytes, 18)
-        let entry = ELFBytes.u64(bytes, 24)
-        let tableOffset = ELFBytes.u64(bytes, 32)
-        let entrySize = Int(ELFBytes.u16(bytes, 54))
-        let count = Int(ELFBytes.u16(bytes, 56))
+        let reader = ByteReader(bytes)
+        let file = try ELFFileHeader.parse(reader)
+        let count = file.programHeaderCount, entrySize = file.programHeaderEntrySize
         guard count != 0xffff else { throw .extendedProgramHeaderCount }
         var headers: [ProgramHeader] = []
         if count > 0 {
             guard entrySize >= programHeaderSize else { throw .badProgramHeaderSize(entrySize) }
-            let (tableEnd, overflow) = tableOffset.addingReportingOverflow(UInt64(count * entrySize))
+            let (tableEnd, overflow) = file.programHeaderOffset.addingReportingOverflow(UInt64(count * entrySize))
             guard !overflow, tableEnd <= UInt64(Int.max) else {
                 throw .truncated(what: "program header table", needed: Int.max, actual: bytes.count)
             }
-            guard tableEnd <= UInt64(bytes.count) else {
+            guard let table = ProgramHeader.table(reader, at: file.programHeaderOffset, entrySize: entrySize, count: count) else {
                 throw .truncated(what: "program header table", needed: Int(tableEnd), actual: bytes.count)
             }
-            headers.reserveCapacity(count)
-            for index in 0..<count {
-                let base = Int(tableOffset) + index * entrySize
-                headers.append(ProgramHeader(
-                    type: ELFBytes.u32(bytes, base), flags: ELFBytes.u32(bytes, base + 4),
-                    offset: ELFBytes.u64(bytes, base + 8), vaddr: ELFBytes.u64(bytes, base + 16),
-                    filesz: ELFBytes.u64(bytes, base + 32), memsz: ELFBytes.u64(bytes, base + 40),
-                    align: ELFBytes.u64(bytes, base + 48)))
-            }
+            headers = table
         }
-        return ELFHeaderInfo(machine: machine, type: ELFFileType(rawValue: type), entry: entry,
-                             programHeaderOffset: tableOffset, programHeaders: headers)
+        return ELFHeaderInfo(machine: file.machine, type: file.type, entry: file.entry,
+                             programHeaderOffset: file.programHeaderOffset, programHeaders: headers)
+    }
+
+    /// Parses the headers at the start of a file or image whose first `count` bytes `read` gives: the file
+    /// header first, then as many bytes as the program headers need (at most `limit`); nil for no ELF file.
+    public static func read(limit: Int = 64 << 10, _ read: (_ count: Int) -> [UInt8]?) -> ELFHeaderInfo? {
+        guard let bytes = read(fileHeaderSize) else { return nil }
+        do {
+            return try parse(bytes)
+        } catch .truncated(_, let needed, _) {
+            guard needed > 0, needed <= limit, let more = read(needed) else { return nil }
+            return try? parse(more)
+        } catch {
+            return nil
+        }
     }
 
     /// The PT_NOTE segments: file offset, size, unrelocated address and alignment of each.
     public var noteSegments: [NoteSegment] {
         programHeaders.filter { $0.type == ProgramHeader.noteType }.map {
             NoteSegment(offset: $0.offset, size: $0.filesz, virtualAddress: $0.vaddr, alignment: $0.align)
+        }
+    }
+
+    /// The notes of the first 16 PT_NOTE segments of 1 to `limit` bytes, each segment's bytes given by
+    /// `read` (nil or fewer bytes: what there is of its notes).
+    public func notes(limit: Int = 64 << 10, _ read: (NoteSegment) -> [UInt8]?) -> [ELFNote] {
+        noteSegments.prefix(16).filter { $0.size > 0 && $0.size <= UInt64(limit) }.flatMap { segment in
+            read(segment).map { ELFNotes.parseNotes($0, alignment: segment.alignment) } ?? []
         }
     }
 
@@ -326,22 +373,7 @@ public struct ELFHeaderInfo: Sendable, Equatable {
 public enum ELFFile {
     /// The GNU build-id of the ELF file open at `file`, from its PT_NOTE segments; nil when it has none.
     public static func buildID(of file: OwnedDescriptor) -> [UInt8]? {
-        guard var bytes = try? file.read(at: 0, count: ELFHeaderInfo.fileHeaderSize) else { return nil }
-        var header: ELFHeaderInfo
-        do {
-            header = try ELFHeaderInfo.parse(bytes)
-        } catch .truncated(_, let needed, _) {
-            guard needed > 0, needed <= 64 << 10, let more = try? file.read(at: 0, count: needed),
-                  let full = try? ELFHeaderInfo.parse(more) else { return nil }
-            bytes = more
-            header = full
-        } catch {
-            return nil
-        }
-        for segment in header.noteSegments.prefix(16) where segment.size > 0 && segment.size <= 64 << 10 {
-            guard let noteBytes = try? file.read(at: segment.offset, count: Int(segment.size)) else { continue }
-            if let found = ELFNotes.buildID(in: ELFNotes.parseNotes(noteBytes, alignment: segment.alignment)) { return found }
-        }
-        return nil
+        guard let header = ELFHeaderInfo.read({ try? file.read(at: 0, count: $0) }) else { return nil }
+        return ELFNotes.buildID(in: header.notes { try? file.read(at: $0.offset, count: Int($0.size)) })
     }
 }
