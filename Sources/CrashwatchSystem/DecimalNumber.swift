@@ -1,10 +1,12 @@
 // DecimalNumber.swift — the one bounded decimal parser: ASCII digits to a number, with no sign, no blanks and
-// no overflow. Every reader of decimal text in System and Spool (/proc files, claim holders, report names) uses it.
+// no overflow. Every reader of decimal text (/proc files, claim holders, report names, maps) uses it.
 
 /// The value of 1 to `maxDigits` ASCII decimal digits (at most 20, the most a `UInt64` holds); nil for anything
 /// else: no digits, too many, a byte that is not a digit, a value past `UInt64.max`, or — when `leadingZeros`
 /// is false — a leading `0` on anything but `0` itself.
-public func decimalNumber(_ digits: ArraySlice<UInt8>, maxDigits: Int = 20, leadingZeros: Bool = true) -> UInt64? {
+/// Inlinable: the maps parser calls it for every line's inode.
+@inlinable
+public func decimalNumber<Digits: Collection<UInt8>>(_ digits: Digits, maxDigits: Int = 20, leadingZeros: Bool = true) -> UInt64? {
     guard !digits.isEmpty, digits.count <= min(maxDigits, 20) else { return nil }
     if !leadingZeros, digits.count > 1, digits.first == UInt8(ascii: "0") { return nil }
     var value: UInt64 = 0
@@ -20,5 +22,5 @@ public func decimalNumber(_ digits: ArraySlice<UInt8>, maxDigits: Int = 20, lead
 
 /// The same for text (a `Substring` of a split line, a file name's part).
 public func decimalNumber(_ text: some StringProtocol, maxDigits: Int = 20, leadingZeros: Bool = true) -> UInt64? {
-    decimalNumber(Array(text.utf8)[...], maxDigits: maxDigits, leadingZeros: leadingZeros)
+    decimalNumber(text.utf8, maxDigits: maxDigits, leadingZeros: leadingZeros)
 }
