@@ -126,6 +126,23 @@ def spawn_piped(argv, **kwargs):
     return process, Output(process.stdout.fileno(), f"stdout of {argv[0]}")
 
 
+BASH_PROMPT = r"^PROMPT\$ "
+
+
+def interactive_bash():
+    """An interactive bash (no rc files, no line editing, prompt `PROMPT$ `) on a new pty: its history directory
+    (keep it alive: the user's ~/.bash_history stays clean), the process, the pty's master and its reader."""
+    bash = shutil.which("bash")
+    if bash is None:
+        raise Skip("bash is not installed")
+    history = tempfile.TemporaryDirectory(prefix="cw-bash-")
+    env = dict(os.environ, PS1="PROMPT$ ", TERM="dumb", PATH=os.environ.get("PATH", "/usr/bin:/bin"),
+               HISTFILE=os.path.join(history.name, "history"))
+    env.pop("PROMPT_COMMAND", None)
+    process, master, out = spawn_in_pty([bash, "--norc", "--noprofile", "--noediting", "-i"], env=env)
+    return history, process, master, out
+
+
 def spawn_in_pty(argv, env=None):
     """Starts argv as the session leader and foreground job of a new pseudo-terminal whose slave is
     its stdin, stdout and stderr; returns (process, master fd, Output of the master)."""
@@ -275,15 +292,8 @@ def case_ctrl_c_once():
 
 def case_job_control():
     """In an interactive bash, ^Z stops crashwatch and its child as one job; `fg` continues both."""
-    bash = shutil.which("bash")
-    if bash is None:
-        raise Skip("bash is not installed")
-    history = tempfile.TemporaryDirectory(prefix="cw-bash-")  # keep the user's ~/.bash_history clean
-    env = dict(os.environ, PS1="PROMPT$ ", TERM="dumb", PATH=os.environ.get("PATH", "/usr/bin:/bin"),
-               HISTFILE=os.path.join(history.name, "history"))
-    env.pop("PROMPT_COMMAND", None)
-    process, master, out = spawn_in_pty([bash, "--norc", "--noprofile", "--noediting", "-i"], env=env)
-    prompt = r"^PROMPT\$ "
+    history, process, master, out = interactive_bash()
+    prompt = BASH_PROMPT
 
     def type_line(text):
         os.write(master, text.encode() + b"\n")
@@ -338,15 +348,8 @@ def case_job_control_stops():
     again), `fg` continues both; a SIGSTOP and SIGCONT sent to the program alone leave crashwatch running and the
     job in the foreground (the program runs on after SIGCONT); ^Z while the program is stopped alone stops
     the job, `fg` continues it; and a crash after all that is reported, with the job's status 139."""
-    bash = shutil.which("bash")
-    if bash is None:
-        raise Skip("bash is not installed")
-    history = tempfile.TemporaryDirectory(prefix="cw-bash-")
-    env = dict(os.environ, PS1="PROMPT$ ", TERM="dumb", PATH=os.environ.get("PATH", "/usr/bin:/bin"),
-               HISTFILE=os.path.join(history.name, "history"))
-    env.pop("PROMPT_COMMAND", None)
-    process, master, out = spawn_in_pty([bash, "--norc", "--noprofile", "--noediting", "-i"], env=env)
-    prompt = r"^PROMPT\$ "
+    history, process, master, out = interactive_bash()
+    prompt = BASH_PROMPT
 
     def type_line(text):
         os.write(master, text.encode() + b"\n")
