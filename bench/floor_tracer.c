@@ -30,7 +30,7 @@
  * writes the counts there as it ends, one "name count" per line (bench.py shows what each workload
  * costs in stops): signal-N, group-stop, event-stop, clone, fork, vfork, vfork-done, exec, exit, ended.
  * With FLOOR_TRACER_POLICY=1 it also makes, before resuming, the requests crashwatch's crash policy
- * needs at each stop (Sources/CrashwatchSupervisor/Supervisor.swift) and nothing else — the floor of any
+ * needs at each stop (Sources/CrashwatchSupervisor/EventLoop.swift, StopRouting.swift) and nothing else — the floor of any
  * supervisor that must know what crashwatch knows:
  *
  *   crash signal (SEGV BUS ILL FPE ABRT TRAP SYS QUIT XCPU XFSZ)   pread of /proc/TID/task/TID/stat, kept open per
