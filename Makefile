@@ -83,7 +83,7 @@ deps:
 # --static-swift-stdlib: the Swift runtime and FoundationEssentials are linked in, so the binary needs no
 # Swift installation where it runs, and every supervisor maps 4 MB less (peak RSS 15.0 -> 11.3 MB).
 build: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --product crashwatch
 
 debug: deps
 	$(SWIFT) build
