@@ -65,6 +65,7 @@ static uint64_t cie_map_get(const struct cie_map *map, uint32_t old_offset) {
  * written, not mapped). -1 only when the output is full. */
 static int convert_cie(const uint8_t *in, size_t at, size_t next, struct buffer *out, struct cie_map *map) {
     size_t p = at + 8;
+    if (p >= next) return 0; /* a CIE of nothing but its id: no version byte to read */
     uint8_t version = in[p++];
     if ((version != 1 && version != 3 && version != 4) || p >= next || in[p] != 0) return 0;
     p++; /* the empty augmentation string */
