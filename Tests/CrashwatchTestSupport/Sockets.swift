@@ -27,11 +27,18 @@ public final class DatagramSocket {
         guard bound == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
+    /// Whether `stopListening` closed the socket already (then `deinit` must not: the number may be another's by then).
+    private var closed = false
+
     /// Closes the socket, leaving its file: a socket nobody listens on.
-    public func stopListening() { close(fd) }
+    public func stopListening() {
+        guard !closed else { return }
+        closed = true
+        close(fd)
+    }
 
     deinit {
-        close(fd)
+        if !closed { close(fd) }
         unlink(path)
     }
 
