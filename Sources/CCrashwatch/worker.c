@@ -25,9 +25,12 @@ static void worker_child(const char *path, char *const *argv, char *const *envp,
     /* In the background before anything else: forked from the tracer thread, the child would otherwise
      * take a CPU from it (and from the traced programs) for its set-up and exec at the tracer's priority. */
     if (limits->background) cw_become_background();
-    /* Out of the supervisor's session and process group: a terminal's Ctrl-C is for the app, not for
-     * processing, and the kernel's same-session exception for SIGCONT reaches no worker. */
-    setsid();
+    /* Out of the supervisor's process group (a terminal's Ctrl-C is for the app, not for processing), but in
+     * its session: a session of its own would be a scheduler autogroup of its own (sched_autogroup_enabled),
+     * which competes as a whole with the traced programs' and takes the worker out of the background (the
+     * starved-worker test saw it finish at once beside a busy loop). The kernel lets a process of the same
+     * session send it SIGCONT, which to a running worker does nothing; no other signal. */
+    setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     sigset_t empty;
     sigemptyset(&empty);

@@ -1,4 +1,4 @@
-// Workers.swift — the processing worker as a process: started confined (limits, its own session, no new
+// Workers.swift — the processing worker as a process: started confined (limits, its own process group, no new
 // privileges, not dumpable), held back until its input is complete, moved out of the background when
 // starved, made to yield its CPU, killed at its deadline. Its identity: WorkerIdentity.swift.
 import CCrashwatch

@@ -23,7 +23,7 @@ typedef struct {
 } cw_worker_limits;
 
 /**
- * Forks and execs a worker: its own session, killed when its parent dies (PR_SET_PDEATHSIG),
+ * Forks and execs a worker: its own process group, killed when its parent dies (PR_SET_PDEATHSIG),
  * empty signal mask and default dispositions, `fds` as descriptors 3, 4, … and nothing else open
  * above 2, `limits` applied, no new privileges, not dumpable, crashwatch's own credentials (the
  * worker changes them itself: cw_assume_worker_identity). With
