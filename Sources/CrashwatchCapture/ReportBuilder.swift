@@ -113,12 +113,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         }
         let processor = self.processor
         let images = self.images.records(fileBuildID: { processor?.fileBuildID(ofImageAt: $0) })
-        var errors = softErrors + (processor?.softErrors ?? []) + extraSoftErrors
-        if errors.count > Self.maximumSoftErrors {
-            let dropped = errors.count - Self.maximumSoftErrors
-            errors = Array(errors.prefix(Self.maximumSoftErrors))
-            errors.append(SoftError(stage: "report", message: "\(dropped) more soft errors were dropped"))
-        }
+        let errors = Self.bounded(softErrors + (processor?.softErrors ?? []) + extraSoftErrors)
         let deadlineExceeded = errors.contains { $0.stage == "deadline" }
         let diagnostics = Diagnostics(ptraceScope: capture.ptraceScope, seccompMode: capture.seccompMode,
                                       captureErrors: errors.count, deadlineExceeded: deadlineExceeded)
@@ -144,6 +139,13 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     }
 
     static var maximumSoftErrors: Int { 1000 }
+
+    /// `errors` cut to `maximumSoftErrors`, with one more saying how many were dropped.
+    static func bounded(_ errors: [SoftError]) -> [SoftError] {
+        guard errors.count > maximumSoftErrors else { return errors }
+        return Array(errors.prefix(maximumSoftErrors))
+            + [SoftError(stage: "report", message: "\(errors.count - maximumSoftErrors) more soft errors were dropped")]
+    }
 
     // MARK: Threads
 

@@ -89,12 +89,7 @@ public enum WorkerReport {
             SoftError(stage: word(error.stage), tid: error.tid,
                       image: error.image.map(capped), message: capped(error.message))
         }
-        softErrors += extraSoftErrors
-        if softErrors.count > ReportBuilder<NoProcessing>.maximumSoftErrors {
-            let dropped = softErrors.count - ReportBuilder<NoProcessing>.maximumSoftErrors
-            softErrors = Array(softErrors.prefix(ReportBuilder<NoProcessing>.maximumSoftErrors))
-            softErrors.append(SoftError(stage: "report", message: "\(dropped) more soft errors were dropped"))
-        }
+        softErrors = ReportBuilder<NoProcessing>.bounded(softErrors + extraSoftErrors)
         report.softErrors = softErrors
         report.diagnostics.captureErrors = softErrors.count
         report.diagnostics.deadlineExceeded = deadlineExceeded || softErrors.contains { $0.stage == "deadline" }
