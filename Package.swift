@@ -27,7 +27,7 @@ let package = Package(
         ),
         // The only Swift layer that calls Glibc and the shim: typed errors, EINTR, fds, /proc.
         .target(name: "CrashwatchSystem", dependencies: ["CCrashwatch", "CrashwatchModel"]),
-        // Signal vocabulary, the report types and their JSON. Pure values.
+        // Pure values and parsers: signals, the report types, the one JSON writer, the one decimal parser, RFC 3339 times.
         .target(name: "CrashwatchModel"),
         // The supervisor: event loop, stop routing, crash policy, stop-all, forwarding, service relay, worker pool.
         .target(name: "CrashwatchSupervisor", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "CrashwatchReporter", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSpool",
                                                           "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel"]),
         // Spool: atomic report files, listing, retention.
-        .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem"]),
+        .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
         // Rendering reports for people: list lines, show pages, text export.
         .target(name: "CrashwatchRender", dependencies: ["CrashwatchModel"]),
         // Shipping: OTLP/HTTP export of spool reports (claim, send, settle), retries and backoff.
@@ -56,7 +56,7 @@ let package = Package(
         // The tests' shared helpers: temporary directories, the process runner, fixture paths and headers, sample
         // reports, socket helpers. A regular target under Tests/, depended on by the test targets.
         .target(name: "CrashwatchTestSupport", dependencies: ["CrashwatchModel"], path: "Tests/CrashwatchTestSupport"),
-        .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem", "CrashwatchTestSupport"]),
+        .testTarget(name: "CrashwatchSystemTests", dependencies: ["CrashwatchSystem", "CrashwatchModel", "CrashwatchTestSupport"]),
         .testTarget(name: "CrashwatchModelTests", dependencies: ["CrashwatchModel", "CrashwatchTestSupport"]),
         .testTarget(name: "CrashwatchSupervisorTests", dependencies: ["CrashwatchSupervisor", "CrashwatchSystem"]),
         .testTarget(name: "CrashwatchCaptureTests", dependencies: ["CrashwatchCapture", "CrashwatchSupervisor", "CrashwatchSymbols", "CrashwatchSystem", "CrashwatchTestSupport"]),
@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "CrashwatchShipTests", dependencies: ["CrashwatchShip", "CrashwatchSpool", "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel", "CrashwatchTestSupport"]),
         .testTarget(name: "CrashwatchCLITests", dependencies: ["CrashwatchCLI", "CrashwatchTestSupport"]),
         .testTarget(name: "CrashwatchReporterTests", dependencies: ["CrashwatchReporter", "CrashwatchModel", "CrashwatchSystem", "CrashwatchTestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["CrashwatchTestSupport"], exclude: ["transparency.py"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["CrashwatchTestSupport", "CrashwatchSystem"], exclude: ["transparency.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

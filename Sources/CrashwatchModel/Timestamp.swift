@@ -94,14 +94,10 @@ public enum RFC3339 {
         var position = 0
 
         func number(_ width: Int) -> Int? {
-            guard position + width <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[position..<position + width] {
-                guard byte >= 0x30 && byte <= 0x39 else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
+            guard position + width <= bytes.count,
+                  let value = decimalNumber(bytes[position..<position + width], maxDigits: width) else { return nil }
             position += width
-            return value
+            return Int(value)
         }
         func expect(_ allowed: String) -> Bool {
             guard position < bytes.count, allowed.utf8.contains(bytes[position]) else { return false }
@@ -119,14 +115,11 @@ public enum RFC3339 {
 
         var nanosecond = 0
         if expect(".") {
-            var digits = 0
-            while position < bytes.count, bytes[position] >= 0x30 && bytes[position] <= 0x39 {
-                if digits < 9 { nanosecond = nanosecond * 10 + Int(bytes[position] - 0x30) }
-                digits += 1
-                position += 1
-            }
-            guard digits > 0 else { return nil }
-            for _ in digits..<max(digits, 9) { nanosecond *= 10 }
+            let end = bytes[position...].firstIndex { $0 < 0x30 || $0 > 0x39 } ?? bytes.count
+            guard end > position, let value = decimalNumber(bytes[position..<min(end, position + 9)]) else { return nil }
+            nanosecond = Int(value)
+            for _ in min(end - position, 9)..<9 { nanosecond *= 10 }
+            position = end
         }
 
         var offsetSeconds = 0

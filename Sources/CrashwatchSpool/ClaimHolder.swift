@@ -1,5 +1,6 @@
 // ClaimHolder.swift — who holds a claim: a process's pid and start time (`/proc/PID/stat` field 22, through
 // `ProcStat`), written `<pid>-<start ticks>` in a claim's name, and whether that process still runs.
+import CrashwatchModel
 import CrashwatchSystem
 
 /// The process holding a claim: its pid and its start time, so a dead holder is recognised even after the

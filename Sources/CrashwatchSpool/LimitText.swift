@@ -1,5 +1,6 @@
 // LimitText.swift — the text forms of retention limits that commands accept: sizes like `10M` and durations
 // like `1d12h`, parsed by pure functions with errors that say what was wrong.
+import CrashwatchModel
 import CrashwatchSystem
 
 /// Why a size or duration text was not accepted.

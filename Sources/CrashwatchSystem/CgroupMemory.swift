@@ -1,6 +1,7 @@
 // CgroupMemory.swift — whether the kernel's OOM killer struck in a process's memory cgroup: the count
 // of OOM kills the cgroup keeps (v2 `memory.events`, v1 `memory.oom_control`), read before and after a
 // SIGKILL death.
+import CrashwatchModel
 import Glibc
 
 /// A memory cgroup's OOM-kill count.

@@ -1,5 +1,6 @@
 // HostInfo.swift — facts about the machine and a process that a crash report records, read from
 // uname(2), /proc and /etc/os-release. Parsers take text so they are testable without a machine.
+import CrashwatchModel
 import Glibc
 
 /// What uname(2) says about this machine.

@@ -1,6 +1,7 @@
 // ProcFS.swift — reading /proc: small files read whole (threads, names, command lines), and whether a process
 // exists (`ProcessProbe`, for claim holders). The parsers of what is read take text or bytes, not paths.
 import CCrashwatch
+import CrashwatchModel
 import Glibc
 
 /// Reads small files under /proc (and elsewhere) whole, with one open and a read loop.

@@ -2,6 +2,7 @@
 // the `(comm)` field, which may itself hold spaces and parentheses, so the line is read from its last `)`.
 // Field numbers are those of proc(5): 1 pid, 2 comm, 3 state, 22 starttime, 33 sigignore, 34 sigcatch,
 // 48–51 arg_start, arg_end, env_start, env_end. It takes bytes or text, never a path.
+import CrashwatchModel
 
 /// One `stat` line, parsed lazily: each field is found by counting the single spaces after `(comm)`.
 public struct ProcStat {

@@ -1,5 +1,6 @@
 // ProcStatus.swift — `/proc/PID/status`: the fields crashwatch uses, parsed from the file's bytes by a byte
 // scanner (the supervisor reads it at every crash signal a program handles).
+import CrashwatchModel
 import Glibc
 
 /// The fields of `/proc/PID/status` crashwatch uses, parsed from its text.

@@ -1,5 +1,6 @@
 // UnreadableFiles.swift — the FUSE file systems a process sees (from its mountinfo), whose pages crashwatch
 // must never read, and whether its argument and environment areas lie on one.
+import CrashwatchModel
 import Glibc
 
 /// What of a process's memory crashwatch must never read: pages of files on FUSE file systems. Their server —

@@ -11,6 +11,7 @@
 // after the switch would set the saved uid to the effective one and make it dumpable again) and switches
 // as its first act, before it reads a byte of its input: root-owned until then, not dumpable after.
 import CCrashwatch
+import CrashwatchModel
 import Glibc
 
 /// The identity a processing worker takes.

@@ -1,4 +1,5 @@
 // ProcStatTests.swift — the one `/proc/PID/stat` parser and the one bounded decimal parser, from text.
+import CrashwatchModel
 import CrashwatchSystem
 import Testing
 

@@ -7,6 +7,7 @@
 // validates against the schema, and leave nothing behind: no process of the run, no reader blocked on a FIFO, no
 // open connection. Where processing cannot be stopped by the attack the report must say "complete" and show the
 // frames; where it may legitimately stay minimal, its soft errors must name what failed.
+import CrashwatchSystem
 import CrashwatchTestSupport
 import Foundation
 import Testing
@@ -104,11 +105,8 @@ private func readProcFile(_ path: String) -> [UInt8]? {
 
 /// A process's state letter from /proc/PID/stat (R, S, D, T, t, Z, ...), nil when there is no such process.
 private func processState(_ pid: Int32) -> Character? {
-    guard let bytes = readProcFile("/proc/\(pid)/stat") else { return nil }
-    let text = String(decoding: bytes, as: UTF8.self)
-    // "PID (comm) S ...": comm may hold spaces and parentheses; the state follows the last ')'.
-    guard let end = text.lastIndex(of: ")") else { return nil }
-    return text[text.index(after: end)...].first { $0 != " " }
+    guard let bytes = readProcFile("/proc/\(pid)/stat"), let state = ProcStat(bytes[...])?.state else { return nil }
+    return Character(Unicode.Scalar(state))
 }
 
 /// Live processes (zombies aside) whose command line mentions any of `markers`, as "PID [state] command line".
@@ -331,14 +329,11 @@ final class WorkerPolicyWatch: @unchecked Sendable {
                 if worker == nil { usleep(2_000) }
             }
             guard let worker else { return }
-            while let stat = try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") {
-                // Fields after the name: state is field 3, policy field 41.
-                let fields = stat[stat.index(after: close)...].split(separator: " ")
-                guard fields.count > 38, let policy = Int(fields[38]), fields[0] != "Z" else { return }
+            while let bytes = readProcFile("/proc/\(worker)/stat"), let stat = ProcStat(bytes[...]) {
+                guard let policy = stat.number(41), stat.state != UInt8(ascii: "Z") else { return }
                 let schedstat = (try? String(contentsOfFile: "/proc/\(worker)/schedstat", encoding: .utf8)) ?? ""
                 let wait = schedstat.split(separator: " ").dropFirst().first.flatMap { Int64($0) } ?? 0
-                lock.withLock { samples.append((Date().timeIntervalSince(start), policy, wait)) }
+                lock.withLock { samples.append((Date().timeIntervalSince(start), Int(policy), wait)) }
                 usleep(5_000)
             }
         }
