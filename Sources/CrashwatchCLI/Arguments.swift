@@ -27,7 +27,13 @@ public struct OptionSpec: Sendable {
 /// A command-line mistake; the CLI prints it with a usage line and exits 64.
 public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
     public let message: String
-    public init(_ message: String) { self.message = message }
+    /// The settings-file key whose value this error is about, when the file (not the command line) gave it:
+    /// `run` then leaves the setting at its default and goes on (ConfigFile's "fail open").
+    public var settingsKey: String?
+    public init(_ message: String, settingsKey: String? = nil) {
+        self.message = message
+        self.settingsKey = settingsKey
+    }
     public var description: String { message }
 }
 

@@ -1,5 +1,10 @@
 // ConfigFile.swift — crashwatch's settings file (`/etc/crashwatch.conf`, or `--config FILE`): `key = value`
 // lines whose keys are the long option names they stand for. Options on the command line win.
+//
+// Read strictly (the first mistake is an error: the reading commands, `ship`) or leniently (`run`: one file is
+// shared by every wrapped service, and a typo must not stop them all): every line that cannot be taken is left
+// out and named, a value that turns out to be bad when used (`settingsKey` on the error) is dropped, and the
+// defaults stand for what was left out.
 
 /// A parsed settings file: option values by long option name.
 public struct ConfigFile: Equatable, Sendable {
@@ -41,59 +46,82 @@ public struct ConfigFile: Equatable, Sendable {
     /// An empty configuration (no file).
     public init() { path = "" }
 
-    /// Parses the file's bytes, refusing text that is not UTF-8 (naming the line) rather than repairing it.
+    /// Parses the file's bytes strictly: the first mistake (text that is not UTF-8, a line that cannot be
+    /// taken) is an error naming the file and line.
     public init(parsing bytes: [UInt8], path: String) throws(UsageError) {
-        var line = 1, start = 0
-        for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "\n") {
-            guard String(validating: bytes[start..<index], as: UTF8.self) != nil else {
-                throw UsageError("\(path):\(line): not valid UTF-8")
-            }
-            line += 1
-            start = index + 1
-        }
-        try self.init(parsing: String(decoding: bytes, as: UTF8.self), path: path)
+        var problems: [String] = []
+        self.init(parsingLeniently: bytes, path: path, problems: &problems)
+        if let first = problems.first { throw UsageError(first) }
     }
 
-    /// Parses `text`: `key = value` per line; blank lines and lines starting with `#` are ignored;
-    /// values may be quoted with double quotes (and must be, to hold ` #`: a `#` starts a comment only at
-    /// the start of a line). An unknown key, a malformed line or a value holding a control character (NUL,
-    /// a line break, any C0 or C1 control, DEL) is an error naming the file and line — and the key when it
-    /// is a known one — but never quoting the file's text: `--config` may name a file the caller may not
-    /// read, and its errors must not print it.
+    /// Parses `text` strictly (see `init(parsing:path:)`).
     public init(parsing text: String, path: String) throws(UsageError) {
+        try self.init(parsing: Array(text.utf8), path: path)
+    }
+
+    /// Parses the file's bytes leniently: each line that cannot be taken is left out and its mistake appended
+    /// to `problems`, in line order; the other lines stand.
+    ///
+    /// `key = value` per line; blank lines and lines starting with `#` are ignored; values may be quoted with
+    /// double quotes (and must be, to hold ` #`: a `#` starts a comment only at the start of a line). An
+    /// unknown key, a malformed line, text that is not UTF-8 or a value holding a control character (NUL, a
+    /// line break, any C0 or C1 control, DEL) is a mistake naming the file and line — and the key when it is
+    /// a known one — but never quoting the file's text: `--config` may name a file the caller may not read,
+    /// and its messages must not print it.
+    public init(parsingLeniently bytes: [UInt8], path: String, problems: inout [String]) {
         self.path = path
-        // "\r\n" is one Character in Swift: split on both line endings.
-        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
-        for (index, rawLine) in lines.enumerated() {
-            let number = index + 1
-            let line = rawLine.drop(while: { $0 == " " || $0 == "\t" })
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw UsageError("\(path):\(number): not a 'key = value' line (it has no '=')")
+        var number = 0, start = 0
+        for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "\n") {
+            number += 1
+            defer { start = index + 1 }
+            guard let text = String(validating: bytes[start..<index], as: UTF8.self) else {
+                problems.append("\(path):\(number): not valid UTF-8")
+                continue
             }
-            let key = line[..<equals].trimmingCharacters(in: " \t")
-            guard ConfigFile.keys.contains(key) else {
-                throw UsageError("\(path):\(number): unknown setting (the known ones: \(ConfigFile.keys.sorted().joined(separator: ", ")))")
+            do throws(UsageError) {
+                guard let (key, value) = try Self.entry(text, path: path, number: number) else { continue }
+                values[key] = value
+                lines[key] = number
+            } catch {
+                problems.append(error.message)
             }
-            var value = line[line.index(after: equals)...].trimmingCharacters(in: " \t\r")
-            if let control = value.unicodeScalars.first(where: Self.isControl) {
-                throw UsageError("\(path):\(number): the value of '\(key)' holds a control character "
-                                 + "(U+\(String(control.value, radix: 16, uppercase: true).leftPadded(to: 4))); values are one line of text")
-            }
-            if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") {
-                value = String(value.dropFirst().dropLast())
-            } else if value.contains(" #") || value.contains("\t#") {
-                // `spool = /var/crash # ours` must not quietly become a path with a comment in it.
-                throw UsageError("\(path):\(number): '#' starts a comment only at the start of a line; quote the value if it holds ' #'")
-            }
-            guard !value.isEmpty else { throw UsageError("\(path):\(number): '\(key)' has no value") }
-            // Checked here, where the line is known: `run` reads it later and would quote a bad URL.
-            if key == "debuginfod", value.split(separator: " ").contains(where: { !$0.hasPrefix("http://") && !$0.hasPrefix("https://") }) {
-                throw UsageError("\(path):\(number): the value of 'debuginfod' is not \(Self.valueForms[key] ?? "valid")")
-            }
-            values[key] = value
-            self.lines[key] = number
         }
+    }
+
+    /// The key and value of one line (`number`), nil for a blank or comment line; a mistake is an error.
+    private static func entry(_ text: String, path: String, number: Int) throws(UsageError) -> (String, String)? {
+        let line = text.drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" })
+        if line.isEmpty || line.hasPrefix("#") { return nil }
+        guard let equals = line.firstIndex(of: "=") else {
+            throw UsageError("\(path):\(number): not a 'key = value' line (it has no '=')")
+        }
+        let key = line[..<equals].trimmingCharacters(in: " \t")
+        guard ConfigFile.keys.contains(key) else {
+            throw UsageError("\(path):\(number): unknown setting (the known ones: \(ConfigFile.keys.sorted().joined(separator: ", ")))")
+        }
+        var value = line[line.index(after: equals)...].trimmingCharacters(in: " \t\r")
+        if let control = value.unicodeScalars.first(where: Self.isControl) {
+            throw UsageError("\(path):\(number): the value of '\(key)' holds a control character "
+                             + "(U+\(String(control.value, radix: 16, uppercase: true).leftPadded(to: 4))); values are one line of text")
+        }
+        if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") {
+            value = String(value.dropFirst().dropLast())
+        } else if value.contains(" #") || value.contains("\t#") {
+            // `spool = /var/crash # ours` must not quietly become a path with a comment in it.
+            throw UsageError("\(path):\(number): '#' starts a comment only at the start of a line; quote the value if it holds ' #'")
+        }
+        guard !value.isEmpty else { throw UsageError("\(path):\(number): '\(key)' has no value") }
+        // Checked here, where the line is known: `run` reads it later and would quote a bad URL.
+        if key == "debuginfod", value.split(separator: " ").contains(where: { !$0.hasPrefix("http://") && !$0.hasPrefix("https://") }) {
+            throw UsageError("\(path):\(number): the value of 'debuginfod' is not \(Self.valueForms[key] ?? "valid")")
+        }
+        return (key, value)
+    }
+
+    /// Leaves `key` out, as if the file did not set it (its value was found bad when used).
+    public mutating func remove(_ key: String) {
+        values[key] = nil
+        lines[key] = nil
     }
 
     /// Whether `scalar` is a control character: C0 (NUL to U+001F, the tab included), DEL, or C1.
@@ -107,7 +135,8 @@ public struct ConfigFile: Equatable, Sendable {
     public func fileValue<T>(_ key: String, _ parse: (String) throws(UsageError) -> T) throws(UsageError) -> T? {
         guard let text = values[key] else { return nil }
         do { return try parse(text) } catch {
-            throw UsageError("\(path):\(lines[key] ?? 0): the value of '\(key)' is not \(Self.valueForms[key] ?? "valid")")
+            throw UsageError("\(path):\(lines[key] ?? 0): the value of '\(key)' is not \(Self.valueForms[key] ?? "valid")",
+                             settingsKey: key)
         }
     }
 

@@ -65,7 +65,14 @@ enum RunCommand {
               /var/lib/crashwatch/reports as root, else $XDG_STATE_HOME/crashwatch/reports
               (~/.local/state/crashwatch/reports). Reports are named
               <UTC time>-<pid>-<executable tag>-<report id>.json, written atomically with mode 0640; the
-              full report replaces the minimal one under the same name.
+              full report replaces the minimal one under the same name. The spool is checked before COMMAND
+              starts; when it cannot take a report, reports go to /run/crashwatch/reports as root (else
+              $XDG_RUNTIME_DIR/crashwatch/reports) instead, and crashwatch says so at once.
+
+            Settings file:
+              run fails open: a line of the settings file it cannot take, a bad value or an unreadable file
+              is left out (its defaults used), named in one line before COMMAND starts, and COMMAND runs
+              supervised. A mistake on the command line is a usage error.
 
             Exit status:
               the command's own: its exit code, or death by the same signal (128+N in a shell); as PID 1
@@ -82,6 +89,8 @@ enum RunCommand {
         var reporter: ReporterConfiguration
         /// `--pid-file`: where the supervisor that outlives the command's first process writes its pid.
         var pidFile: String?
+        /// What of the settings file was left out, one message each (the defaults stand for it).
+        var settingsProblems: [String] = []
 
         var capture: CaptureOptions { reporter.capture }
         var spool: String { reporter.spool }
@@ -122,13 +131,29 @@ enum RunCommand {
         capture.redactArguments = parsed.has("redact-args")
     }
 
-    /// Validates everything `run` was asked to do.
+    /// Validates everything `run` was asked to do. The settings file fails open: a line that cannot be read,
+    /// or a value found bad when used, is left out and named in `settingsProblems`, and the defaults stand;
+    /// a mistake on the command line is a usage error.
     static func configuration(_ parsed: ParsedArguments) throws(UsageError) -> Configuration {
+        var settings = try SpoolSettings(parsed, lenient: true)
+        while true {
+            do throws(UsageError) {
+                var configuration = try configuration(parsed, settings: settings)
+                configuration.settingsProblems = settings.problems
+                return configuration
+            } catch {
+                // Each round leaves one setting out: at most as many rounds as the file has keys.
+                guard settings.dropSetting(for: error) else { throw error }
+            }
+        }
+    }
+
+    /// Validates everything `run` was asked to do, with the settings file read as `settings`.
+    private static func configuration(_ parsed: ParsedArguments, settings: SpoolSettings) throws(UsageError) -> Configuration {
         guard !parsed.operands.isEmpty, !parsed.operands[0].isEmpty else { throw UsageError("no command given") }
         let environment = ProcessEnvironment.current
         let supervisor = try supervisorOptions(parsed, environment: environment)
         var capture = try captureOptions(parsed)
-        let settings = try SpoolSettings(parsed)
         capture.debuginfodURLs = try debuginfodURLs(parsed, settings: settings)
         var debugCache = defaultDebugCache(environment: environment, isRoot: SelfProcess.isRoot)
         if let text = parsed.value("debug-cache") {
@@ -218,6 +243,8 @@ enum RunCommand {
         } catch {
             return syntax.failure(error)
         }
+        StartChecks.announce(settingsProblems: configuration.settingsProblems)
+        configuration.reporter.spool = StartChecks.usableSpool(configuration.spool)
 
         if let pidFile = configuration.pidFile {
             // Before any thread exists: the foreground process waits in C for the word from this one.

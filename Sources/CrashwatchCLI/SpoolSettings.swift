@@ -22,7 +22,9 @@ struct SpoolSettings {
     ]
 
     let spool: String
-    let config: ConfigFile
+    private(set) var config: ConfigFile
+    /// What a lenient reading (`run`) left out of the settings file, one message each; empty when strict.
+    private(set) var problems: [String] = []
 
     /// Settings already resolved (tests).
     init(spool: String, config: ConfigFile) {
@@ -31,19 +33,38 @@ struct SpoolSettings {
     }
 
     /// Reads the settings file (`--config FILE`, else /etc/crashwatch.conf when present) and resolves the spool
-    /// (`environment` is crashwatch's own, passed in so tests can give one).
-    init(_ parsed: ParsedArguments, environment: [String: String] = ProcessEnvironment.current) throws(UsageError) {
-        if let path = parsed.value("config") {
-            guard let bytes = try? UntrustedFile.readWhole(path, limit: 1 << 20) else { throw UsageError("cannot read settings file \(path)") }
-            config = try ConfigFile(parsing: bytes, path: path)
-        } else if let bytes = try? UntrustedFile.readWhole(ConfigFile.defaultPath, limit: 1 << 20) {
-            config = try ConfigFile(parsing: bytes, path: ConfigFile.defaultPath)
-        } else {
+    /// (`environment` is crashwatch's own, passed in so tests can give one). Strictly, a file that cannot be
+    /// read or holds a mistake is a usage error; `lenient`ly (`run`), what cannot be read is left out and
+    /// named in `problems`.
+    init(_ parsed: ParsedArguments, environment: [String: String] = ProcessEnvironment.current, lenient: Bool = false)
+        throws(UsageError)
+    {
+        var problems: [String] = []
+        let path = parsed.value("config") ?? ConfigFile.defaultPath
+        do throws(SystemError) {
+            config = ConfigFile(parsingLeniently: try UntrustedFile.readWhole(path, limit: 1 << 20), path: path, problems: &problems)
+        } catch {
             config = ConfigFile()
+            // A missing /etc/crashwatch.conf is no mistake: it is read only when it exists. The reason is
+            // named but not the file's text (`--config` may name a file the caller may not read).
+            if parsed.value("config") != nil || !error.isNotFound {
+                problems.append("cannot read settings file \(path): \(error.isNotRegularFile ? "not a regular file" : error.reason)")
+            }
         }
+        if !lenient, let first = problems.first { throw UsageError(first) }
+        self.problems = problems
         // --spool, then $CRASHWATCH_SPOOL, then the file: a unit's own environment beats the shared file.
         spool = SpoolLocation.resolve(explicit: parsed.value("spool"), configured: config.values["spool"],
                                       environment: environment, isRoot: SelfProcess.isRoot)
+    }
+
+    /// Leaves a setting of the file out because its value was found bad when used (`error.settingsKey`),
+    /// naming the problem; false when the error is not about a setting of the file (nothing changed).
+    mutating func dropSetting(for error: UsageError) -> Bool {
+        guard let key = error.settingsKey, config.values[key] != nil else { return false }
+        config.remove(key)
+        problems.append(error.message)
+        return true
     }
 
     /// The retention policy from `--max-*` options, then the settings file, then the defaults. A bad value

@@ -22,6 +22,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The directory (the spool, `.claims` or `.quarantine`) belongs to a user who is neither root nor the
     /// one running crashwatch, so that user could swap its entries; crashwatch does not use it.
     case untrustedOwner(path: String, owner: UInt32)
+    /// The spool's file system has less room than a report needs (`available` bytes free).
+    case noSpace(path: String, available: UInt64)
     /// The temporary file for a report could not be created (an entry by that name may already exist).
     case createTemporaryFile(spool: String, name: String, SystemError)
     /// The temporary file's permissions could not be set.
@@ -88,7 +90,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .createDirectory(let path, _), .openDirectory(let path, _), .untrustedLink(let path, _, _),
              .unsafeLinkDirectory(let path, _, _, _, _),
-             .notADirectory(let path), .unsafePermissions(let path, _), .untrustedOwner(let path, _):
+             .notADirectory(let path), .unsafePermissions(let path, _), .untrustedOwner(let path, _), .noSpace(let path, _):
             path
         case .createTemporaryFile(let spool, _, _), .setPermissions(let spool, _, _), .writeReport(let spool, _),
              .syncReport(let spool, _), .publishReport(let spool, _, _), .syncDirectory(let spool, _),
@@ -116,7 +118,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .releaseReport(_, _, let error), .quarantineFile(_, _, let error), .writeQuarantineReason(_, _, let error),
              .writeAttempts(_, _, let error):
             error
-        case .untrustedLink, .unsafeLinkDirectory, .notADirectory, .unsafePermissions, .untrustedOwner, .noSuchReport, .ambiguous, .invalidID, .invalidName,
+        case .untrustedLink, .unsafeLinkDirectory, .notADirectory, .unsafePermissions, .untrustedOwner, .noSpace,
+             .noSuchReport, .ambiguous, .invalidID, .invalidName,
              .notARegularFile, .disagreeingReport, .tooLarge, .unsafeSubdirectory, .claimedByAnother, .reportPending,
              .notClaimed, .claimLost:
             nil
@@ -140,6 +143,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsafePermissions(let path, let permissions):
             "spool \(path) is writable by group or others without the sticky bit (mode \(octal(permissions))); "
                 + "refusing to use it (chmod go-w or chmod +t)"
+        case .noSpace(let path, let available):
+            "spool \(path) has \(available >> 10) KiB free, less than a report needs (\(Spool.minimumFreeBytes >> 10) KiB)"
         case .untrustedOwner(let path, let owner):
             "\(path) belongs to uid \(owner), neither root nor this user (uid \(effectiveUserID)); "
                 + "refusing to use it (chown it to root or to this user)"

@@ -94,6 +94,14 @@ public struct DirectoryHandle: ~Copyable, Sendable {
         return FileStatus(raw)
     }
 
+    /// The bytes an unprivileged user may still write on the directory's file system (`f_bavail`).
+    public func availableBytes() throws(SystemError) -> UInt64 {
+        var info = statvfs()
+        guard retryingOnEINTR({ fstatvfs(fd, &info) }) == 0 else { throw SystemError("fstatvfs", errno: lastErrno()) }
+        let (bytes, overflow) = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        return overflow ? .max : bytes
+    }
+
     /// Creates a new regular file `name` for writing; fails when any entry by that name exists, links included.
     public func createFile(named name: String, permissions: UInt32) throws(SystemError) -> WritableFile {
         try Self.check(name, "openat")

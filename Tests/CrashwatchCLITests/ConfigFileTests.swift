@@ -83,11 +83,12 @@ import Testing
         // Values the file holds and a command later refuses: named by key and line, not quoted.
         let parsed = try parseArguments([], specs: SpoolSettings.retentionSpecs, operandsEndOptions: false)
         let count = try ConfigFile(parsing: "spool = /x\nmax-reports = \(secret)\n", path: "/etc/shadow")
-        #expect(throws: UsageError("/etc/shadow:2: the value of 'max-reports' is not a whole number")) {
+        #expect(throws: UsageError("/etc/shadow:2: the value of 'max-reports' is not a whole number", settingsKey: "max-reports")) {
             try SpoolSettings(spool: "/x", config: count).retention(parsed)
         }
         let age = try ConfigFile(parsing: "spool = /x\n\nmax-age = 1\(secret)\n", path: "/etc/shadow")
-        #expect(throws: UsageError("/etc/shadow:3: the value of 'max-age' is not a duration of at least 1m, such as 12h, 7d or 1d12h")) {
+        #expect(throws: UsageError("/etc/shadow:3: the value of 'max-age' is not a duration of at least 1m, such as 12h, 7d or 1d12h",
+                                  settingsKey: "max-age")) {
             try SpoolSettings(spool: "/x", config: age).retention(parsed)
         }
         // The same value on the command line is the caller's own: quoted.

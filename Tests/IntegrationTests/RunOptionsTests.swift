@@ -90,29 +90,53 @@ import Testing
         #expect(diagnostics["captureErrors"] as? Int == errors.count)
     }
 
-    @Test("a spool that cannot be created gives one clear line, and the exit status stays exact")
+    @Test("a spool that cannot be created is named before the program starts; the report goes to the runtime spool, and the exit status stays exact")
     func unwritableSpool() throws {
         let directory = try TemporaryDirectory("cw-badspool")
         let file = "\(directory.path)/not-a-directory"
         _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
-        let result = try run(Paths.crashwatch, ["run", "--spool", "\(file)/reports", "--", Paths.fixture("null_deref")])
+        let marker = "\(directory.path)/started"
+        // The shell writes the marker only if the warning came first: crashwatch said it before the program ran.
+        let script = "touch \(marker); exec \(Paths.fixture("null_deref"))"
+        let result = try run(Paths.crashwatch, ["run", "--spool", "\(file)/reports", "--", "/bin/sh", "-c", script])
         #expect(result.termination == .signaled(11))
+        #expect(FileManager.default.fileExists(atPath: marker))
         let lines = result.crashwatchLines.filter { !$0.contains(" crashed: ") }
-        #expect(lines.count == 1 && lines[0].contains("\(file)/reports") && lines[0].contains("Not a directory"), "\(result.stderr)")
+        let fallback = "/run/crashwatch/reports"
+        #expect(lines.first?.contains("\(file)/reports") == true && lines.first?.contains("Not a directory") == true
+                && lines.first?.contains("crash reports go to \(fallback) instead") == true, "\(result.stderr)")
+        // The report is in the fallback spool, under the crashed pid; it is removed again.
+        let pid = try #require(result.crashwatchLines.first { $0.contains(" crashed: ") }
+            .flatMap { $0.split(separator: "[").dropFirst().first?.split(separator: "]").first }.map(String.init))
+        let written = try FileManager.default.contentsOfDirectory(atPath: fallback).filter { $0.contains("-\(pid)-") && $0.hasSuffix(".json") }
+        #expect(written.count == 1, "\(result.stderr)")
+        for name in written { try? FileManager.default.removeItem(atPath: "\(fallback)/\(name)") }
     }
 
-    @Test("a full spool file system leaves no temporary file behind")
+    @Test("a spool file system that fills up after the start check leaves no temporary file behind")
     func fullSpool() throws {
         let directory = try TemporaryDirectory("cw-fullspool")
-        let mount = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=8k", "tmpfs", directory.path])
+        // Room enough for the start check (1 MiB free), not for 1,000 threads' report.
+        let mount = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=1200k", "tmpfs", directory.path])
         try #require(mount.termination == .exited(0), "cannot mount a tmpfs here (\(mount.stderr)); skipped")
         defer { _ = try? run("/bin/umount", [directory.path]) }
-        let result = try run(Paths.crashwatch, ["run", "--spool", directory.path, "--", Paths.fixture("threads64")])
+        let result = try run(Paths.crashwatch, ["run", "--spool", directory.path, "--", Paths.fixture("threads1000")])
         #expect(result.termination == .signaled(11))
         let lines = result.crashwatchLines.filter { !$0.contains(" crashed: ") }
         #expect(lines.count == 1 && lines[0].contains(directory.path) && lines[0].contains("No space left on device"),
                 "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test("a spool file system without room for a report is named before the program starts")
+    func noRoomAtStart() throws {
+        let directory = try TemporaryDirectory("cw-noroom")
+        let mount = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", directory.path])
+        try #require(mount.termination == .exited(0), "cannot mount a tmpfs here (\(mount.stderr)); skipped")
+        defer { _ = try? run("/bin/umount", [directory.path]) }
+        let result = try run(Paths.crashwatch, ["run", "--spool", directory.path, "--", "/bin/true"])
+        #expect(result.termination == .exited(0))
+        #expect(result.crashwatchLines.count == 1 && result.crashwatchLines[0].contains("less than a report needs"), "\(result.stderr)")
     }
 
     @Test("the app killed while it is being inspected: the supervisor carries on, writes what it has, exits as the app did")

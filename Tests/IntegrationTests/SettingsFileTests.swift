@@ -1,6 +1,7 @@
 // SettingsFileTests.swift — `--config FILE` as the built binary reads it: a control character in a value is
 // refused with the key and line, and no error prints a byte of the file (it may be one the caller may not
-// read, such as /etc/shadow under a privileged wrapper).
+// read, such as /etc/shadow under a privileged wrapper); `run` fails open: a bad or unreadable file never stops
+// the program it wraps.
 import CrashwatchTestSupport
 import Foundation
 import Testing
@@ -48,6 +49,40 @@ import Testing
             }
             #expect(!result.stderr.contains(secret) && !result.stdout.contains(secret), "\(command) with \(text): \(result.stderr)")
         }
+    }
+
+    @Test("run fails open: each kind of mistake in the settings file, or an unreadable one, is named and left out; the program runs, supervised with the defaults",
+          arguments: ["max-repots = 3\n", "max-age = 30 days\n", "max-reports\n", "max-bytes = \"\"\n", "spool = /x # ours\n",
+                      "debuginfod = ftp://x\n", "max-reports = 3\u{1b}\n", "\u{ff}\n", "unreadable"])
+    func runFailsOpen(_ mistake: String) throws {
+        let directory = try TemporaryDirectory("cw-failopen")
+        let spool = "\(directory.path)/spool"
+        let path = mistake == "unreadable" ? "\(directory.path)/no-such.conf" : "\(directory.path)/crashwatch.conf"
+        if mistake != "unreadable" {
+            // Line 1 is good and must still count; the mistake is on line 2.
+            let bytes = mistake == "\u{ff}\n" ? [0xff, 0x0a] : Array(mistake.utf8)
+            try Data(Array("max-per-exe = 7\n".utf8) + bytes).write(to: URL(fileURLWithPath: path))
+        }
+        let result = try run(Paths.crashwatch, ["run", "--config", path, "--spool", spool, "--", Paths.fixture("null_deref")])
+        #expect(result.termination == .signaled(11), "\(mistake): \(result.stderr)")
+        let warning = result.crashwatchLines.filter { $0.contains("settings left out, their defaults used: ") }
+        #expect(warning.count == 1, "\(mistake): \(result.stderr)")
+        #expect(warning.first?.contains(mistake == "unreadable" ? "cannot read settings file \(path)" : "crashwatch.conf:2: ") == true,
+                "\(mistake): \(result.stderr)")
+        #expect(!(warning.first ?? "").contains("crashwatch.conf:1:"), "\(mistake): \(result.stderr)")
+        // Supervised: the crash is reported in the spool the command line named.
+        let reports = try FileManager.default.contentsOfDirectory(atPath: spool).filter { $0.hasSuffix(".json") }
+        #expect(reports.count == 1, "\(mistake): \(result.stderr)")
+    }
+
+    @Test("run: a mistake on the command line is still a usage error, and the program does not start")
+    func commandLineStaysStrict() throws {
+        let directory = try TemporaryDirectory("cw-strict")
+        let marker = "\(directory.path)/started"
+        let result = try run(Paths.crashwatch, ["run", "--max-reports", "x", "--", "/bin/touch", marker])
+        #expect(result.termination == .exited(64), "\(result.stderr)")
+        #expect(result.stderr.contains("--max-reports needs a whole number, not 'x'"))
+        #expect(!FileManager.default.fileExists(atPath: marker))
     }
 }
 
