@@ -33,6 +33,7 @@ public enum CLI {
           ship [OPTIONS]                        send reports to an OpenTelemetry collector (OTLP/HTTP)
           analyze-core [OPTIONS] CORE           the report of a crash from its core dump
           core-handler [OPTIONS] PID TID SIG T  a core_pattern helper: report every dumped crash
+          doctor [OPTIONS]                      check what a crash report needs, before a crash does
 
         Options:
         \(renderOptions(specs))
@@ -85,6 +86,7 @@ public enum CLI {
         case "ship": return ShipCommand.main(rest)
         case "analyze-core": return AnalyzeCoreCommand.main(rest)
         case "core-handler": return CoreHandlerCommand.main(rest)
+        case "doctor": return DoctorCommand.main(rest)
         case "help": StandardStream.out(help); return ExitCode.success
         default:
             return usageFailure(UsageError("unknown command '\(command)'"), usage: usage, helpCommand: "crashwatch --help")

@@ -83,8 +83,9 @@ func usingSpool<T>(_ body: () throws(SpoolError) -> T) throws(CommandFailure) ->
 }
 
 /// Runs one command: parses `arguments` (answering `--help`), checks the operand count, resolves the spool
-/// settings, then runs `body`, turning its failures into messages and exit statuses.
-func spoolCommand(_ syntax: CommandSyntax, operands: ClosedRange<Int>, _ arguments: [String],
+/// settings (`lenient`: the settings file's mistakes left out and named in `problems`, not usage errors),
+/// then runs `body`, turning its failures into messages and exit statuses.
+func spoolCommand(_ syntax: CommandSyntax, operands: ClosedRange<Int>, _ arguments: [String], lenient: Bool = false,
                   body: (ParsedArguments, SpoolSettings) throws(CommandFailure) -> Int32) -> Int32
 {
     let parsed: ParsedArguments
@@ -98,7 +99,7 @@ func spoolCommand(_ syntax: CommandSyntax, operands: ClosedRange<Int>, _ argumen
         guard operands.contains(parsed.operands.count) else {
             throw UsageError(parsed.operands.count < operands.lowerBound ? "missing argument" : "unexpected argument '\(parsed.operands.last!)'")
         }
-        settings = try SpoolSettings(parsed)
+        settings = try SpoolSettings(parsed, lenient: lenient)
     } catch {
         return syntax.failure(error)
     }

@@ -88,6 +88,13 @@ extension SystemError {
 
 /// Path-based file system calls: the few that cannot start from an open directory.
 public enum FileSystem {
+    /// The status of `path`, following links on the way, with the final one following too (`stat`).
+    public static func status(_ path: String) throws(SystemError) -> FileStatus {
+        var raw = stat()
+        guard retryingOnEINTR({ stat(path, &raw) }) == 0 else { throw SystemError("stat \(path)", errno: lastErrno()) }
+        return FileStatus(raw)
+    }
+
     /// Creates `path` and any missing parents with `permissions` (narrowed by the umask), like `mkdir -p`.
     ///
     /// Existing components are accepted as they are, whatever they are; opening the result decides

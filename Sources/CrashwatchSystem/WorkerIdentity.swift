@@ -96,7 +96,7 @@ public struct WorkerIdentity: Sendable, Equatable {
     }
 
     /// A user's uid and primary gid from the user database.
-    static func userIDs(named name: String) -> (uid: UInt32, gid: UInt32)? {
+    public static func userIDs(named name: String) -> (uid: UInt32, gid: UInt32)? {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16_384)
