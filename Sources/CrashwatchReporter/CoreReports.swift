@@ -20,10 +20,11 @@ public enum CoreReports {
     }
 
     /// The report of the core in `core` (`analyze-core`), written to `destination`: the core read as a stream
-    /// like a piped one (what a report needs is kept, whatever the core's size: see README "Layers"), then
-    /// processed by the worker within `analysisSeconds`. Its time is the file's modification time (the kernel
-    /// writes a core as the process dies). `executable` and `sysroot` as for `CoreContents.capture`. The
-    /// report's path, and why it is not the worker's complete one (nil when it is).
+    /// like a piped one, keeping what a report needs whatever the core's size (mapping the file instead would
+    /// hand the worker every dumped byte: the measurement is in the README, "System-wide"), then processed by
+    /// the worker within `analysisSeconds`. Its time is the file's modification time (the kernel writes a core
+    /// as the process dies). `executable` and `sysroot` as for `CoreContents.capture`. The report's path, and
+    /// why it is not the worker's complete one (nil when it is).
     public static func analyze(_ core: OwnedDescriptor, executable: OwnedDescriptor?, sysroot: String?, options: CaptureOptions,
                                destination: Destination) throws(CoreReportFailure) -> (path: String, failure: String?) {
         let time = core.modificationNanoseconds() ?? Clock.realtimeNanoseconds()
