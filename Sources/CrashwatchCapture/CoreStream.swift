@@ -199,11 +199,9 @@ struct StreamScan: ~Copyable {
         try input.skip(end - range.upperBound)
     }
 
-    /// Each thread's stack: the segment its stack pointer is in, or (a stack overflow: the pointer in the
-    /// guard page) the next readable one at most 64 KiB above it — the rule of a live capture (`planStack`) —
-    /// from just below the red zone. Segment index → lowest start.
+    /// Each thread's stack (`StackWindow`: the dumped bytes of the segment its stack pointer is in, or the
+    /// next readable one above a guard page, from just below the red zone). Segment index → lowest start.
     func computeStackLows() -> [Int: UInt64] {
-        let redZone: UInt64 = architecture == .x86_64 ? 128 : 0
         var lows: [Int: UInt64] = [:]
         for sp in stackPointers {
             // The first readable segment ending above sp (segments do not overlap: ends ascend with starts).
@@ -213,9 +211,11 @@ struct StreamScan: ~Copyable {
                 let candidate = segments[readable[middle]]
                 if candidate.vaddr &+ candidate.filesz > sp { high = middle } else { low = middle + 1 }
             }
-            guard low < readable.count, segments[readable[low]].vaddr <= sp &+ 65536 else { continue }
+            // Its bytes end in the address space (`segmentProblem`): the range is well formed.
+            guard low < readable.count, case let segment = segments[readable[low]],
+                  StackWindow.holdsStack(segment.vaddr..<(segment.vaddr + segment.filesz), sp: sp) else { continue }
             let index = readable[low]
-            let start = max(segments[index].vaddr, sp >= redZone ? sp - redZone : 0)
+            let start = StackWindow.low(sp: sp, rangeStart: segment.vaddr, architecture: architecture)
             lows[index] = min(lows[index] ?? start, start)
         }
         return lows
