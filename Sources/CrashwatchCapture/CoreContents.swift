@@ -100,15 +100,15 @@ struct CoreContents {
     }
 
     /// The signal: NT_SIGINFO, else pr_cursig of the first thread (its code and address then unknown).
-    static func signal(_ notes: [ELFNote], softErrors: inout [SoftError]) -> RawSignal {
+    static func signal(_ notes: [ELFNote], softErrors: inout [SoftError]) -> SignalInfo {
         if let info = CoreRecords.descriptor(notes, CoreRecords.NoteType.siginfo), let signal = CoreRecords.signal(siginfo: info) {
-            return RawSignal(signal)
+            return signal
         }
         guard let status = CoreRecords.descriptor(notes, CoreRecords.NoteType.prstatus), let cursig = CoreRecords.currentSignal(prstatus: status) else {
-            return RawSignal(SignalInfo(signo: 0, code: 0, address: 0))
+            return SignalInfo(signo: 0, code: 0, address: 0)
         }
         softErrors.append(SoftError(stage: "core", message: "no NT_SIGINFO note: the signal's code and address are not known"))
-        return RawSignal(SignalInfo(signo: cursig, code: 0, address: 0))
+        return SignalInfo(signo: cursig, code: 0, address: 0)
     }
 
     /// The process as NT_PRPSINFO describes it (its arguments redacted as `options` say); without that note,

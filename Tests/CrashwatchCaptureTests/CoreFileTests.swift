@@ -106,7 +106,7 @@ struct CoreBuilder {
         #expect(capture.threads.map(\.tid) == [4139, 4138])
         #expect(capture.threads.map(\.crashed) == [true, false])
         #expect(capture.threads[0].stackStart == 0x7ffd_0000_0100 && capture.threads[0].stackEnd == 0x7ffd_0000_2000)
-        #expect(capture.signal.signo == 11 && capture.signal.code == 1 && capture.signal.address == 0xdead)
+        #expect(capture.signal.signal.number == 11 && capture.signal.code.rawValue == 1 && capture.signal.faultAddress == 0xdead)
         #expect(capture.process.pid == 4138 && capture.process.uid == 1000 && capture.process.comm == "app")
         #expect(capture.process.commandLine == ["/opt/app", "-v", "x"])
         #expect(capture.process.executable == "/opt/app")
@@ -192,7 +192,7 @@ struct CoreBuilder {
         let capture = core.capture
         #expect(capture.architecture == .aarch64)
         #expect(capture.threads.count == 1 && capture.threads[0].crashed)
-        #expect(capture.signal.signo == 11)
+        #expect(capture.signal.signal.number == 11)
 
         // Where the program was loaded: AT_ENTRY less _start's offset (the symbols from the cross nm).
         let symbols = try Subprocess.run("/usr/bin/aarch64-linux-gnu-nm", ["\(directory)/app"]).stdout
