@@ -116,7 +116,7 @@ class PackageTests(unittest.TestCase):
         STATE["before"] = file_list()
 
         c.write_file(f"/tmp/pkg/{PACKAGE.name}", PACKAGE.read_bytes())
-        installed = c.run(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "--no-download",
+        installed = c.run(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y",
                            f"/tmp/pkg/{PACKAGE.name}"], timeout=120, check=False)
         self.assertEqual(installed.returncode, 0, f"apt-get install failed:\n{installed.stdout}\n{installed.stderr}")
         c.run(["rm", "-r", "/tmp/pkg"])
