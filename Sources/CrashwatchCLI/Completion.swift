@@ -76,8 +76,11 @@ enum Completion {
             \(menu)
                 )
                 if (( CURRENT == 2 )); then
-                    _describe -t commands 'crashwatch command' commands
-                    _arguments '(- *)--help[show this help]' '(- *)--version[print the version]'
+                    if [[ $PREFIX == -* ]]; then
+                        _arguments '(- *)'{-h,--help}'[show this help]' '(- *)--version[print the version]'
+                    else
+                        _describe -t commands 'crashwatch command' commands
+                    fi
                     return
                 fi
                 local command=$words[2]

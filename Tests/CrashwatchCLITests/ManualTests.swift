@@ -3,6 +3,7 @@
 // lists (read back from the roff), the roff escaping survives hostile text, and the bash completion,
 // run by a real bash, offers a command's options and completes value placeholders as they say.
 @testable import CrashwatchCLI
+import Foundation
 import CrashwatchTestSupport
 import Testing
 
@@ -98,5 +99,17 @@ import Testing
         // After run's COMMAND, options belong to that program: none of crashwatch's are offered.
         #expect(try Self.bashCompletion(["crashwatch", "run", "--app-name", "x", "./app", "--sp"], in: directory.path) == [])
         #expect(try Self.bashCompletion(["crashwatch", "run", "--sp"], in: directory.path) == ["--spool"])
+    }
+
+    @Test func zshCompletionParses() throws {
+        guard let zsh = Paths.which("zsh") else {
+            try Test.cancel("zsh is not installed here: the zsh completion's syntax goes unchecked")
+        }
+        let directory = try TemporaryDirectory("cw-zsh")
+        defer { directory.remove() }
+        let script = directory.join("_crashwatch")
+        try Completion.zsh().write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Subprocess.run(zsh, ["-n", script])
+        #expect(result.succeeded, "zsh -n: \(result.stderr)")
     }
 }
