@@ -239,6 +239,9 @@ public struct RawCaptureWriter: ~Copyable {
     /// How many bytes of regions were written.
     public var regionBytes: UInt64 { offset }
 
+    /// The bytes before a region's own: its address and length, a 64-bit word each.
+    static let regionHeaderBytes = 16
+
     /// Appends one memory region.
     public mutating func appendRegion(address: UInt64, bytes: UnsafeRawBufferPointer) throws(SystemError) {
         guard !bytes.isEmpty else { return }
@@ -247,6 +250,15 @@ public struct RawCaptureWriter: ~Copyable {
         let padding = (8 - bytes.count % 8) % 8
         if padding > 0 { try put([UInt8](repeating: 0, count: padding)) }
         offset += 16 + UInt64(bytes.count + padding)
+    }
+
+    /// Appends one memory region held in an array.
+    mutating func appendRegion(address: UInt64, bytes: [UInt8]) throws(SystemError) {
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try appendRegion(address: address, bytes: buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// Appends `regionCount` regions already laid out in `bytes` (headers, data, padding) in one write.
