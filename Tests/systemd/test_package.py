@@ -108,6 +108,7 @@ class PackageTests(unittest.TestCase):
     def test_1_install_crash_and_read(self):
         c = container
         c.run(["rm", "/usr/bin/crashwatch"])
+        self.assertFalse(os.path.exists(c.host_path("/opt/swift")), "no Swift toolchain in the container")
         # The users of the test: a service (a writer), another writer, a reader and an outsider.
         c.run(["useradd", "--system", "--no-create-home", "svc"])
         c.run(["useradd", "--system", "--no-create-home", "svc2"])
@@ -119,6 +120,7 @@ class PackageTests(unittest.TestCase):
         installed = c.run(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y",
                            f"/tmp/pkg/{PACKAGE.name}"], timeout=120, check=False)
         self.assertEqual(installed.returncode, 0, f"apt-get install failed:\n{installed.stdout}\n{installed.stderr}")
+        self.assertEqual(c.run(["crashwatch", "--version"]).stdout.split()[0], "crashwatch", "the packaged binary runs")
         c.run(["rm", "-r", "/tmp/pkg"])
         for name in ("crashwatch", "crashwatch-writers"):
             self.assertEqual(c.run(["getent", "group", name], check=False).returncode, 0, f"group {name}")
