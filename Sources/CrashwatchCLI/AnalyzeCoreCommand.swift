@@ -82,7 +82,11 @@ enum AnalyzeCoreCommand {
             }
             do throws(SpoolError) {
                 let spool = try Spool(path: settings.spool)
-                StandardStream.out(try spool.write(bytes: bytes, name: CoreReports.fileName(source.capture)) + "\n")
+                let name = CoreReports.fileName(source.capture)
+                StandardStream.out(try spool.write(bytes: bytes, name: name) + "\n")
+                do throws(SpoolError) { try spool.recordInGroups(reportBytes: bytes, name: name) } catch {
+                    StandardStream.err("crashwatch: \(error)\n")
+                }
             } catch {
                 throw CommandFailure("\(error)", status: ExitCode.cannotCreate)
             }

@@ -172,6 +172,9 @@ enum CoreHandlerCommand {
             throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
         }
         if let failure { StandardStream.err("crashwatch: core-handler: pid \(pid): \(failure); the report is not complete\n") }
+        do throws(SpoolError) { try spool.recordInGroups(reportBytes: full, name: name) } catch {
+            StandardStream.err("crashwatch: core-handler: \(error)\n")
+        }
         StandardStream.out(spool.path(of: name) + "\n")
         _ = try? spool.prune(policy: retention, protecting: name)
     }

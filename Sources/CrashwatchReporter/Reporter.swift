@@ -314,6 +314,11 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 return WriteOutcome(ok: true, line: "crashwatch: report written to \(pending.path)", pending: pending)
             }
             let path = try spool.write(bytes: bytes, name: name, restricted: restricted)
+            // Counted in its group before retention, which keeps each group's newest report longest.
+            var groupFailure = ""
+            do throws(SpoolError) { try spool.recordInGroups(reportBytes: bytes, name: name) } catch {
+                groupFailure = "\ncrashwatch: \(error)"
+            }
             _ = try? spool.prune(policy: configuration.retention, protecting: name)
             // One structured journal entry per final report (none for the minimal one it replaces); without a
             // journal the stderr lines are the record. Queued behind this write (final reports are written on
@@ -325,7 +330,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 SelfProcess.returnFreePages()
                 self.journalEntries.leave()
             }
-            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)")
+            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)" + groupFailure)
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: \(error)")
         }
