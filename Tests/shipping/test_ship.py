@@ -721,6 +721,9 @@ def check_mapping(report, found, max_body=1024 * 1024, crashwatch_version=None):
     check(isinstance(uid, str) and len(uid) == 26 and all(c in ULID_ALPHABET for c in uid) and uid[0] <= "7",
           f"{what}: log.record.uid {uid!r} is not a 26-character ULID (Crockford base32, first character 0-7)")
     check_attribute(attrs, "crashwatch.report.id", report.id, what, "stringValue")
+    fingerprint = (data.get("fingerprint") or {}).get("value")
+    check(fingerprint is not None, f"{what}: the report has no fingerprint")
+    check_attribute(attrs, "crashwatch.fingerprint", fingerprint, what, "stringValue")
 
     thread = stack_thread(report)
     stack = attrs.get("exception.stacktrace")
