@@ -1,5 +1,5 @@
 // Fingerprint.swift — what identifies the bug behind a report, not the run: a versioned hash of the crash kind,
-// the signal and the top in-app frames of the crashed thread (by name; without one, image name + offset),
+// the signal, the program's file name and the top in-app frames of the crashed thread (by name; without one, image name + offset),
 // crash machinery skipped (FingerprintRules.swift). Never addresses, build-ids, pids, tids, hosts or paths beyond
 // an image's file name, so the same bug keeps its fingerprint across ASLR, rebuilds, inputs, threads, hosts and
 // crashwatch runs. The rules, with examples, are in the README ("Fingerprints and groups"); a change of them is a
@@ -16,15 +16,19 @@ public struct FingerprintRecord: Codable, Sendable, Equatable {
     public var kind: String
     /// The signal name as hashed: the original fault's for a handled-then-fatal crash, `none` for a hang.
     public var signal: String
+    /// The program as hashed: the file name of the crashed process's executable (two programs whose crashes
+    /// have the same function names are two bugs).
+    public var program: String
     /// The frames hashed, innermost first: normalized function names, or `IMAGE+0xOFFSET` for a frame without one.
     public var frames: [String]
 
     /// Creates a record from its parts as they are (see `Fingerprint.of` for how they are made).
-    public init(algorithm: String, value: String, kind: String, signal: String, frames: [String]) {
+    public init(algorithm: String, value: String, kind: String, signal: String, program: String, frames: [String]) {
         self.algorithm = algorithm
         self.value = value
         self.kind = kind
         self.signal = signal
+        self.program = program
         self.frames = frames
     }
 }
@@ -48,15 +52,16 @@ public enum Fingerprint {
         let candidates = keys.filter { !$0.machinery }
         let inApp = candidates.filter(\.inApp)
         let chosen = (!inApp.isEmpty ? inApp : !candidates.isEmpty ? candidates : keys).prefix(frameCount).map(\.key)
-        return FingerprintRecord(algorithm: algorithm, value: value(kind: kind, signal: signal, frames: chosen),
-                                 kind: kind, signal: signal, frames: chosen)
+        let program = FingerprintRules.capped(ImageRecord.basename(report.process.executable))
+        return FingerprintRecord(algorithm: algorithm, value: value(kind: kind, signal: signal, program: program, frames: chosen),
+                                 kind: kind, signal: signal, program: program, frames: chosen)
     }
 
     /// The hash of the parts: SHA-256 over the algorithm name and each part, each preceded by its length in
     /// bytes (so no name can be made to look like two), cut to its first 16 bytes, in hex.
-    public static func value(kind: String, signal: String, frames: [String]) -> String {
+    public static func value(kind: String, signal: String, program: String, frames: [String]) -> String {
         var input: [UInt8] = []
-        for part in [algorithm, kind, signal] + frames {
+        for part in [algorithm, kind, signal, program] + frames {
             input += Array("\(part.utf8.count):".utf8) + Array(part.utf8)
         }
         return Hex.string(Array(SHA256.digest(input).prefix(16)))

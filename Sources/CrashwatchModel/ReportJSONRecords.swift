@@ -65,6 +65,7 @@ extension ReportJSONWriter {
         member("value", indent: inner); string(fingerprint.value)
         member("kind", indent: inner); string(fingerprint.kind)
         member("signal", indent: inner); string(fingerprint.signal)
+        member("program", indent: inner); string(fingerprint.program)
         member("frames", indent: inner); strings(fingerprint.frames)
         closeObject(indent: indent)
     }

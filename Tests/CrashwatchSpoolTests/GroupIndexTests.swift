@@ -15,8 +15,8 @@ private func sighting(bug: String, index: Int, minute: Int64, version: String? =
     report.captureTime = RFC3339.format(nanosecondsSinceEpoch: fixedNow + minute * 60_000_000_000)
     report.process.app = AppRecord(name: "app", version: version, release: nil)
     report.fingerprint = FingerprintRecord(algorithm: Fingerprint.algorithm,
-                                           value: Fingerprint.value(kind: "crash", signal: "SIGSEGV", frames: [bug]),
-                                           kind: "crash", signal: "SIGSEGV", frames: [bug])
+                                           value: Fingerprint.value(kind: "crash", signal: "SIGSEGV", program: "app", frames: [bug]),
+                                           kind: "crash", signal: "SIGSEGV", program: "app", frames: [bug])
     return GroupSighting(report, reportName: "report-\(index).json")
 }
 
