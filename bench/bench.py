@@ -315,6 +315,7 @@ def groups_benchmarks(count=10000, bugs=50):
         argv = [CRASHWATCH, "list", "--group", "--spool", spool]
         rebuild = timed(argv, 1)
         listing = timed(argv, 7)
+        pruning = timed([CRASHWATCH, "prune", "--spool", spool, "--max-reports", str(count)], 7)
         groups = json.loads(subprocess.run(argv + ["--json"], capture_output=True, text=True, check=True).stdout)
         found = {group["fingerprint"]: [group["count"], group["firstSeen"], group["lastSeen"]] for group in groups}
         if found != expected:
@@ -328,6 +329,8 @@ def groups_benchmarks(count=10000, bugs=50):
          "%.0f ms" % rebuild, "no target"),
         ("spool of %d reports of %d bugs: list --group" % (count, bugs), "%.1f ms" % listing,
          "target <= 200 ms: %s; counts and first/last seen right" % verdict(listing <= 200)),
+        ("spool of %d reports of %d bugs: prune (nothing to remove; reads the index)" % (count, bugs),
+         "%.1f ms" % pruning, "target <= 100 ms (as without groups)"),
     ]
 
 
