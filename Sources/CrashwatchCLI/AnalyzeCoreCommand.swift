@@ -71,7 +71,9 @@ enum AnalyzeCoreCommand {
                 throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
             }
             // When processing fails the report is what it got to, with a soft error; said here in a line too.
-            let (bytes, failure) = CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline, crashwatchVersion: CLI.version)
+            var sighting: GroupSighting?
+            let (bytes, failure) = CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline,
+                                                       crashwatchVersion: CLI.version, sighting: { sighting = $0 })
             if let failure { StandardStream.err("crashwatch: \(path): \(failure); the report is not complete\n") }
             if let output = parsed.value("output") {
                 do { try FileSystem.writeAtomically(bytes, to: output) } catch {
@@ -84,7 +86,9 @@ enum AnalyzeCoreCommand {
                 let spool = try Spool(path: settings.spool)
                 let name = CoreReports.fileName(source.capture)
                 StandardStream.out(try spool.write(bytes: bytes, name: name) + "\n")
-                do throws(SpoolError) { try spool.recordInGroups(reportBytes: bytes, name: name) } catch {
+                do throws(SpoolError) {
+                    if let sighting { try spool.recordInGroups(sighting) } else { try spool.recordInGroups(reportBytes: bytes, name: name) }
+                } catch {
                     StandardStream.err("crashwatch: \(error)\n")
                 }
             } catch {

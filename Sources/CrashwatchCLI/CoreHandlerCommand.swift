@@ -167,12 +167,16 @@ enum CoreHandlerCommand {
         }
         // Processing reads what the crashed program controlled: in the confined worker `run` uses, as the
         // dedicated worker user (the core's own notes never choose it), with limits and a deadline.
-        let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline, crashwatchVersion: CLI.version)
+        var sighting: GroupSighting?
+        let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline, crashwatchVersion: CLI.version,
+                                                  sighting: { sighting = $0 })
         do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
             throw CommandFailure("core-handler: \(error)", status: ExitCode.cannotCreate)
         }
         if let failure { StandardStream.err("crashwatch: core-handler: pid \(pid): \(failure); the report is not complete\n") }
-        do throws(SpoolError) { try spool.recordInGroups(reportBytes: full, name: name) } catch {
+        do throws(SpoolError) {
+            if let sighting { try spool.recordInGroups(sighting) } else { try spool.recordInGroups(reportBytes: full, name: name) }
+        } catch {
             StandardStream.err("crashwatch: core-handler: \(error)\n")
         }
         StandardStream.out(spool.path(of: name) + "\n")

@@ -48,10 +48,21 @@ public enum Fingerprint {
         var kind = report.kind.rawValue
         if report.kind == .abnormalExit, let reason = report.exit?.reason { kind += "/" + reason }
         let (signal, frames) = stack(of: report)
-        let keys = keyedFrames(frames, images: report.images)
-        let candidates = keys.filter { !$0.machinery }
-        let inApp = candidates.filter(\.inApp)
-        let chosen = (!inApp.isEmpty ? inApp : !candidates.isEmpty ? candidates : keys).prefix(frameCount).map(\.key)
+        // The top in-app non-machinery frames, else the top non-machinery ones, else the top ones; each frame's
+        // key is made once, and no more frames are looked at than the first choice needs.
+        var inApp: [String] = [], others: [String] = [], top: [String] = []
+        for frame in frames.prefix(framesScanned) {
+            guard let keyed = keyedFrame(frame, images: report.images) else { continue }
+            if top.count < frameCount { top.append(keyed.key) }
+            guard !keyed.machinery else { continue }
+            if keyed.inApp {
+                inApp.append(keyed.key)
+                if inApp.count == frameCount { break }
+            } else if others.count < frameCount {
+                others.append(keyed.key)
+            }
+        }
+        let chosen = !inApp.isEmpty ? inApp : !others.isEmpty ? others : top
         let program = FingerprintRules.capped(ImageRecord.basename(report.process.executable))
         return FingerprintRecord(algorithm: algorithm, value: value(kind: kind, signal: signal, program: program, frames: chosen),
                                  kind: kind, signal: signal, program: program, frames: chosen)
@@ -84,16 +95,14 @@ public enum Fingerprint {
         let machinery: Bool
     }
 
-    /// The frames that have a key (a name, or an image and an offset in it), innermost first.
-    static func keyedFrames(_ frames: [FrameRecord], images: [ImageRecord]) -> [KeyedFrame] {
-        frames.prefix(framesScanned).compactMap { frame in
-            let image = frame.imageIndex.flatMap { images.indices.contains($0) ? images[$0] : nil }
-            let inApp = image?.inApp ?? false
-            if let function = frame.function.map(FingerprintRules.normalizedName), !function.isEmpty {
-                return KeyedFrame(key: function, inApp: inApp, machinery: FingerprintRules.isMachinery(function))
-            }
-            guard let image, let offset = frame.imageOffset, !image.name.isEmpty else { return nil }
-            return KeyedFrame(key: FingerprintRules.capped(image.name) + "+" + hex(offset.value), inApp: inApp, machinery: false)
+    /// A frame's key (its normalized name, or its image and the offset in it), or nil when it has neither.
+    static func keyedFrame(_ frame: FrameRecord, images: [ImageRecord]) -> KeyedFrame? {
+        let image = frame.imageIndex.flatMap { images.indices.contains($0) ? images[$0] : nil }
+        let inApp = image?.inApp ?? false
+        if let function = frame.function.map(FingerprintRules.normalizedName), !function.isEmpty {
+            return KeyedFrame(key: function, inApp: inApp, machinery: FingerprintRules.isMachinery(function))
         }
+        guard let image, let offset = frame.imageOffset, !image.name.isEmpty else { return nil }
+        return KeyedFrame(key: FingerprintRules.capped(image.name) + "+" + hex(offset.value), inApp: inApp, machinery: false)
     }
 }

@@ -14,7 +14,7 @@ public enum FingerprintRules {
     /// `runtime.raise`, `swift_trap.crashHere(Swift.Array<Swift.Int>, Swift.Int) -> Swift.Int` →
     /// `swift_trap.crashHere`, `app::f::h0123456789abcdef` → `app::f`. Template and generic arguments stay.
     public static func normalizedName(_ name: String) -> String {
-        var text = Array(name.utf8.prefix(4 * maximumKeyBytes))
+        var text = Array(name.utf8.prefix(2 * maximumKeyBytes))
         trimSpaces(&text)
         for _ in 0..<8 {
             let before = text.count
@@ -129,7 +129,7 @@ public enum FingerprintRules {
         var arrow: Int?
         var spaceAfterArrow = false
         scanTopLevel(text) { index in
-            if text[index...].starts(with: Array(" -> ".utf8)) { arrow = index; spaceAfterArrow = false }
+            if text[index...].starts(with: arrowBytes) { arrow = index; spaceAfterArrow = false }
             else if text[index] == UInt8(ascii: " "), let start = arrow, index > start + 3 { spaceAfterArrow = true }
         }
         if let arrow, !spaceAfterArrow { text.removeSubrange(arrow...) }
@@ -163,10 +163,10 @@ public enum FingerprintRules {
         var index = 0
         while index < text.count {
             let byte = text[index]
-            if text[index...].starts(with: Array("operator".utf8)), index + 8 < text.count, !isWordByte(text[index + 8]) {
+            if byte == UInt8(ascii: "o"), text[index...].starts(with: operatorBytes), index + 8 < text.count, !isWordByte(text[index + 8]) {
                 index += 8
                 if index + 1 < text.count, text[index] == UInt8(ascii: "("), text[index + 1] == UInt8(ascii: ")") { index += 2 }
-                while index < text.count, Array("<>=!+-*/%^&|~,[]".utf8).contains(text[index]) { index += 1 }
+                while index < text.count, operatorSymbolBytes.contains(text[index]) { index += 1 }
                 continue
             }
             switch byte {
@@ -185,6 +185,10 @@ public enum FingerprintRules {
             index += 1
         }
     }
+
+    private static let arrowBytes = Array(" -> ".utf8)
+    private static let operatorBytes = Array("operator".utf8)
+    private static let operatorSymbolBytes = Array("<>=!+-*/%^&|~,[]".utf8)
 
     private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 

@@ -41,8 +41,10 @@ public enum CoreReports {
     /// core's facts; when the worker fails or runs out of time, its report from before symbols or the minimal
     /// one, with a soft error — and `failure` says why. A core's own notes never pick the worker's identity: as
     /// root it processes as the dedicated user. `imageFiles` are the files `RawImage.descriptor` indexes.
+    /// `sighting` receives the worker's final report as the group index counts it (not called for a minimal
+    /// one), so the caller need not decode the bytes again.
     public static func process(_ source: CoreFile, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64,
-                               crashwatchVersion: String) -> (report: [UInt8], failure: String?) {
+                               crashwatchVersion: String, sighting: ((GroupSighting) -> Void)? = nil) -> (report: [UInt8], failure: String?) {
         let capture = source.capture
         let limit = capture.options.reportByteLimit
         func minimal(_ why: String) -> (report: [UInt8], failure: String?) {
@@ -76,6 +78,7 @@ public enum CoreReports {
         guard let bytes = try? ReportSizeLimit.encode(report, limit: limit), bytes.count <= limit else {
             return minimal((failure.map { $0 + "; " } ?? "") + "the report could not be encoded within \(limit) bytes")
         }
+        sighting?(GroupSighting(report, reportName: fileName(capture).text))
         return (bytes, failure)
     }
 }

@@ -296,7 +296,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     private func write(_ report: CrashReport, name: ReportFileName, final: Bool, restricted: Bool = false) -> WriteOutcome {
         do {
             return write(bytes: try ReportSizeLimit.encode(report, limit: configuration.capture.reportByteLimit), name: name,
-                         final: final, restricted: restricted, sighting: GroupSighting(report, reportName: name.text))
+                         final: final, restricted: restricted, sighting: GroupSighting(report, reportName: name.text, restricted: restricted))
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }
@@ -320,7 +320,9 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             // Counted in its group before retention, which keeps each group's newest report longest.
             var groupFailure = ""
             do throws(SpoolError) {
-                if let sighting { try spool.recordInGroups(sighting) } else { try spool.recordInGroups(reportBytes: bytes, name: name) }
+                if let sighting { try spool.recordInGroups(sighting) } else {
+                    try spool.recordInGroups(reportBytes: bytes, name: name, restricted: restricted)
+                }
             } catch {
                 groupFailure = "\ncrashwatch: \(error)"
             }

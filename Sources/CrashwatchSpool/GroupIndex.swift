@@ -20,13 +20,18 @@ public struct GroupSighting: Sendable, Equatable {
     /// The report's file name in the spool.
     public var reportName: String
 
-    /// The sighting of `report`, written as `reportName`: its fingerprint (computed when it has none).
-    public init(_ report: CrashReport, reportName: String) {
-        fingerprint = report.fingerprint ?? Fingerprint.of(report)
+    /// The sighting of `report`, written as `reportName`: its fingerprint (computed when it has none). For a
+    /// `restricted` report (0600: a process the kernel protects from its own user, README "Security model") the
+    /// index, which the spool's readers share, keeps no more than the report's file name shows: the executable's
+    /// file name, no frame, no version.
+    public init(_ report: CrashReport, reportName: String, restricted: Bool = false) {
+        var fingerprint = report.fingerprint ?? Fingerprint.of(report)
+        if restricted { fingerprint.frames = [] }
+        self.fingerprint = fingerprint
         id = report.id
         timeMilliseconds = (RFC3339.parse(report.captureTime) ?? 0) / 1_000_000
-        executable = report.process.executable
-        version = report.process.app?.version
+        executable = restricted ? ImageRecord.basename(report.process.executable) : report.process.executable
+        version = restricted ? nil : report.process.app?.version
         self.reportName = reportName
     }
 }

@@ -18,9 +18,10 @@ extension Spool {
     /// Counts the report just written as `name` (`bytes`, its encoded form) in the group index. A report that
     /// does not decode is not counted (it is quarantined when read). Call it after each final report write,
     /// before `prune`, never while a crashed process is held.
-    public func recordInGroups(reportBytes bytes: [UInt8], name: ReportFileName) throws(SpoolError) {
+    /// `restricted`: written as a restricted report (`write(bytes:name:restricted:)`; see `GroupSighting`).
+    public func recordInGroups(reportBytes bytes: [UInt8], name: ReportFileName, restricted: Bool = false) throws(SpoolError) {
         guard let report = try? CrashReport.decode(bytes) else { return }
-        try recordInGroups(GroupSighting(report, reportName: name.text))
+        try recordInGroups(GroupSighting(report, reportName: name.text, restricted: restricted))
     }
 
     /// Counts `sighting` in the group index, under its lock; a missing or damaged index is rebuilt from the
@@ -93,7 +94,9 @@ extension Spool {
             guard let bytes = try? readEntry(entry.name.text, in: directory, maxBytes: Self.defaultMaxReadBytes),
                   let report = try? CrashReport.decode(bytes)
             else { continue }
-            index.record(GroupSighting(report, reportName: entry.name.text))
+            // A report its group may not read (0600) is a restricted one.
+            let restricted = (try? directory.status(of: entry.name.text)).map { $0.permissions & 0o040 == 0 } ?? true
+            index.record(GroupSighting(report, reportName: entry.name.text, restricted: restricted))
         }
         return index
     }

@@ -49,6 +49,19 @@ private func sighting(bug: String, index: Int, minute: Int64, version: String? =
         #expect(index.groups.map(\.count) == [1])
     }
 
+    @Test("a restricted report is counted with no more than its file name shows: no frame, no version, no path")
+    func restricted() {
+        var report = SampleReport.report
+        report.process.app = AppRecord(name: "app", version: "2.0", release: nil)
+        let open = GroupSighting(report, reportName: "r.json")
+        let closed = GroupSighting(report, reportName: "r.json", restricted: true)
+        #expect(closed.fingerprint.value == open.fingerprint.value)
+        #expect(closed.fingerprint.frames.isEmpty && closed.version == nil && closed.executable == "segv_reraise")
+        var index = GroupIndex()
+        index.record(closed)
+        #expect(index.groups[0].topFrame == nil && index.groups[0].versions.isEmpty && index.groups[0].executable == "segv_reraise")
+    }
+
     @Test("beyond the bound, the least recently seen groups go; versions keep the newest eight")
     func bounds() {
         var index = GroupIndex()
