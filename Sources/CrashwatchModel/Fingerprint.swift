@@ -1,9 +1,9 @@
 // Fingerprint.swift — what identifies the bug behind a report, not the run: a versioned hash of the crash kind,
-// the signal, the program's file name and the top in-app frames of the crashed thread (by name; without one, image name + offset),
-// crash machinery skipped (FingerprintRules.swift). Never addresses, build-ids, pids, tids, hosts or paths beyond
-// an image's file name, so the same bug keeps its fingerprint across ASLR, rebuilds, inputs, threads, hosts and
-// crashwatch runs. The rules, with examples, are in the README ("Fingerprints and groups"); a change of them is a
-// new `Fingerprint.algorithm` name, so a report never silently joins another group.
+// the signal, the program's file name and the top in-app frames of the crashed thread (by name; without one,
+// image name + offset), crash machinery skipped (FingerprintRules.swift). Never addresses, build-ids, pids, tids,
+// hosts or paths beyond a file name, so the same bug keeps its fingerprint across ASLR, rebuilds, inputs,
+// threads, hosts and crashwatch runs. The rules, with examples, are in the README ("Fingerprints"); a change of
+// them is a new `Fingerprint.algorithm` name, so a report never silently joins another group.
 import FoundationEssentials
 
 /// A report's fingerprint and what it was computed from.
@@ -33,7 +33,7 @@ public struct FingerprintRecord: Codable, Sendable, Equatable {
     }
 }
 
-/// Computes fingerprints: one pure function of a report's frames, kind and signal.
+/// Computes fingerprints: one pure function of a report's kind, signal, program and frames.
 public enum Fingerprint {
     /// The algorithm's versioned name; any change to what `of` computes must change it.
     public static let algorithm = "crashwatch-1"
