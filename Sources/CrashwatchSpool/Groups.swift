@@ -25,7 +25,7 @@ extension Spool {
     }
 
     /// Counts `sighting` in the group index, under its lock; a missing or damaged index is rebuilt from the
-    /// reports first (which already counts this one).
+    /// other reports first.
     public func recordInGroups(_ sighting: GroupSighting) throws(SpoolError) {
         let groups = try openSubdirectory(.groups, create: true)
         let lock: OwnedDescriptor
@@ -41,8 +41,9 @@ extension Spool {
             index = stored
             index.record(sighting)
         } else {
-            index = rebuiltGroupIndex()
-            if !index.recent.contains(where: { $0.id == sighting.id }) { index.record(sighting) }
+            // The report just written is counted from the sighting, not read back (it may be large).
+            index = rebuiltGroupIndex(excluding: sighting.reportName)
+            index.record(sighting)
         }
         try writeGroupIndex(index, in: groups)
     }
@@ -87,10 +88,10 @@ extension Spool {
 
     /// The index of the reports in the spool that retention trusts (`isTrustworthy`), oldest first; reports that
     /// do not decode are left out.
-    private func rebuiltGroupIndex() -> GroupIndex {
+    private func rebuiltGroupIndex(excluding excluded: String? = nil) -> GroupIndex {
         var index = GroupIndex()
         guard let names = try? entryNames() else { return index }
-        for entry in retentionCandidates(names).reports.sorted(by: { $0.name < $1.name }) {
+        for entry in retentionCandidates(names).reports.sorted(by: { $0.name < $1.name }) where entry.name.text != excluded {
             guard let bytes = try? readEntry(entry.name.text, in: directory, maxBytes: Self.defaultMaxReadBytes),
                   let report = try? CrashReport.decode(bytes)
             else { continue }
