@@ -226,6 +226,8 @@ public final class Spool: Sendable {
         case quarantine = ".quarantine"
         /// `.attempts`: failed delivery attempts of reports a shipper will retry.
         case attempts = ".attempts"
+        /// `.groups`: the group index and its lock file (Groups.swift).
+        case groups = ".groups"
     }
 
     /// The error for a subdirectory entry that is `kind` instead of a directory.

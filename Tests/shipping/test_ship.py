@@ -721,6 +721,12 @@ def check_mapping(report, found, max_body=1024 * 1024, crashwatch_version=None):
     check(isinstance(uid, str) and len(uid) == 26 and all(c in ULID_ALPHABET for c in uid) and uid[0] <= "7",
           f"{what}: log.record.uid {uid!r} is not a 26-character ULID (Crockford base32, first character 0-7)")
     check_attribute(attrs, "crashwatch.report.id", report.id, what, "stringValue")
+    fingerprint = (data.get("fingerprint") or {}).get("value")
+    if fingerprint is not None:
+        check_attribute(attrs, "crashwatch.fingerprint", fingerprint, what, "stringValue")
+    else:  # a report written before fingerprints: the shipper computes one (32 hex digits)
+        sent = attrs.get("crashwatch.fingerprint")
+        check(isinstance(sent, str) and re.fullmatch(r"[0-9a-f]{32}", sent), f"{what}: crashwatch.fingerprint {sent!r}")
 
     thread = stack_thread(report)
     stack = attrs.get("exception.stacktrace")
