@@ -46,19 +46,22 @@ public enum GroupRenderer {
 
     /// One group as a one-line JSON object.
     static func json(_ group: GroupRecord) -> String {
-        var text = "{\"fingerprint\": " + JSONText.string(group.fingerprint)
-        text += ", \"algorithm\": " + JSONText.string(group.algorithm)
-        text += ", \"count\": " + String(group.count)
-        text += ", \"firstSeen\": " + JSONText.string(time(group.firstSeenMs))
-        text += ", \"lastSeen\": " + JSONText.string(time(group.lastSeenMs))
-        text += ", \"kind\": " + JSONText.string(group.kind)
-        text += ", \"signal\": " + JSONText.string(group.signal)
-        text += ", \"executable\": " + JSONText.string(group.executable)
-        text += ", \"versions\": [" + group.versions.map { JSONText.string($0) }.joined(separator: ", ") + "]"
-        text += ", \"topFrame\": " + JSONText.string(group.topFrame)
-        text += ", \"newestReport\": " + JSONText.string(group.newestReport)
-        text += ", \"newestID\": " + JSONText.string(group.newestID)
-        return text + "}"
+        var json = JSONWriter(spaced: true)
+        json.object { json in
+            json.member("fingerprint", group.fingerprint)
+            json.member("algorithm", group.algorithm)
+            json.member("count", group.count)
+            json.member("firstSeen", time(group.firstSeenMs))
+            json.member("lastSeen", time(group.lastSeenMs))
+            json.member("kind", group.kind)
+            json.member("signal", group.signal)
+            json.member("executable", group.executable)
+            json.member("versions", strings: group.versions)
+            json.member("topFrame", group.topFrame)
+            json.member("newestReport", group.newestReport)
+            json.member("newestID", group.newestID)
+        }
+        return String(decoding: json.bytes, as: UTF8.self)
     }
 
     /// Milliseconds since the epoch as RFC 3339 UTC with milliseconds.

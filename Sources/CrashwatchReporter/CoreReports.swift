@@ -112,7 +112,6 @@ public enum CoreReports {
         sighting?(GroupSighting(report, reportName: fileName(capture).text))
         return (bytes, failure)
     }
-}
 
     /// Counts the report `name` just written in its crash group (from the worker's report when there was one,
     /// else from its bytes); why it could not, or nil. A group index that cannot be updated never unwrites a report.

@@ -1,7 +1,9 @@
 // GroupIndex.swift — the spool's group index as a value: one record per fingerprint (count, first and last seen,
 // executable, app versions, signal, top frame, newest report), bounded (groups, versions, string lengths), with
 // its one update (`record`) and its bounded parse. Counts outlive retention and shipping: removing a report never
-// changes them. `Spool.recordInGroups` (Groups.swift) applies an update under the index's lock.
+// changes them. `Spool.recordInGroups` (Groups.swift) applies an update under the index's lock. Its file is
+// Codable JSON (JSONEncoder/JSONDecoder), not `JSONWriter`'s: a format only crashwatch writes and reads back,
+// so one declaration gives both sides and they cannot drift (as the raw capture's metadata).
 import CrashwatchModel
 import FoundationEssentials
 
