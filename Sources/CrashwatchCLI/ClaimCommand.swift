@@ -32,7 +32,13 @@ enum ClaimCommand {
             let claims = try usingSpool { () throws(SpoolError) in try settings.open().claim(limit: limit, holder: holder) }
             if parsed.has("json") {
                 let items = claims.map { claim in
-                    "  {\"id\": \(JSONText.string(claim.name.idText)), \"name\": \(JSONText.string(claim.name.text)), \"path\": \(JSONText.string(claim.path))}"
+                    var json = JSONWriter(spaced: true)
+                    json.object { json in
+                        json.member("id", claim.name.idText)
+                        json.member("name", claim.name.text)
+                        json.member("path", claim.path)
+                    }
+                    return "  " + String(decoding: json.bytes, as: UTF8.self)
                 }
                 StandardStream.out(items.isEmpty ? "[]\n" : "[\n" + items.joined(separator: ",\n") + "\n]\n")
             } else {

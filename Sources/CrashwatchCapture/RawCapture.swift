@@ -5,7 +5,10 @@
 //
 // The container: memory regions first (`u64 address, u64 length, bytes`, each padded to 8), then the
 // metadata as JSON, then a 24-byte trailer (`u64 metadata offset, u64 metadata length, "CWRAWEND"`), so
-// the writer streams stack bytes straight from the process and never holds them all.
+// the writer streams stack bytes straight from the process and never holds them all. The metadata is the one
+// JSON crashwatch writes without `JSONWriter`: it is Codable (JSONEncoder here, JSONDecoder in the worker), an
+// internal format between the supervisor and its own worker binary, so one declaration of each type gives both
+// its writer and its reader and they cannot drift; it is encoded after the release, off the hold.
 import CrashwatchModel
 import CrashwatchSupervisor
 import CrashwatchSymbols

@@ -1,6 +1,6 @@
 // Report.swift — the crash report, schema version 1: the value every source (live crash, and later core
 // files, snapshots, hangs) fills in and the spool, text renderer and shipper read. JSON shape notes:
-// - keys appear in declaration order (see `ReportJSONWriter` in ReportJSON.swift), so reports diff well;
+// - keys appear in declaration order (see ReportJSON.swift), so reports diff well;
 // - every key is always present: a missing value is written as `null`, an empty list as `[]`;
 // - addresses, offsets and register values are `Address` values, written as lower-case hex strings (`"0x7f…"`),
 //   never as JSON numbers; sizes and counts are JSON integers;
@@ -104,7 +104,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
 
     /// The report as UTF-8 JSON (two-space indented, keys in declaration order, a final newline); throws
     /// `EncodingError` for a NaN or infinite `captureDurationMs`.
-    public func encodedJSON() throws -> [UInt8] { try ReportJSONWriter.encode(self) }
+    public func encodedJSON() throws -> [UInt8] { try ReportJSON.encode(self) }
 
     /// Decodes a report, refusing other formats and newer schema versions with a `ReportDecodingError`.
     public static func decode(_ bytes: [UInt8]) throws -> CrashReport {

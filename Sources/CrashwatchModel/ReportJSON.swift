@@ -12,17 +12,12 @@
 // - integers in decimal, `captureDurationMs` as Swift's `Double.description` (NaN and infinities throw an
 //   `EncodingError`), addresses as `hex(_:)` strings (`"0x7f3a…"`); a final newline.
 // Decoding stays on `JSONDecoder` (`CrashReport.decode`). A field added to a record type must be added to its
-// writer too (ReportJSONRecords.swift), in declaration order. This file: the writer, its containers and layout;
-// scalars and string escaping are in ReportJSONScalars.swift.
+// writer too (ReportJSONRecords.swift), in declaration order. The scalars and the string escaper are
+// `JSONWriter`'s (JSONWriter.swift), shared with every other JSON crashwatch writes; this file holds the
+// report's layout: members one per line, indentation, one-line objects.
 
-/// Writes crash reports as JSON text, appending UTF-8 bytes to one buffer; see the file comment for the layout.
-struct ReportJSONWriter {
-    /// The JSON text written so far, UTF-8.
-    var bytes: [UInt8] = []
-
-    /// Creates a writer whose buffer has room for `capacity` bytes before it must grow.
-    init(capacity: Int) { bytes.reserveCapacity(capacity) }
-
+/// Encodes crash reports as JSON text; see the file comment for the layout.
+enum ReportJSON {
     /// Encodes a report as UTF-8 JSON ending in a newline; throws `EncodingError` for a non-finite duration.
     static func encode(_ report: CrashReport) throws -> [UInt8] {
         guard report.captureDurationMs.isFinite else {
@@ -30,7 +25,7 @@ struct ReportJSONWriter {
                 codingPath: [FieldKey("captureDurationMs")],
                 debugDescription: "\(report.captureDurationMs) is not valid JSON"))
         }
-        var writer = ReportJSONWriter(capacity: estimatedSize(of: report))
+        var writer = JSONWriter(capacity: estimatedSize(of: report))
         writer.write(report)
         writer.bytes.append(UInt8(ascii: "\n"))
         return writer.bytes
@@ -63,29 +58,31 @@ struct ReportJSONWriter {
         /// Refuses array positions: a report field always has a name.
         init?(intValue: Int) { nil }
     }
+}
 
-    // MARK: Containers
+/// The report's layout: the writer places its own commas, line breaks and indentation (`layoutBreak`).
+extension JSONWriter {
 
     /// Writes an array whose elements (written by `element`) each start a line at `indent + 2`; `[]` when empty.
     @inline(__always)
-    mutating func lines<Element>(_ elements: [Element], indent: Int, _ element: (inout ReportJSONWriter, Element) -> Void) {
-        if elements.isEmpty { raw("[]"); return }
+    mutating func lines<Element>(_ elements: [Element], indent: Int, _ element: (inout JSONWriter, Element) -> Void) {
+        if elements.isEmpty { literal("[]"); return }
         for index in elements.indices {
             newline(after: index == 0 ? .openArray : .comma, indent: indent + 2)
             element(&self, elements[index])
         }
         newline(after: .nothing, indent: indent)
-        bytes.append(UInt8(ascii: "]"))
+        endArray()
     }
 
     /// Writes an array of strings on one line: `["a", "b"]`, or `[]`.
     mutating func strings(_ values: [String]) {
-        bytes.append(UInt8(ascii: "["))
+        layoutBreak("[")
         for index in values.indices {
-            if index > 0 { raw(", ") }
+            if index > 0 { layoutBreak(", ") }
             string(values[index])
         }
-        bytes.append(UInt8(ascii: "]"))
+        endArray()
     }
 
     /// Starts a member of a multi-line object: `{` or `,`, a newline, `indent` spaces, then `"key": `.
@@ -93,19 +90,19 @@ struct ReportJSONWriter {
     mutating func member(_ key: StaticString, indent: Int, first: Bool = false) {
         newline(after: first ? .openObject : .comma, indent: indent)
         bytes.append(UInt8(ascii: "\""))
-        raw(key)
-        raw("\": ")
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        layoutBreak("\": ")
     }
 
     /// Starts a member of a one-line object, given as its JSON text: `{"key": ` for the first, `, "key": ` after.
     @inline(__always)
-    mutating func field(_ text: StaticString) { raw(text) }
+    mutating func field(_ text: StaticString) { layoutBreak(text) }
 
     /// Ends a multi-line object: a newline, `indent` spaces and `}`.
     @inline(__always)
     mutating func closeObject(indent: Int) {
         newline(after: .nothing, indent: indent)
-        bytes.append(UInt8(ascii: "}"))
+        endObject()
     }
 
     /// What a line break follows: a container's opening bracket, a comma between elements, or nothing.
@@ -134,5 +131,6 @@ struct ReportJSONWriter {
         let spaces = min(indent, text.utf8CodeUnitCount - lead)
         text.withUTF8Buffer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<(lead + spaces)])) }
         if spaces < indent { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent - spaces)) }
+        needsSeparator = false
     }
 }

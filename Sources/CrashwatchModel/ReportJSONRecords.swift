@@ -1,7 +1,7 @@
 // ReportJSONRecords.swift — one writer per record type of a report, in the order a report contains them, each
 // member in declaration order (the layout rules are in ReportJSON.swift's banner).
 
-extension ReportJSONWriter {
+extension JSONWriter {
 
     /// Writes the whole report as the top-level object.
     mutating func write(_ report: CrashReport) {
@@ -124,11 +124,11 @@ extension ReportJSONWriter {
 
     /// Writes the environment as an object with sorted keys at `indent + 2`, or `{}` when it is empty.
     mutating func write(environment: [String: String], indent: Int) {
-        if environment.isEmpty { raw("{}"); return }
+        if environment.isEmpty { literal("{}"); return }
         for (offset, variable) in environment.sorted(by: { $0.key < $1.key }).enumerated() {
             newline(after: offset == 0 ? .openObject : .comma, indent: indent + 2)
             string(variable.key)
-            raw(": ")
+            layoutBreak(": ")
             string(variable.value)
         }
         closeObject(indent: indent)
@@ -163,7 +163,7 @@ extension ReportJSONWriter {
     mutating func write(_ register: RegisterValue) {
         field(#"{"name": "#); string(register.name)
         field(#", "value": "#); address(register.value)
-        bytes.append(UInt8(ascii: "}"))
+        endObject()
     }
 
     /// Writes one frame as a one-line object.
@@ -181,7 +181,7 @@ extension ReportJSONWriter {
         field(#", "column": "#); integer(frame.column)
         field(#", "inlined": "#); bool(frame.inlined)
         field(#", "how": "#); string(frame.how.rawValue)
-        bytes.append(UInt8(ascii: "}"))
+        endObject()
     }
 
     /// Writes one image as a one-line object.
@@ -202,11 +202,11 @@ extension ReportJSONWriter {
             field(#", "name": "#); string(package.name)
             field(#", "version": "#); string(package.version)
             field(#", "architecture": "#); string(package.architecture)
-            bytes.append(UInt8(ascii: "}"))
+            endObject()
         } else {
             field("null")
         }
-        bytes.append(UInt8(ascii: "}"))
+        endObject()
     }
 
     /// Writes the diagnostics as an object whose members sit at `indent + 2`.
@@ -227,7 +227,7 @@ extension ReportJSONWriter {
         field(#", "tid": "#); integer(error.tid)
         field(#", "image": "#); string(error.image)
         field(#", "message": "#); string(error.message)
-        bytes.append(UInt8(ascii: "}"))
+        endObject()
     }
 }
 

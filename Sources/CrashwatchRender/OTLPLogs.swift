@@ -25,13 +25,11 @@ public enum OTLPLogs {
 
     /// A request holding one ResourceLogs per entry, in order: `{"resourceLogs":[…]}`.
     public static func request(_ resourceLogs: [[UInt8]]) -> [UInt8] {
-        var bytes = Array(#"{"resourceLogs":["#.utf8)
-        for (index, entry) in resourceLogs.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: entry)
+        var json = JSONWriter(capacity: resourceLogs.reduce(32) { $0 + $1.count + 1 })
+        json.object { json in
+            json.array("resourceLogs") { json in for entry in resourceLogs { json.json(entry) } }
         }
-        bytes.append(contentsOf: "]}".utf8)
-        return bytes
+        return json.bytes
     }
 
     /// One report's ResourceLogs: the process as the resource and the report as one LogRecord. `reportText`
@@ -39,16 +37,23 @@ public enum OTLPLogs {
     public static func resourceLogs(for report: CrashReport, reportText: [UInt8]?, maxBodyBytes: Int, scope: Scope)
         -> [UInt8]
     {
-        var json = OTLPJSONWriter()
-        json.raw(#"{"resource":{"attributes":["#)
-        resourceAttributes(of: report, into: &json)
-        json.raw(#"]},"scopeLogs":[{"scope":{"name":"#)
-        json.string(scope.name)
-        json.raw(#","version":"#)
-        json.string(scope.version)
-        json.raw(#"},"logRecords":["#)
-        logRecord(for: report, reportText: reportText, maxBodyBytes: maxBodyBytes, into: &json)
-        json.raw("]}]}")
+        var json = JSONWriter()
+        json.object { json in
+            json.object("resource") { json in
+                json.array("attributes") { json in resourceAttributes(of: report, into: &json) }
+            }
+            json.array("scopeLogs") { json in
+                json.object { json in
+                    json.object("scope") { json in
+                        json.member("name", scope.name)
+                        json.member("version", scope.version)
+                    }
+                    json.array("logRecords") { json in
+                        logRecord(for: report, reportText: reportText, maxBodyBytes: maxBodyBytes, into: &json)
+                    }
+                }
+            }
+        }
         return json.bytes
     }
 
@@ -69,29 +74,24 @@ public enum OTLPLogs {
         }
     }
 
-    static func logRecord(for report: CrashReport, reportText: [UInt8]?, maxBodyBytes: Int, into json: inout OTLPJSONWriter) {
+    static func logRecord(for report: CrashReport, reportText: [UInt8]?, maxBodyBytes: Int, into json: inout JSONWriter) {
         let captured = RFC3339.parse(report.captureTime) ?? 0
         let began = report.hang.flatMap { RFC3339.parse($0.startTime) } ?? captured
         let event = event(of: report.kind)
-        json.raw(#"{"timeUnixNano":"#)
-        json.string(String(began))
-        json.raw(#","observedTimeUnixNano":"#)
-        json.string(String(captured))
-        json.raw(#","severityNumber":\#(event.severity),"severityText":"#)
-        json.string(event.severityText)
-        if let text = reportText, text.count <= maxBodyBytes, let body = String(validating: text, as: UTF8.self) {
-            json.raw(#","body":{"stringValue":"#)
-            json.string(body)
-            json.raw("}")
+        json.object { json in
+            json.member("timeUnixNano", String(began))
+            json.member("observedTimeUnixNano", String(captured))
+            json.member("severityNumber", event.severity)
+            json.member("severityText", event.severityText)
+            if let text = reportText, text.count <= maxBodyBytes, let body = String(validating: text, as: UTF8.self) {
+                json.object("body") { json in json.member("stringValue", body) }
+            }
+            json.array("attributes") { json in recordAttributes(of: report, into: &json) }
+            json.member("eventName", event.name)
         }
-        json.raw(#","attributes":["#)
-        recordAttributes(of: report, into: &json)
-        json.raw(#"],"eventName":"#)
-        json.string(event.name)
-        json.raw("}")
     }
 
-    static func recordAttributes(of report: CrashReport, into json: inout OTLPJSONWriter) {
+    static func recordAttributes(of report: CrashReport, into json: inout JSONWriter) {
         let frames = ReportSummary.faultFrames(of: report)
         if report.kind == .crash {
             json.attribute("app.crash.id", report.id)
@@ -123,7 +123,7 @@ public enum OTLPLogs {
         json.attribute("log.record.uid", logRecordUID(of: report))
     }
 
-    static func resourceAttributes(of report: CrashReport, into json: inout OTLPJSONWriter) {
+    static func resourceAttributes(of report: CrashReport, into json: inout JSONWriter) {
         json.attribute("service.name", serviceName(of: report))
         if let version = serviceVersion(of: report) { json.attribute("service.version", version) }
         json.attribute("host.name", report.host.hostname)
@@ -197,22 +197,20 @@ public enum OTLPLogs {
             }
         }
         if let main = report.images.firstIndex(where: \.isMainExecutable), seen.insert(main).inserted { indices.append(main) }
-        var bytes: [UInt8] = [UInt8(ascii: "[")]
-        for (position, index) in indices.enumerated() {
-            let image = report.images[index]
-            if position > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: #"{"name":"#.utf8)
-            JSONText.append(image.name, to: &bytes)
-            bytes.append(contentsOf: #","build_id":"#.utf8)
-            if let buildID = image.buildID { JSONText.append(buildID, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
-            bytes.append(contentsOf: #","load_address":"#.utf8)
-            JSONText.append(image.loadAddress.description, to: &bytes)
-            bytes.append(contentsOf: #","architecture":"#.utf8)
-            JSONText.append(image.architecture ?? report.host.architecture, to: &bytes)
-            bytes.append(contentsOf: #","in_app":\#(image.inApp)}"#.utf8)
+        var json = JSONWriter()
+        json.array { json in
+            for index in indices {
+                let image = report.images[index]
+                json.object { json in
+                    json.member("name", image.name)
+                    json.member("build_id", image.buildID)
+                    json.member("load_address", image.loadAddress.description)
+                    json.member("architecture", image.architecture ?? report.host.architecture)
+                    json.member("in_app", image.inApp)
+                }
+            }
         }
-        bytes.append(UInt8(ascii: "]"))
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: json.bytes, as: UTF8.self)
     }
 
     /// `log.record.uid`: a ULID (26 characters of Crockford base32) made from the report, not at random, so
@@ -244,54 +242,40 @@ public enum OTLPLogs {
     }
 }
 
-/// Appends OTLP/JSON text: raw punctuation, escaped strings, and `{"key":…,"value":{…}}` attributes with the
-/// commas between them.
-struct OTLPJSONWriter {
-    private(set) var bytes: [UInt8] = []
-    /// Whether the next attribute is the first of its list (no comma before it).
-    private var firstInList = true
-
-    mutating func raw(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
-        if text.hasSuffix("[") { firstInList = true }
-    }
-
-    mutating func string(_ text: String) { JSONText.append(text, to: &bytes) }
-
-    private mutating func key(_ key: String) {
-        if !firstInList { bytes.append(UInt8(ascii: ",")) }
-        firstInList = false
-        bytes.append(contentsOf: #"{"key":"#.utf8)
-        string(key)
-        bytes.append(contentsOf: #","value":"#.utf8)
-    }
-
+/// OTLP's attributes: `{"key":…,"value":{"stringValue":…}}` elements of an `attributes` array.
+extension JSONWriter {
     mutating func attribute(_ name: String, _ value: String) {
-        key(name)
-        bytes.append(contentsOf: #"{"stringValue":"#.utf8)
-        string(value)
-        bytes.append(contentsOf: "}}".utf8)
+        object { json in
+            json.member("key", name)
+            json.object("value") { json in json.member("stringValue", value) }
+        }
     }
 
+    /// A 64-bit integer value: a decimal string in OTLP/JSON.
     mutating func attribute(_ name: String, integer value: Int64) {
-        key(name)
-        bytes.append(contentsOf: #"{"intValue":"\#(value)"}}"#.utf8)
+        object { json in
+            json.member("key", name)
+            json.object("value") { json in json.member("intValue", String(value)) }
+        }
     }
 
     mutating func attribute(_ name: String, bool value: Bool) {
-        key(name)
-        bytes.append(contentsOf: #"{"boolValue":\#(value)}}"#.utf8)
+        object { json in
+            json.member("key", name)
+            json.object("value") { json in json.member("boolValue", value) }
+        }
     }
 
     mutating func attribute(_ name: String, strings values: [String]) {
-        key(name)
-        bytes.append(contentsOf: #"{"arrayValue":{"values":["#.utf8)
-        for (index, value) in values.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: #"{"stringValue":"#.utf8)
-            string(value)
-            bytes.append(UInt8(ascii: "}"))
+        object { json in
+            json.member("key", name)
+            json.object("value") { json in
+                json.object("arrayValue") { json in
+                    json.array("values") { json in
+                        for value in values { json.object { json in json.member("stringValue", value) } }
+                    }
+                }
+            }
         }
-        bytes.append(contentsOf: "]}}}".utf8)
     }
 }

@@ -1,7 +1,7 @@
 // ReportSummary.swift — the handful of fields one `crashwatch list` line shows, taken from a report, and their
 // JSON form for `list --json`: an array of objects whose keys always appear in the order time, pid, executable,
-// signal, code, topFrame, id, app, shipAttempts, shipError, written by hand (not by JSONEncoder, whose key order
-// is unspecified).
+// signal, code, topFrame, id, app, shipAttempts, shipError, written with `JSONWriter` (not by JSONEncoder, whose
+// key order is unspecified).
 import CrashwatchModel
 
 /// What a list line shows about one report: when, which process, which signal, where, and which report.
@@ -83,23 +83,29 @@ public struct ReportSummary: Codable, Sendable, Equatable {
 
     /// This summary as a one-line JSON object; absent values are written as `null`, never omitted.
     public func json() -> String {
-        var text = "{\"time\": " + JSONText.string(time)
-        text += ", \"pid\": " + String(pid)
-        text += ", \"executable\": " + JSONText.string(executable)
-        text += ", \"signal\": " + JSONText.string(signal)
-        text += ", \"code\": " + JSONText.string(code)
-        text += ", \"topFrame\": " + JSONText.string(topFrame)
-        text += ", \"id\": " + JSONText.string(id)
-        text += ", \"app\": "
-        if let app {
-            text += "{\"name\": " + JSONText.string(app.name) + ", \"version\": " + JSONText.string(app.version)
-            text += ", \"release\": " + JSONText.string(app.release) + "}"
-        } else {
-            text += "null"
+        var json = JSONWriter(spaced: true)
+        json.object { json in
+            json.member("time", time)
+            json.member("pid", pid)
+            json.member("executable", executable)
+            json.member("signal", signal)
+            json.member("code", code)
+            json.member("topFrame", topFrame)
+            json.member("id", id)
+            json.key("app")
+            if let app {
+                json.object { json in
+                    json.member("name", app.name)
+                    json.member("version", app.version)
+                    json.member("release", app.release)
+                }
+            } else {
+                json.null()
+            }
+            json.member("shipAttempts", shipAttempts)
+            json.member("shipError", shipError)
         }
-        text += ", \"shipAttempts\": " + (shipAttempts.map(String.init) ?? "null")
-        text += ", \"shipError\": " + JSONText.string(shipError)
-        return text + "}"
+        return String(decoding: json.bytes, as: UTF8.self)
     }
 }
 

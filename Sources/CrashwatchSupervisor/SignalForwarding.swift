@@ -12,26 +12,6 @@ import CrashwatchSystem
 public let forwardedSignals: [Signal] = [.term, .int, .hup, .quit, .abrt, .usr1, .usr2, .winch, .alrm, .cont, .tstp, .ttin, .ttou]
 let forwardedSignalSet = Set(forwardedSignals)
 
-/// A signal crashwatch received, as forwarding judges it.
-struct IncomingSignal: Equatable, Sendable {
-    let signal: Signal
-    /// Whether the terminal driver generated it (`SI_KERNEL`): Ctrl-C, Ctrl-Z, Ctrl-\, window resize, hangup.
-    let isFromTerminal: Bool
-    /// The process that sent it with kill(2), tgkill(2) or sigqueue(3); nil when no process did.
-    let sender: Int32?
-
-    init(signal: Signal, isFromTerminal: Bool = false, sender: Int32? = nil) {
-        self.signal = signal
-        self.isFromTerminal = isFromTerminal
-        self.sender = sender
-    }
-
-    init(_ received: ReceivedSignal) {
-        self.init(signal: received.signal, isFromTerminal: received.isFromTerminal,
-                  sender: received.isSentByProcess ? received.senderPID : nil)
-    }
-}
-
 /// What forwarding needs to know and do outside its own state.
 protocol ForwardingTarget: AnyObject {
     /// Whether the main child is in crashwatch's process group, which the terminal signals as a whole.
@@ -65,7 +45,7 @@ final class SignalForwarder {
     /// How long a signal from the service manager (pid 1) waits for the program's own copy.
     let serviceManagerGraceNanoseconds: Int64
     /// Signals from the service manager waiting (until `due`) for the program's own copy to show.
-    private(set) var pendingForwards: [(received: IncomingSignal, due: Int64)] = []
+    private(set) var pendingForwards: [(received: ReceivedSignal, due: Int64)] = []
     /// Forwardable signals processes sent straight to traced threads, with their senders and when they were
     /// seen: the duplicates `forward` must not send again. Each matches one received copy.
     private var deliveries: [(tid: Int32, signal: Signal, sender: Int32, seen: Int64)] = []
@@ -93,7 +73,7 @@ final class SignalForwarder {
     /// A signal from the service manager (pid 1) may be one it is also sending the whole cgroup: it waits
     /// a moment for the child's own copy (`settlePendingForwards`).
     /// A job-control stop among them is remembered until crashwatch can mirror it (`mirrorStop`).
-    func forward(_ signals: [IncomingSignal], to target: some ForwardingTarget) throws(SystemError) {
+    func forward(_ signals: [ReceivedSignal], to target: some ForwardingTarget) throws(SystemError) {
         defer { mirrorStop(target) }
         for received in signals where received.signal != .chld {
             stopRequest = Self.stopRequest(after: received.signal, current: stopRequest)
@@ -117,7 +97,7 @@ final class SignalForwarder {
     /// Forwards the service manager's signals whose grace ran out without the child's own copy showing.
     func settlePendingForwards(to target: some ForwardingTarget) throws(SystemError) {
         let now = target.monotonicNanoseconds()
-        var waiting: [(received: IncomingSignal, due: Int64)] = []
+        var waiting: [(received: ReceivedSignal, due: Int64)] = []
         for pending in pendingForwards {
             if try childAlreadyGot(pending.received, target) { continue }
             if now >= pending.due {
@@ -154,7 +134,7 @@ final class SignalForwarder {
     /// signal-delivery-stop shows with the same sender (each such delivery answers for one received copy).
     /// Reading the pending sets takes the child's signal lock, under which a dequeue also enters its
     /// ptrace stop, so a stop not yet in `waitpid` cannot slip between the checks.
-    private func childAlreadyGot(_ received: IncomingSignal, _ target: some ForwardingTarget) throws(SystemError) -> Bool {
+    private func childAlreadyGot(_ received: ReceivedSignal, _ target: some ForwardingTarget) throws(SystemError) -> Bool {
         if takeDelivery(matching: received, target) { return true }
         guard let pending = target.childPendingSignals() else { return false }
         if pending & (UInt64(1) << UInt64(received.signal.number - 1)) != 0 { return true }
@@ -168,7 +148,7 @@ final class SignalForwarder {
     }
 
     /// Removes and returns whether a delivery to the main child matches `received`.
-    private func takeDelivery(matching received: IncomingSignal, _ target: some ForwardingTarget) -> Bool {
+    private func takeDelivery(matching received: ReceivedSignal, _ target: some ForwardingTarget) -> Bool {
         guard let index = deliveries.firstIndex(where: { delivery in
             delivery.signal == received.signal && delivery.sender == received.sender && target.isMainChildThread(delivery.tid)
         }) else { return false }
@@ -205,7 +185,7 @@ extension Supervisor: ForwardingTarget {
     func serviceInbox() throws(SystemError) {
         let received = deferredSignals + (try inbox.drain())
         deferredSignals.removeAll()
-        try forwarding.forward(received.map { IncomingSignal($0) }, to: self)
+        try forwarding.forward(received, to: self)
     }
 
     /// Whether a delivery of `signal` may be the child's copy of one crashwatch also got (`SignalForwarder`).

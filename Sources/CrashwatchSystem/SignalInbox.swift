@@ -10,11 +10,20 @@ public struct ReceivedSignal: Equatable, Sendable {
     public let code: Int32
     public let senderPID: Int32
 
+    public init(signal: Signal, code: Int32, senderPID: Int32) {
+        self.signal = signal
+        self.code = code
+        self.senderPID = senderPID
+    }
+
     /// Whether the terminal driver generated it (`SI_KERNEL`): Ctrl-C, Ctrl-Z, Ctrl-\, window resize, hangup.
     public var isFromTerminal: Bool { code == 0x80 }
 
     /// Whether a process sent it with kill(2), tgkill(2) or sigqueue(3), so `senderPID` names it.
     public var isSentByProcess: Bool { code == 0 || code == -1 || code == -6 }
+
+    /// The process that sent it with kill(2), tgkill(2) or sigqueue(3); nil when no process did.
+    public var sender: Int32? { isSentByProcess ? senderPID : nil }
 }
 
 /// Blocks a set of signals in the calling thread and reads them from a signalfd.

@@ -41,8 +41,9 @@ private final class FakeTarget: ForwardingTarget {
     func monotonicNanoseconds() -> Int64 { now }
 }
 
-private func terminal(_ signal: Signal) -> IncomingSignal { IncomingSignal(signal: signal, isFromTerminal: true) }
-private func from(_ sender: Int32, _ signal: Signal) -> IncomingSignal { IncomingSignal(signal: signal, sender: sender) }
+/// What the terminal driver sends (`SI_KERNEL`), and what a process sends with kill(2) (`SI_USER`).
+private func terminal(_ signal: Signal) -> ReceivedSignal { ReceivedSignal(signal: signal, code: 0x80, senderPID: 0) }
+private func from(_ sender: Int32, _ signal: Signal) -> ReceivedSignal { ReceivedSignal(signal: signal, code: 0, senderPID: sender) }
 private func bit(_ signal: Signal) -> UInt64 { UInt64(1) << UInt64(signal.number - 1) }
 private let grace: Int64 = 100_000_000
 
