@@ -13,16 +13,32 @@ public enum SentryEnvelope {
     /// An envelope holding one event: `{"event_id":…,"dsn":…}`, `{"type":"event","length":N,…}`, the event's
     /// bytes, each line ending in a newline. `eventID` is the event's 32 hex digits.
     public static func envelope(eventID: String, dsn: SentryDSN, event: [UInt8]) -> [UInt8] {
-        var bytes = Array(#"{"event_id":"#.utf8)
-        JSONText.append(eventID, to: &bytes)
-        bytes.append(contentsOf: #","dsn":"#.utf8)
-        JSONText.append(dsn.publicText, to: &bytes)
-        bytes.append(contentsOf: "}\n".utf8)
-        bytes.append(contentsOf: #"{"type":"event","content_type":"application/json","length":\#(event.count)}"#.utf8)
+        var header = JSONWriter()
+        header.object { json in
+            json.member("event_id", eventID)
+            json.member("dsn", dsn.publicText)
+        }
+        var item = JSONWriter()
+        item.object { json in
+            json.member("type", "event")
+            json.member("content_type", "application/json")
+            json.member("length", event.count)
+        }
+        var bytes = header.bytes
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: item.bytes)
         bytes.append(UInt8(ascii: "\n"))
         bytes.append(contentsOf: event)
         bytes.append(UInt8(ascii: "\n"))
         return bytes
+    }
+
+    /// An envelope without items (`{"dsn":…}` and a newline): servers authenticate it and accept it, so it
+    /// checks a DSN without sending an event.
+    public static func emptyEnvelope(dsn: SentryDSN) -> [UInt8] {
+        var header = JSONWriter()
+        header.object { json in json.member("dsn", dsn.publicText) }
+        return header.bytes + [UInt8(ascii: "\n")]
     }
 
     /// The hold Sentry's `X-Sentry-Rate-Limits` puts on events, in seconds: the longest `retry_after` of the

@@ -20,24 +20,32 @@ public final class ShipDestination {
     /// A request from entries.
     let request: ([[UInt8]]) -> [UInt8]
     /// What an answer means, and a hold the server asks for even when it accepted.
-    let interpret: (HTTPResponse) -> (outcome: ExportOutcome, holdSeconds: Int64?)
+    let interpreter: (HTTPResponse) -> (outcome: ExportOutcome, holdSeconds: Int64?)
+    /// A request that carries no report, for `ship --check`.
+    public let emptyRequest: [UInt8]
 
     init(name: String, transport: any ExportTransport, batchLimit: Int?, encode: @escaping (CrashReport, [UInt8]) -> [UInt8],
-         request: @escaping ([[UInt8]]) -> [UInt8], interpret: @escaping (HTTPResponse) -> (outcome: ExportOutcome, holdSeconds: Int64?)) {
+         request: @escaping ([[UInt8]]) -> [UInt8], emptyRequest: [UInt8],
+         interpret: @escaping (HTTPResponse) -> (outcome: ExportOutcome, holdSeconds: Int64?)) {
         self.name = name
         self.transport = transport
         self.batchLimit = batchLimit
         self.encode = encode
         self.request = request
-        self.interpret = interpret
+        self.emptyRequest = emptyRequest
+        interpreter = interpret
     }
+
+    /// What `response` means for the reports a request carried, and how long the server asks the shipper to
+    /// hold back even when it accepted them (seconds).
+    public func interpret(_ response: HTTPResponse) -> (outcome: ExportOutcome, holdSeconds: Int64?) { interpreter(response) }
 
     /// An OTLP/HTTP logs endpoint: one ResourceLogs per report (`OTLPLogs`), `options.batch` per request.
     public static func otlp(_ transport: any ExportTransport, scope: OTLPLogs.Scope,
                             maxBodyBytes: Int = OTLPLogs.defaultMaxBodyBytes) -> ShipDestination {
         ShipDestination(name: "otlp", transport: transport, batchLimit: nil,
                         encode: { report, text in OTLPLogs.resourceLogs(for: report, reportText: text, maxBodyBytes: maxBodyBytes, scope: scope) },
-                        request: OTLPLogs.request, interpret: { (ExportOutcome.of($0), nil) })
+                        request: OTLPLogs.request, emptyRequest: OTLPLogs.request([]), interpret: { (ExportOutcome.of($0), nil) })
     }
 
     /// A Sentry-compatible server: each report as one event (`SentryEvent`) in its own envelope.
@@ -47,7 +55,7 @@ public final class ShipDestination {
                             SentryEnvelope.envelope(eventID: SentryEvent.eventID(of: report), dsn: dsn,
                                                     event: SentryEvent.event(for: report, settings: settings))
                         },
-                        request: { $0.first ?? [] }, interpret: SentryEnvelope.outcome)
+                        request: { $0.first ?? [] }, emptyRequest: SentryEnvelope.emptyEnvelope(dsn: dsn), interpret: SentryEnvelope.outcome)
     }
 }
 
