@@ -189,18 +189,6 @@ public enum SentryEvent {
                 json.member("image_addr", image.loadAddress.description)
             }
             json.member("in_app", image?.inApp ?? false)
-            if let trust = trust(frame.how) { json.member("trust", trust) }
-        }
-    }
-
-    /// Sentry's name for how a frame was found; nil for an inline frame (it shares its caller's address).
-    static func trust(_ how: FrameTrust) -> String? {
-        switch how {
-        case .context: "context"
-        case .cfi, .debugFrame: "cfi"
-        case .framePointer: "fp"
-        case .scan, .returnAddressAtSP: "scan"
-        default: nil
         }
     }
 
