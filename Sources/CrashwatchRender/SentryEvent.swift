@@ -1,7 +1,8 @@
 // SentryEvent.swift — a report as one Sentry event (Sentry's event payload for native crashes, what Sentry,
 // GlitchTip and Bugsink take in an envelope): `platform: native`; the fault as the exception, with the
 // signal as its mechanism and the faulting stack (oldest frame first, inline frames as frames of their own);
-// every thread; `debug_meta.images` from build-ids; contexts, release, tags; the event id from the report id.
+// every thread; `debug_meta.images` from build-ids; contexts, release, tags; the report's fingerprint (so the
+// server groups by crashwatch's rules); the event id from the report id.
 // A pure function of the report, so every attempt to ship a report sends the same event. The README's
 // "Shipping to Sentry, GlitchTip or Bugsink" has the table of fields.
 import CrashwatchModel
@@ -43,6 +44,10 @@ public enum SentryEvent {
                 json.member("version", settings.version)
             }
             json.object("tags") { json in tags(of: report, into: &json) }
+            if let fingerprint = report.fingerprint {
+                // The server groups events by it: one issue per bug, whatever the run, host or build.
+                json.member("fingerprint", strings: ["\(fingerprint.algorithm):\(fingerprint.value)"])
+            }
             let fault = Fault(report)
             json.object("exception") { json in
                 json.array("values") { json in exception(fault, in: report, into: &json) }

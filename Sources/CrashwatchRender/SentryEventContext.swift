@@ -44,7 +44,8 @@ extension SentryEvent {
         return String(result.prefix(maxCharacters))
     }
 
-    /// `kind`, `signal`, `executable` (the file name), `systemd_unit` when the process ran in one, `app` (its name).
+    /// `kind`, `signal`, `signal_code`, `executable` (the file name), `systemd_unit` when the process ran in one,
+    /// `app` (its name), `fingerprint` (its value) when the report has one.
     static func tags(of report: CrashReport, into json: inout JSONWriter) {
         json.member("kind", tagValue(report.kind.rawValue))
         if report.kind != .hang {
@@ -54,6 +55,7 @@ extension SentryEvent {
         json.member("executable", tagValue(TextFormatting.basename(report.process.executable)))
         if let unit = report.process.systemdUnit, !unit.isEmpty { json.member("systemd_unit", tagValue(unit)) }
         json.member("app", tagValue(OTLPLogs.serviceName(of: report)))
+        if let fingerprint = report.fingerprint { json.member("fingerprint", tagValue(fingerprint.value)) }
     }
 
     /// `os` (the kernel and the distribution), `device` (the host's architecture and boot id), `app` (the

@@ -52,4 +52,32 @@ import Testing
         let tls = try configuration(["--endpoint", "https://c"], environment: ["OTEL_EXPORTER_OTLP_CERTIFICATE": "/etc/hostname"]).target!.tls
         #expect(tls.caFile == "/etc/hostname" && tls.clientCertificate == nil)
     }
+
+    @Test func aSentryDSNFromEachSourceAloneOrBesideAnEndpoint() throws {
+        let given = try configuration(["--sentry", "https://cli@sentry.example.com/1"],
+                                      file: "sentry = https://file@sentry.example.com/3", environment: ["SENTRY_DSN": "https://env@s/2"])
+        #expect(given.target == nil && given.sentry?.dsn.publicKey == "cli")
+        #expect(given.sentry?.target.url == "https://sentry.example.com/api/1/envelope/")
+        #expect(given.sentry?.target.contentType == "application/x-sentry-envelope")
+        #expect(given.sentry?.target.headers.first?.0 == "X-Sentry-Auth")
+        #expect(try configuration([], file: "sentry = https://file@s/3", environment: ["SENTRY_DSN": "https://env@s/2"]).sentry?.dsn.projectID == "2")
+        let both = try configuration(["--endpoint", "http://c"], file: "sentry = https://file@s/3\nsentry-environment = prod")
+        #expect(both.target?.url == "http://c/v1/logs" && both.sentry?.dsn.projectID == "3" && both.sentry?.settings.environment == "prod")
+        #expect(try configuration(["--sentry", "https://k@s/1", "--sentry-environment", "qa"]).sentry?.settings.environment == "qa")
+        #expect(throws: UsageError.self) { try configuration(["--sentry", "https://k@s/1", "--sentry-environment", "a/b"]) }
+        #expect(throws: UsageError.self) { try configuration(["--sentry", "https://s/1"]) }
+        // A bad DSN in the file is named by its key, never quoted (the file may hold a secret).
+        do {
+            _ = try configuration([], file: "sentry = https://secretkey@s/abc")
+            Issue.record("a bad DSN was accepted")
+        } catch let error as UsageError {
+            #expect(error.message.contains("'sentry'") && !error.message.contains("secretkey"))
+        }
+        do {
+            _ = try configuration([])
+            Issue.record("no destination was accepted")
+        } catch let error as UsageError {
+            #expect(error.message.contains("--sentry DSN") && error.message.contains("--endpoint URL"))
+        }
+    }
 }
