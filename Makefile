@@ -47,6 +47,12 @@ PYDEPS := .build/pydeps
 OTLP_PROTO_VERSION := 1.45.2
 PYTHON_ENV := PYTHONPATH=$(CURDIR)/$(PYDEPS)$${PYTHONPATH:+:$$PYTHONPATH}
 
+# The Sentry suite (Tests/shipping/test_sentry.py) runs a real Bugsink and sentry-relay's event normalizer,
+# pinned, from a virtualenv of their own (their dependencies, Django among them, stay out of $(PYDEPS)).
+SENTRY_VENV := .build/sentry-venv
+BUGSINK_VERSION := 2.6.2
+SENTRY_RELAY_VERSION := 0.10.1
+
 # make bench: the floor section (bench/bench.py floor_benchmarks) runs nginx under wrk, PostgreSQL under
 # pgbench and a JVM (javac builds bench/NpeLoop.java). bench-deps installs what is missing when root;
 # otherwise, or when the install fails, those workloads are reported as skipped, not a failed bench.
@@ -58,7 +64,7 @@ PREFIX ?= /usr/local
 # The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
 WORKER_USER := crashwatch-worker
 
-.PHONY: all deps pydeps elfutils-cores bench-deps build debug fixtures test unit test-systemd test-ship demo bench install clean
+.PHONY: all deps pydeps sentrydeps elfutils-cores bench-deps build debug fixtures test unit test-systemd test-ship demo bench install clean
 
 all: build
 
@@ -111,6 +117,13 @@ pydeps: deps
 	  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(PYDEPS) opentelemetry-proto==$(OTLP_PROTO_VERSION) && \
 	  $(PYTHON_ENV) python3 -c 'import opentelemetry.proto.collector.logs.v1.logs_service_pb2'; }
 
+sentrydeps: deps
+	@$(SENTRY_VENV)/bin/python -c 'import sentry_relay, bugsink' 2>/dev/null && \
+	  $(SENTRY_VENV)/bin/pip show bugsink 2>/dev/null | grep -qx 'Version: $(BUGSINK_VERSION)' || { \
+	  echo "installing bugsink==$(BUGSINK_VERSION) and sentry-relay==$(SENTRY_RELAY_VERSION) into $(SENTRY_VENV)"; \
+	  python3 -m venv $(SENTRY_VENV) && \
+	  $(SENTRY_VENV)/bin/pip install --quiet --disable-pip-version-check bugsink==$(BUGSINK_VERSION) sentry-relay==$(SENTRY_RELAY_VERSION); }
+
 # The Swift suites, then the systemd suite (Tests/systemd) and the ship suite (Tests/shipping) against
 # the debug binary just built. Each suite runs even when an earlier one failed; any failing fails `make test`.
 test: deps fixtures pydeps elfutils-cores
@@ -147,9 +160,12 @@ test-systemd: deps fixtures pydeps
 # gzip, faults, 1,000 reports with two shippers. The binary is $(SHIP_TEST_BIN) (make test builds it).
 # Bounded: 5 minutes at most (the suite itself takes about 2).
 SHIP_TEST_BIN ?= .build/debug/crashwatch
-test-ship: deps fixtures pydeps
+test-ship: deps fixtures pydeps sentrydeps
 	@test -x $(SHIP_TEST_BIN) || { echo "test-ship: $(SHIP_TEST_BIN) is missing: build it first (swift build, or make test)" >&2; exit 1; }
-	CRASHWATCH_BIN=$(SHIP_TEST_BIN) CRASHWATCH_FIXTURES=$(FIXTURES) $(PYTHON_ENV) timeout --kill-after=30 300 python3 Tests/shipping/test_ship.py
+	@CRASHWATCH_BIN=$(SHIP_TEST_BIN) CRASHWATCH_FIXTURES=$(FIXTURES) $(PYTHON_ENV) timeout --kill-after=30 300 python3 Tests/shipping/test_ship.py; otlp=$$?; \
+	CRASHWATCH_BIN=$(SHIP_TEST_BIN) CRASHWATCH_FIXTURES=$(FIXTURES) CRASHWATCH_SENTRY_VENV=$(CURDIR)/$(SENTRY_VENV) $(PYTHON_ENV) \
+	  timeout --kill-after=30 300 python3 Tests/shipping/test_sentry.py; sentry=$$?; \
+	if [ $$otlp -ne 0 ]; then exit $$otlp; fi; exit $$sentry
 
 demo: build fixtures
 	@spool=$$(mktemp -d /tmp/crashwatch-demo.XXXXXX); \
