@@ -328,6 +328,7 @@ def case_bugsink_issues():
                            ("signal", report.data["signal"]["name"]), ("fingerprint", report.data["fingerprint"]["value"])):
             check_equal(event["tags"].get(key), value, f"{what}: tag {key}")
     check_equal(spool_reports(spool), [], "the spool after shipping to Bugsink")
+    ts.NOTES.append("Bugsink issues: " + ", ".join(f"{i['title']!r} ×{i['count']}" for i in issues))
 
 
 # --- cases: the scripted receiver ---------------------------------------------------------------------------
