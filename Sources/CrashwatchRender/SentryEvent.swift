@@ -26,6 +26,8 @@ public enum SentryEvent {
     /// stack at most (the innermost are kept): bounds on the event's size whatever the process looked like.
     static let maxThreadsWithStacks = 128
     static let maxFramesPerStack = 256
+    /// Threads listed at most (the exception's thread always is).
+    static let maxThreads = 512
 
     /// The event as JSON.
     public static func event(for report: CrashReport, settings: Settings) -> [UInt8] {
@@ -204,11 +206,16 @@ public enum SentryEvent {
         }
     }
 
-    /// Every thread: id, name, crashed; its stack, but for the thread whose stack is the exception's.
+    /// Every thread (at most `maxThreads`): id, name, crashed; its stack, but for the thread whose stack is the
+    /// exception's.
     static func threads(of report: CrashReport, fault: Fault, into json: inout JSONWriter) {
         let faultFromThread = report.signal.originalFault.map { $0.frames.isEmpty } ?? true
         var stacks = 0
-        for thread in report.threads {
+        var listed = Array(report.threads.prefix(maxThreads))
+        if let tid = fault.tid, !listed.contains(where: { $0.tid == tid }), let thread = report.threads.first(where: { $0.tid == tid }) {
+            listed.append(thread)
+        }
+        for thread in listed {
             json.object { json in
                 json.member("id", thread.tid)
                 if let name = thread.name, !name.isEmpty { json.member("name", name) }
