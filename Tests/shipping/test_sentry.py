@@ -336,9 +336,14 @@ def case_bugsink_issues():
 def case_mapping_every_kind():
     """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang) as one
     event in its own envelope, field by field; the envelope header names the event and the DSN, the item its
-    length; X-Sentry-Auth carries the key; a retry sends the same bytes."""
+    length; X-Sentry-Auth carries the key; `export --format sentry` prints the same event."""
     reports = [R("null_deref"), R("abort"), R("threads64"), R("abnormal"), R("hang"), R("hang_crash")]
     spool = make_spool(reports)
+    exported = {}
+    for report in reports:
+        done = crashwatch("export", "--spool", spool, "--format", "sentry", report.id)
+        check(done.returncode == 0, lambda: done.describe())
+        exported[report.id] = json.loads(done.stdout)
     receiver = SentryReceiver()
     result = ship(spool, receiver.dsn, "--gzip")
     check(result.returncode == 0, lambda: result.describe())
@@ -356,6 +361,7 @@ def case_mapping_every_kind():
         check_equal(header, {"event_id": report.id.replace("-", ""), "dsn": receiver.dsn}, "the envelope header")
         check_equal(entry["decoded"]["items"][0]["header"]["type"], "event", "the item type")
         check_event(report, event)
+        check(event == exported[report.id], f"`export --format sentry` of {report.name} is not the event ship sent")
     check_equal(len(by_id[R("threads64").id][1]["threads"]["values"]), len(R("threads64").data["threads"]), "threads64's threads")
     ts.account([r.id for r in reports], spool, receiver, [result.stdout])
 
