@@ -331,6 +331,47 @@ def case_bugsink_issues():
     ts.NOTES.append("Bugsink issues: " + ", ".join(f"{i['title']!r} ×{i['count']}" for i in issues))
 
 
+def case_bugsink_issue_page():
+    """What a person sees: Bugsink's page of null_deref's issue names the crash site, the signal and the frames
+    of the report; headless Chromium (when installed) takes a screenshot of it, kept out of the repository
+    ($CRASHWATCH_SENTRY_SCREENSHOT, default .build/bugsink-issue.png)."""
+    bugsink = BUGSINK["server"]
+    report = R("null_deref")
+    if not bugsink.stored():
+        case_bugsink_issues()
+    html = os.path.join(bugsink.directory, "issue.html")
+    # Bugsink wants a logged-in user: the page is rendered by Django's test client inside Bugsink, with a
+    # <base> so the stylesheets come from the running server.
+    page = bugsink.shell(
+        "from django.test import Client\nfrom django.contrib.auth import get_user_model\n"
+        "from events.models import Event\n"
+        "users = get_user_model().objects\n"
+        "user = users.filter(username='admin').first() or users.create_superuser('admin', 'admin@example.org', 'admin')\n"
+        f"client = Client(HTTP_HOST='127.0.0.1:{bugsink.port}')\nclient.force_login(user)\n"
+        f"event = Event.objects.get(event_id={report.id!r})\n"
+        "response = client.get(f'/issues/issue/{event.issue_id}/event/{event.id}/')\n"
+        "text = response.content.decode()\n"
+        f"text = text.replace('<head>', '<head><base href=\"http://127.0.0.1:{bugsink.port}/\">', 1)\n"
+        f"open({html!r}, 'w').write(text)\n"
+        "print(json.dumps({'status': response.status_code}))")
+    check_equal(page["status"], 200, "the issue page's status")
+    with open(html) as handle:
+        text = handle.read()
+    for word in [top_in_app_function(report.data), "SIGSEGV", "raise SIGSEGV", "demo@1.2.3"] + \
+            [frame_function(f) for f in fault_frames(report.data) if frame_function(f)][:4]:
+        check(word in text, f"Bugsink's issue page does not show {word!r}")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        raise Skip("no chromium for the screenshot (Debian package chromium); the page itself was checked")
+    png = os.path.abspath(os.environ.get("CRASHWATCH_SENTRY_SCREENSHOT", os.path.join(ts.common.REPO, ".build/bugsink-issue.png")))
+    done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--screenshot={png}",
+                           "--window-size=1280,1100", "file://" + html], capture_output=True, text=True, timeout=120)
+    check(done.returncode == 0 and os.path.exists(png), f"chromium --screenshot: {ts.common.tail(done.stderr)}")
+    with open(png, "rb") as handle:
+        check(handle.read(8) == b"\x89PNG\r\n\x1a\n", f"{png} is not a PNG")
+    ts.NOTES.append(f"screenshot of Bugsink's issue page: {png}")
+
+
 # --- cases: the scripted receiver ---------------------------------------------------------------------------
 
 def case_mapping_every_kind():
