@@ -92,16 +92,21 @@ public enum SentryEvent {
 
     /// The fault the exception describes: the original fault when a handler ran first, else the final signal.
     struct Fault {
+        /// The signal's name, number, `si_code` and its name, and description.
         var name: String
         var number: Int32
         var code: Int32
         var codeName: String
         var description: String
+        /// The fault address, when the signal has one.
         var address: Address?
+        /// The thread the fault happened on.
         var tid: Int32?
+        /// Its stack, innermost first, and its registers.
         var frames: [FrameRecord]
         var registers: [RegisterValue]
 
+        /// The fault of `report`.
         init(_ report: CrashReport) {
             let signal = report.signal
             frames = ReportSummary.faultFrames(of: report)
@@ -119,6 +124,7 @@ public enum SentryEvent {
         }
     }
 
+    /// The exception: the signal (a hang: `Hang`) and its description, the faulting thread, the mechanism, the stack.
     static func exception(_ fault: Fault, in report: CrashReport, into json: inout JSONWriter) {
         json.object { json in
             switch report.kind {
@@ -177,6 +183,7 @@ public enum SentryEvent {
         }
     }
 
+    /// One frame: its address, names, source position, image and whether that image is in-app.
     static func frame(_ frame: FrameRecord, in report: CrashReport, into json: inout JSONWriter) {
         json.object { json in
             json.member("instruction_addr", frame.address.description)
@@ -199,6 +206,7 @@ public enum SentryEvent {
         }
     }
 
+    /// `"registers":{"rip":"0x…",…}` (at most 128), or nothing without registers.
     static func registers(_ registers: [RegisterValue], into json: inout JSONWriter) {
         guard !registers.isEmpty else { return }
         json.object("registers") { json in
