@@ -31,7 +31,8 @@ enum ShipCommand {
         ],
         about: """
             Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
-            record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
+            record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit;
+            and/or, with --sentry, to a Sentry-compatible server (Sentry, GlitchTip, Bugsink) as events.
             Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
             whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint
             refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
@@ -41,9 +42,10 @@ enum ShipCommand {
             may share a spool: none sends a report another one holds, and the claims of one that died are taken
             over.
 
-            With --sentry (a DSN), each report goes to that Sentry-compatible server as one native event in an
-            envelope (POST /api/PROJECT/envelope/, X-Sentry-Auth): the same rules, plus 413 quarantined, and a 429's
-            X-Sentry-Rate-Limits (else its Retry-After, else 60s) honoured; rate limits on a 2xx pause the shipper.
+            With --sentry (a DSN), each report goes to that server as one native event in an envelope (POST
+            /api/PROJECT/envelope/, X-Sentry-Auth): the same rules (a 400 or 413 quarantines it with the server's
+            reason), and a 429's X-Sentry-Rate-Limits (else its Retry-After, else 60s) honoured; rate limits on a
+            2xx pause the shipper.
             With an endpoint and a DSN, a report is removed once both accepted it; one accepted by one of them
             is recorded so, and sent only to the other after a failure.
 
