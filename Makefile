@@ -5,7 +5,7 @@
 #   make unit    the unit-test targets only (Crashwatch*Tests: no IntegrationTests, no network, no root),
 #                offline, under a minute once built. One target, suite or test by regular expression:
 #                swift build --build-tests && swift test --skip-build --filter 'RunOptionsTests/killDuringWrite'
-#   make test-ship  the `crashwatch ship` suite (Tests/shipping) against the debug binary
+#   make test-ship  the `crashwatch ship` suites (Tests/shipping: OTLP, then Sentry with Bugsink) against the debug binary
 #   make build   release binary at .build/release/crashwatch, the Swift runtime linked in statically
 #   make bench   benchmarks (see BENCHMARKS.md)
 #   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr/local by default)
