@@ -36,9 +36,10 @@ ELFUTILS_APT := .build/elfutils-apt
 ELFUTILS_APT_OPTS = -qq -o Dir::Etc::SourceList=$(CURDIR)/$(ELFUTILS_APT)/sources.list -o Dir::Etc::SourceParts=/dev/null \
   -o Dir::State::Lists=$(CURDIR)/$(ELFUTILS_APT)/lists -o Dir::Cache=$(CURDIR)/$(ELFUTILS_APT)/cache \
   -o APT::Sandbox::User=root
-# ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl and installs the
-# receiver's Python dependency with pip (see pydeps).
-DEBS += libcurl4-openssl-dev openssl python3-pip
+# ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl, installs the
+# receiver's Python dependency with pip (see pydeps), and Bugsink and sentry-relay in a virtualenv (see
+# sentrydeps; Debian's python3 makes one only with python3-venv).
+DEBS += libcurl4-openssl-dev openssl python3-pip python3-venv
 
 # Python packages of the test receiver (Tests/shipping/otlp_receiver.py), pinned. When python3 cannot
 # import them, pip installs them into $(PYDEPS) (--target: no root, no system site-packages, and no
