@@ -81,8 +81,11 @@ enum ListCommand {
             if let since, name.timeNanoseconds < since { break }
             if let report = load(name, from: spool, unreadable: &unreadable), fingerprint.map({ hasFingerprint(report, $0) }) ?? true {
                 var summary = ReportSummary(report)
-                summary.shipAttempts = attempts[name]?.count
-                summary.shipError = attempts[name]?.lastError
+                // A record of deliveries alone (count 0: one destination took it, the other was not tried) is no failure.
+                if let record = attempts[name], record.count > 0 {
+                    summary.shipAttempts = record.count
+                    summary.shipError = record.lastError
+                }
                 summaries.append(summary)
             }
         }

@@ -272,12 +272,14 @@ def id_of_name(name):
 class Receiver:
     """otlp_receiver.py in its own directory; `entries()` reads its JSON-lines log."""
 
+    script = "otlp_receiver.py"  # test_sentry.py's SentryReceiver runs sentry_receiver.py
+
     def __init__(self, *args, tls=False, client_ca=False, fault=None, log_body=False, port=0):
         self.directory = new_dir("receiver-")
         self.log_path = os.path.join(self.directory, "log.jsonl")
         self.fault_file = os.path.join(self.directory, "fault")
         port_file = os.path.join(self.directory, "port")
-        argv = [sys.executable, os.path.join(HERE, "otlp_receiver.py"), "--port", str(port), "--port-file", port_file,
+        argv = [sys.executable, os.path.join(HERE, self.script), "--port", str(port), "--port-file", port_file,
                 "--log", self.log_path, "--fault-file", self.fault_file, *args]
         if fault:
             argv += ["--fault", fault]
