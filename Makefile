@@ -9,7 +9,7 @@
 #   make test-deb   the Debian package installed into the real-systemd root (Tests/systemd/test_package.py)
 #   make build   release binary at .build/release/crashwatch, the Swift runtime linked in statically
 #   make bench   benchmarks (see BENCHMARKS.md)
-#   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr/local by default)
+#   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr by default: the shipped units call /usr/bin/crashwatch)
 #   make deb     .build/deb/crashwatch_VERSION_ARCH.deb (dpkg-deb; no Swift needed where it is installed)
 
 SHELL := /bin/bash
@@ -64,7 +64,7 @@ SENTRY_RELAY_VERSION := 0.10.1
 BENCH_DEBS := nginx wrk postgresql
 BENCH_JDK := default-jdk-headless
 
-PREFIX ?= /usr/local
+PREFIX ?= /usr
 
 # The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
 WORKER_USER := crashwatch-worker
