@@ -53,12 +53,16 @@ PYTHON_ENV := PYTHONPATH=$(CURDIR)/$(PYDEPS)$${PYTHONPATH:+:$$PYTHONPATH}
 BENCH_DEBS := nginx wrk postgresql
 BENCH_JDK := default-jdk-headless
 
+# test: headless Chromium opens `export --format html` pages (Tests/IntegrationTests/HTMLBrowserTests.swift).
+# browser-deps installs it when missing and root; when it cannot, those tests are skipped, saying why.
+BROWSER_DEBS := chromium
+
 PREFIX ?= /usr/local
 
 # The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
 WORKER_USER := crashwatch-worker
 
-.PHONY: all deps pydeps elfutils-cores bench-deps build debug fixtures test unit test-systemd test-ship demo bench install clean
+.PHONY: all deps pydeps elfutils-cores bench-deps browser-deps build debug fixtures test unit test-systemd test-ship demo bench install clean
 
 all: build
 
@@ -113,7 +117,7 @@ pydeps: deps
 
 # The Swift suites, then the systemd suite (Tests/systemd) and the ship suite (Tests/shipping) against
 # the debug binary just built. Each suite runs even when an earlier one failed; any failing fails `make test`.
-test: deps fixtures pydeps elfutils-cores
+test: deps fixtures pydeps elfutils-cores browser-deps
 	$(SWIFT) build
 	@$(SWIFT) test 2>&1 | tee .build/test.log; swift_status=$${PIPESTATUS[0]}; \
 	$(MAKE) --no-print-directory test-systemd; systemd_status=$$?; \
@@ -168,6 +172,18 @@ bench-deps: deps
 	      echo "make bench: could not install$$missing: the workloads that need them are skipped" >&2; \
 	  else \
 	    echo "make bench: missing$$missing (sudo apt-get install$$missing): the workloads that need them are skipped" >&2; \
+	  fi; \
+	fi
+
+browser-deps: deps
+	@missing=""; for p in $(BROWSER_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing for the browser tests:$$missing"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } || \
+	      echo "make test: could not install$$missing: the headless-browser tests are skipped" >&2; \
+	  else \
+	    echo "make test: missing$$missing (sudo apt-get install$$missing): the headless-browser tests are skipped" >&2; \
 	  fi; \
 	fi
 
