@@ -11,7 +11,7 @@
 enum HTMLAssets {
     /// The Content-Security-Policy of the page: only the inline style and script below, by hash.
     static let contentSecurityPolicy: StaticString = """
-        default-src 'none'; style-src 'sha256-VZEJafJIj2Jy6hMxQh6GQPeHwe+bxKmmwS+ruyMGA3k='; script-src 'sha256-h0SEcpPqBlATSGMM0cIj3Kh5UZF5FBN/t1W3WVJXa9A='; \
+        default-src 'none'; style-src 'sha256-z7R2Zwz6B+igL5nLfMs8fxFP3Z8RVf2thpk5TxX6asU='; script-src 'sha256-h0SEcpPqBlATSGMM0cIj3Kh5UZF5FBN/t1W3WVJXa9A='; \
         base-uri 'none'; form-action 'none'
         """
 
@@ -33,7 +33,7 @@ enum HTMLAssets {
         h2 { font-size: 16px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
         h3 { font-size: 14px; margin: 16px 0 6px; }
         .kicker, .muted, footer { color: var(--muted); }
-        .kicker { margin: 0; font-size: 12px; text-transform: uppercase; letter-spacing: .06em; }
+        .kicker { margin: 0; font-size: 12px; letter-spacing: .03em; }
         code, .mono, table.frames, table.images, dl.registers { font-family: ui-monospace, "DejaVu Sans Mono",
           "Liberation Mono", monospace; font-size: 12.5px; }
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 3px 16px; margin: 0; }
@@ -44,8 +44,9 @@ enum HTMLAssets {
         th { text-align: left; font-weight: 600; color: var(--muted); border-bottom: 1px solid var(--line); }
         th, td { padding: 2px 8px 2px 0; vertical-align: top; }
         td { border-bottom: 1px solid var(--panel); }
-        td.path, td.source, td.build-id { overflow-wrap: anywhere; }
+        td.path, td.source { overflow-wrap: anywhere; }
         td.index, td.address { white-space: nowrap; color: var(--muted); }
+        td.size, td.build-id, td.name, td.image { white-space: nowrap; }
         tr.app td { background: var(--app-bg); }
         tr.app td:first-child { box-shadow: inset 3px 0 var(--app); padding-left: 6px; }
         tr.app td.function, tr.app td.name { color: var(--app); font-weight: 700; }
