@@ -4,14 +4,15 @@
 // either needs its hash changed too (HTMLExportTests recomputes both with sha256sum; headless Chromium reports
 // a mismatch as a console error, which the integration test fails on).
 //
-// Light and dark follow `prefers-color-scheme`; printing uses the light colours, hides the buttons, and the
-// script opens every folded thread before printing (and folds them again after).
+// Light and dark follow `prefers-color-scheme`; printing uses the light colours, hides the buttons, and prints
+// every folded thread unfolded: by CSS where the browser has `::details-content` (Chromium), and by the script,
+// which opens them before printing and folds them again after, elsewhere.
 
 /// The page's inline style, script and security policy.
 enum HTMLAssets {
     /// The Content-Security-Policy of the page: only the inline style and script below, by hash.
     static let contentSecurityPolicy: StaticString = """
-        default-src 'none'; style-src 'sha256-z7R2Zwz6B+igL5nLfMs8fxFP3Z8RVf2thpk5TxX6asU='; script-src 'sha256-h0SEcpPqBlATSGMM0cIj3Kh5UZF5FBN/t1W3WVJXa9A='; \
+        default-src 'none'; style-src 'sha256-vblUbvshJENRt1fBZmrkqTaC7RIVHvPXPuffckbL0aA='; script-src 'sha256-h0SEcpPqBlATSGMM0cIj3Kh5UZF5FBN/t1W3WVJXa9A='; \
         base-uri 'none'; form-action 'none'
         """
 
@@ -80,6 +81,7 @@ enum HTMLAssets {
           header, main, footer { max-width: none; padding: 0; }
           #toolbar { display: none; }
           details { border: none; padding: 0; }
+          details::details-content { content-visibility: visible; display: block; }
           tr { break-inside: avoid; }
           h2, h3 { break-after: avoid; }
         }

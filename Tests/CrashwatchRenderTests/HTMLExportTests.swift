@@ -164,6 +164,24 @@ private func hostileReport() -> CrashReport {
         #expect(rows.contains { $0.contains(">crash_here") && !$0.contains("[signal handler]") })
     }
 
+    @Test("every fault whose handler still ran has its own block: the original first, then the active ones")
+    func activeFaults() throws {
+        var report = ExportFixture.report
+        let original = try #require(report.signal.originalFault)
+        var nested = original
+        nested.codeName = "SEGV_ACCERR"
+        nested.faultAddress = 0x7f00_dead_0000
+        nested.frames = [FrameRecord(index: 0, address: 0x7000, function: "probe_guard", how: .context)]
+        report.signal.activeFaults = [original, nested]
+        let page = HTMLExport.render(report)
+        let faults = try #require(between(page, "<section id=\"faults\">", "</section>"))
+        #expect(faults.contains("<h2>Original fault and active faults (2)</h2>"))
+        let first = try #require(faults.range(of: "Original fault: SIGSEGV (SEGV_MAPERR) at 0x10"))
+        let second = try #require(faults.range(of: "Active fault 2: SIGSEGV (SEGV_ACCERR) at 0x7f00dead0000"))
+        #expect(first.upperBound < second.lowerBound)
+        #expect(faults.components(separatedBy: "<div class=\"fault\">").count == 3 && faults.contains(">probe_guard"))
+    }
+
     @Test("a hang report says how long, has no signal line, and lists its threads as threads")
     func hangReport() {
         var report = ExportFixture.report
