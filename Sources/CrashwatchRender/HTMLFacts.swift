@@ -54,7 +54,7 @@ enum HTMLFacts {
         page.element("h2", "Soft errors (\(errors.count))")
         page.newline()
         if captureErrors > errors.count {
-            page.element("p", ["class": "muted"], "\(captureErrors) capture errors in all; the first \(errors.count) are listed.")
+            page.element("p", ["class": "muted"], "\(captureErrors) capture errors in all; \(errors.count) are listed.")
             page.newline()
         }
         page.markup("<ul class=\"errors\">\n")
