@@ -154,8 +154,27 @@ header_value() {
         }' "$file"
 }
 
-# The files DEBUG: separate placed for a fixture (absolute paths), one per line.
+# The files DEBUG: separate placed for a fixture, one per line, relative to OUTDIR: a copy of OUTDIR elsewhere
+# (another checkout's .build) must never name, and so remove, the files of this one.
 debug_manifest() { echo "$out_dir/.$1.debug-files"; }
+
+# Writes fixture NAME's manifest from absolute paths under OUTDIR.
+write_manifest() {
+    local name=$1 path
+    shift
+    for path in "$@"; do printf '%s\n' "${path#"$out_dir"/}"; done >"$(debug_manifest "$name")"
+}
+
+# The absolute paths fixture NAME's manifest lists under OUTDIR; a line that is absolute (an older manifest,
+# or a copied one) or climbs out of OUTDIR is ignored.
+manifest_paths() {
+    local manifest placed
+    manifest=$(debug_manifest "$1")
+    [[ -f "$manifest" ]] || return 0
+    while read -r placed; do
+        [[ -n "$placed" && "$placed" != /* && "$placed" != *..* ]] && printf '%s\n' "$out_dir/$placed"
+    done <"$manifest"
+}
 
 needs_build() {
     local source=$1 output=$2 name=$3 debug_mode=$4
@@ -166,12 +185,11 @@ needs_build() {
         [[ -e "$(dirname "$source")/$included" && "$(dirname "$source")/$included" -nt "$output" ]] && return 0
     done < <(sed -n 's/^#include "\([^"/]*\)"$/\1/p' "$source")
     if [[ -n $debug_mode ]]; then
-        local manifest placed
-        manifest=$(debug_manifest "$name")
-        [[ -f "$manifest" ]] || return 0
+        local placed
+        [[ -f "$(debug_manifest "$name")" && -n "$(manifest_paths "$name")" ]] || return 0
         while read -r placed; do
             [[ -e "$placed" ]] || return 0
-        done <"$manifest"
+        done < <(manifest_paths "$name")
     fi
     return 1
 }
@@ -213,14 +231,11 @@ separate_debug() {
     chmod 0644 "$tmp.debug" "$other_tmp.debug"
 
     # Drop what an earlier build of this fixture placed (its build-ids may differ).
-    local manifest placed
-    manifest=$(debug_manifest "$name")
-    if [[ -f "$manifest" ]]; then
-        while read -r placed; do
-            rm -f "$placed"
-            rmdir "$(dirname "$placed")" 2>/dev/null || true
-        done <"$manifest"
-    fi
+    local placed
+    while read -r placed; do
+        rm -f "$placed"
+        rmdir "$(dirname "$placed")" 2>/dev/null || true
+    done < <(manifest_paths "$name")
 
     local real_path other_path wrong_path
     real_path=$(build_id_path "$out_dir/debug" "$id")
@@ -231,7 +246,7 @@ separate_debug() {
         cp -f "$other_tmp.debug" "$wrong_path" &&
         mv -f "$other_tmp.debug" "$other_path" &&
         mv -f "$tmp.debug" "$real_path" &&
-        printf '%s\n' "$real_path" "$other_path" "$wrong_path" >"$manifest"
+        write_manifest "$name" "$real_path" "$other_path" "$wrong_path"
 }
 
 # DEBUG: debuglink for a freshly compiled program TMP (to be installed as fixture NAME): the
@@ -244,7 +259,7 @@ debuglink_debug() {
         chmod 0644 "$tmp.debug" &&
         mv -f "$tmp.debug" "$debug_file" &&
         "$objcopy" --add-gnu-debuglink="$debug_file" "$tmp" &&
-        printf '%s\n' "$debug_file" >"$(debug_manifest "$name")" || { rm -f "$tmp.debug"; return 1; }
+        write_manifest "$name" "$debug_file" || { rm -f "$tmp.debug"; return 1; }
 }
 
 # PATCH-BYTE: SECTION OFFSET OLD NEW for the finished program FILE (fixture NAME).
