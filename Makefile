@@ -6,9 +6,11 @@
 #                offline, under a minute once built. One target, suite or test by regular expression:
 #                swift build --build-tests && swift test --skip-build --filter 'RunOptionsTests/killDuringWrite'
 #   make test-ship  the `crashwatch ship` suite (Tests/shipping) against the debug binary
+#   make test-deb   the Debian package installed into the real-systemd root (Tests/systemd/test_package.py)
 #   make build   release binary at .build/release/crashwatch, the Swift runtime linked in statically
 #   make bench   benchmarks (see BENCHMARKS.md)
 #   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr/local by default)
+#   make deb     .build/deb/crashwatch_VERSION_ARCH.deb (dpkg-deb; no Swift needed where it is installed)
 
 SHELL := /bin/bash
 SWIFT ?= swift
@@ -39,6 +41,8 @@ ELFUTILS_APT_OPTS = -qq -o Dir::Etc::SourceList=$(CURDIR)/$(ELFUTILS_APT)/source
 # ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl and installs the
 # receiver's Python dependency with pip (see pydeps).
 DEBS += libcurl4-openssl-dev openssl python3-pip
+# deb: dpkg-deb builds the package, dpkg-shlibdeps computes its Depends: (scripts/build_deb.py).
+DEBS += dpkg-dev
 
 # Python packages of the test receiver (Tests/shipping/otlp_receiver.py), pinned. When python3 cannot
 # import them, pip installs them into $(PYDEPS) (--target: no root, no system site-packages, and no
@@ -62,7 +66,7 @@ PREFIX ?= /usr/local
 # The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
 WORKER_USER := crashwatch-worker
 
-.PHONY: all deps pydeps elfutils-cores bench-deps browser-deps build debug fixtures test unit test-systemd test-ship demo bench install clean
+.PHONY: all deps pydeps elfutils-cores bench-deps browser-deps build debug fixtures test unit test-systemd test-ship test-deb demo bench install deb clean
 
 all: build
 
@@ -116,18 +120,21 @@ pydeps: deps
 	  $(PYTHON_ENV) python3 -c 'import opentelemetry.proto.collector.logs.v1.logs_service_pb2'; }
 
 # The Swift suites, then the systemd suite (Tests/systemd) and the ship suite (Tests/shipping) against
-# the debug binary just built. Each suite runs even when an earlier one failed; any failing fails `make test`.
+# the debug binary just built, then the Debian package's suite (test-deb: the release build, packaged). Each suite runs even when an earlier one failed; any failing fails `make test`.
 test: deps fixtures pydeps elfutils-cores browser-deps
 	$(SWIFT) build
 	@$(SWIFT) test 2>&1 | tee .build/test.log; swift_status=$${PIPESTATUS[0]}; \
 	$(MAKE) --no-print-directory test-systemd; systemd_status=$$?; \
 	$(MAKE) --no-print-directory test-ship; ship_status=$$?; \
+	$(MAKE) --no-print-directory test-deb; deb_status=$$?; \
 	if [ $$swift_status -ne 0 ]; then echo "make test: swift test failed (exit status $$swift_status)" >&2; fi; \
 	if [ $$systemd_status -ne 0 ]; then echo "make test: test-systemd failed (exit status $$systemd_status)" >&2; fi; \
 	if [ $$ship_status -ne 0 ]; then echo "make test: test-ship failed (exit status $$ship_status)" >&2; fi; \
+	if [ $$deb_status -ne 0 ]; then echo "make test: test-deb failed (exit status $$deb_status)" >&2; fi; \
 	if [ $$swift_status -ne 0 ]; then exit $$swift_status; fi; \
 	if [ $$systemd_status -ne 0 ]; then exit $$systemd_status; fi; \
-	exit $$ship_status
+	if [ $$ship_status -ne 0 ]; then exit $$ship_status; fi; \
+	exit $$deb_status
 
 # The unit-test targets alone: offline (no deps, no apt, no pip), no root. The one fixture a unit test
 # reads (LinkMapTests: null_deref) comes from Fixtures/build.sh, which only compiles. UNIT_SKIP leaves out
@@ -146,6 +153,12 @@ SYSTEMD_TEST_BIN ?= .build/debug/crashwatch
 test-systemd: deps fixtures pydeps
 	@test -x $(SYSTEMD_TEST_BIN) || { echo "test-systemd: $(SYSTEMD_TEST_BIN) is missing: build it first (swift build, or make test)" >&2; exit 1; }
 	CRASHWATCH_BIN=$(SYSTEMD_TEST_BIN) timeout --kill-after=30 600 python3 Tests/systemd/test_systemd.py
+
+# The Debian package (make deb) installed with apt-get into the real-systemd root, in a container of its
+# own (Tests/systemd/test_package.py): a wrapped service's crash, the readers' and writers' groups,
+# `man crashwatch` against every --help, purge. Needs root. Bounded: 5 minutes (the tests take ~30 s).
+test-deb: deb fixtures
+	timeout --kill-after=30 300 python3 Tests/systemd/test_package.py -v
 
 # `crashwatch ship` against a real OTLP/HTTP receiver (Tests/shipping/README.md): HTTP, HTTPS, mutual TLS,
 # gzip, faults, 1,000 reports with two shippers. The binary is $(SHIP_TEST_BIN) (make test builds it).
@@ -192,6 +205,14 @@ bench: build fixtures pydeps bench-deps
 
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/crashwatch
+
+# The Debian package of the release binary: the units, sysusers and tmpfiles entries, /etc/crashwatch.conf
+# (a conffile), man pages and bash/zsh completion generated from the option tables (crashwatch __manual),
+# maintainer scripts (scripts/build_deb.py says what is where). Install: apt-get install ./$(DEB_DIR)/crashwatch_*.deb
+DEB_DIR := .build/deb
+deb: build
+	@rm -f $(DEB_DIR)/crashwatch_*.deb
+	python3 scripts/build_deb.py $(BIN) $(DEB_DIR)
 
 clean:
 	rm -rf .build

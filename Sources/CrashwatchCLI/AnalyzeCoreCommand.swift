@@ -1,13 +1,9 @@
 // AnalyzeCoreCommand.swift — `crashwatch analyze-core CORE`: the report of a crash from its core dump,
-// through the same processing as a live capture (CoreFile is a capture source like the held process).
+// through the same processing as a live capture (`CoreReports.analyze`). Here: the arguments, opening the
+// files they name, the messages and the exit status.
 import CrashwatchCapture
-import CrashwatchModel
 import CrashwatchReporter
-import CrashwatchSpool
-import CrashwatchSymbols
 import CrashwatchSystem
-import FoundationEssentials
-import Glibc
 
 enum AnalyzeCoreCommand {
     static let syntax = CommandSyntax(
@@ -40,9 +36,6 @@ enum AnalyzeCoreCommand {
             dump, 66 the core cannot be read, 73 the report cannot be written.
             """)
 
-    /// How long processing may take.
-    static let processingSeconds: Int64 = 60
-
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(syntax, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
             var options = CaptureOptions(crashwatchVersion: CLI.version)
@@ -61,31 +54,19 @@ enum AnalyzeCoreCommand {
             } catch {
                 throw CommandFailure("cannot read \(error)", status: ExitCode.noInput)
             }
-            let time = core.modificationNanoseconds() ?? Clock.realtimeNanoseconds()
-            let deadline = Clock.monotonicNanoseconds() + processingSeconds * 1_000_000_000
-            let source: CoreFile
-            do {
-                source = try CoreReports.source(InputStream(fd: core.fd), options: options, timeNanoseconds: time,
-                                                deadlineNanoseconds: deadline, executable: executable, sysroot: sysroot)
+            let destination: CoreReports.Destination = parsed.value("output").map { .file($0) } ?? .spool(settings.spool)
+            let written: (path: String, failure: String?)
+            do throws(CoreReportFailure) {
+                written = try CoreReports.analyze(core, executable: executable, sysroot: sysroot, options: options, destination: destination)
             } catch {
-                throw CommandFailure("\(path): \(error)", status: ExitCode.dataError)
+                switch error {
+                case .notACore(let message): throw CommandFailure("\(path): \(message)", status: ExitCode.dataError)
+                case .cannotWrite(let message): throw CommandFailure(message, status: ExitCode.cannotCreate)
+                }
             }
             // When processing fails the report is what it got to, with a soft error; said here in a line too.
-            let (bytes, failure) = CoreReports.process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline, crashwatchVersion: CLI.version)
-            if let failure { StandardStream.err("crashwatch: \(path): \(failure); the report is not complete\n") }
-            if let output = parsed.value("output") {
-                do { try FileSystem.writeAtomically(bytes, to: output) } catch {
-                    throw CommandFailure("cannot write \(output): \(error)", status: ExitCode.cannotCreate)
-                }
-                StandardStream.out(output + "\n")
-                return ExitCode.success
-            }
-            do throws(SpoolError) {
-                let spool = try Spool(path: settings.spool)
-                StandardStream.out(try spool.write(bytes: bytes, name: CoreReports.fileName(source.capture)) + "\n")
-            } catch {
-                throw CommandFailure("\(error)", status: ExitCode.cannotCreate)
-            }
+            if let failure = written.failure { StandardStream.err("crashwatch: \(path): \(failure); the report is not complete\n") }
+            StandardStream.out(written.path + "\n")
             return ExitCode.success
         }
     }

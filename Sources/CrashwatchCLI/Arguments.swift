@@ -15,6 +15,14 @@ public struct OptionSpec: Sendable {
     /// One line of help.
     public let help: String
 
+    /// How the option is spelled in help texts: `-n, --limit N`.
+    public var spelling: String {
+        (short.map { "-\($0), " } ?? "") + "--\(name)" + (valueName.map { " \($0)" } ?? "")
+    }
+
+    /// The help line as `--help` and the manual page print it (`help`, marked when repeatable).
+    public var fullHelp: String { help + (repeatable ? " (repeatable)" : "") }
+
     public init(_ name: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, help: String) {
         self.name = name
         self.short = short
@@ -133,7 +141,6 @@ public func renderOptions(_ specs: [OptionSpec]) -> String {
     }
     let width = (spellings.map(\.count).max() ?? 0) + 2
     return zip(spellings, specs).map { spelling, spec in
-        "  " + spelling + String(repeating: " ", count: width - spelling.count) + spec.help
-            + (spec.repeatable ? " (repeatable)" : "")
+        "  " + spelling + String(repeating: " ", count: width - spelling.count) + spec.fullHelp
     }.joined(separator: "\n")
 }

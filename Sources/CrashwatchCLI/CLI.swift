@@ -75,6 +75,7 @@ public enum CLI {
         switch command {
         case "run": return RunCommand.main(rest)
         case ProcessCommand.name: return ProcessCommand.main(rest)
+        case ManualCommand.name: return ManualCommand.main(rest)
         case "symbolicate": return SymbolicateCommand.main(rest)
         case "list": return ListCommand.main(rest)
         case "show": return ShowCommand.main(rest)

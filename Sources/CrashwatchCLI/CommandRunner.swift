@@ -11,12 +11,19 @@ struct CommandSyntax {
     let usage: String
     /// The options, `--help` last.
     let specs: [OptionSpec]
+    /// What the command does (the paragraph after the usage line).
+    let about: String
+    /// What follows the options: exit statuses, notes.
+    let after: String
     /// The whole `--help` text.
     let help: String
 
-    /// `about` says what the command does; `after` follows the options (exit statuses, notes).
+    /// `about` says what the command does; `after` follows the options (exit statuses, notes). The manual
+    /// page (`ManualPage`) and the shell completions are built from the same parts.
     init(usage: String, options: [OptionSpec], about: String, after: String) {
         self.usage = usage
+        self.about = about
+        self.after = after
         specs = options + [Self.helpSpec]
         help = "Usage: \(usage)\n\n\(about)\n\nOptions:\n\(renderOptions(specs))\n\n\(after)\n"
     }

@@ -38,9 +38,6 @@ struct CaptureReader {
     /// A reusable read buffer: regions are copied through it into the capture file.
     var buffer = [UInt8](repeating: 0, count: 64 << 10)
 
-    /// Bytes below the stack pointer a leaf function may use without moving it (x86-64's red zone).
-    static let redZone: UInt64 = Architecture.host == .x86_64 ? 128 : 0
-
     init(pid: Int32, through: Int32, options: CaptureOptions, deadline: Int64, maps: MapsReading, unreadable: UnreadableFiles) {
         self.pid = pid
         self.through = through
@@ -79,16 +76,17 @@ struct CaptureReader {
 
     // MARK: Stacks
 
-    /// What to copy of the stack `sp` is in: from below the red zone up to the end of its mapping, at most
-    /// the per-thread cap (reserved against the total cap now). A stack pointer in a guard page (a stack
-    /// overflow) or just below a mapping starts at the next readable mapping above it.
+    /// What to copy of the stack `sp` is in (`StackWindow`: from below the red zone up to the end of its
+    /// mapping, or the next readable mapping above a guard page), at most the per-thread cap (reserved against
+    /// the total cap now).
     mutating func planStack(near sp: UInt64, tid: Int32) -> StackPlan? {
-        guard let mapping = table.mappings.first(where: { $0.end > sp && $0.permissions.isReadable && $0.start <= sp &+ 65536 }) else {
+        guard let mapping = table.mappings.first(where: { $0.permissions.isReadable && StackWindow.holdsStack($0.start..<$0.end, sp: sp) })
+        else {
             softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack pointer \(hex(sp)) is not in readable memory"))
             return nil
         }
         guard mayRead(mapping, what: "the stack at \(hex(sp))", stage: "stack", tid: tid) else { return nil }
-        let low = max(mapping.start, sp >= Self.redZone ? sp - Self.redZone : 0)
+        let low = StackWindow.low(sp: sp, rangeStart: mapping.start, architecture: .host)
         if captured.contains(where: { $0.contains(low) }) { return nil }
         let wanted = mapping.end - low
         let allowed = UInt64(min(options.stackBytesPerThread, remainingBytes - plannedBytes))

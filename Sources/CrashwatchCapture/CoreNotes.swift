@@ -1,8 +1,7 @@
-// CoreNotes.swift — the notes of a core dump, read as hostile input: one scanner over the PT_NOTE bytes,
-// whether they come from a mapped file (CoreFile) or a pipe (CoreStream), that keeps only the notes a report
-// uses and bounds what it holds. A crashed program chooses its core's contents (a `core_pattern` helper runs
-// as root on it): 100,000 NT_PRSTATUS notes, a 4 GiB descriptor or an NT_FILE with a million entries must
-// cost no more than a real core. The caps:
+// CoreNotes.swift — the notes of a core dump, read as hostile input: one scanner over the PT_NOTE bytes as
+// they stream past (CoreStream), that keeps only the notes a report uses and bounds what it holds. A crashed
+// program chooses its core's contents (a `core_pattern` helper runs as root on it): 100,000 NT_PRSTATUS
+// notes, a 4 GiB descriptor or an NT_FILE with a million entries must cost no more than a real core. The caps:
 // - threads (NT_PRSTATUS): `maxThreads`, and one per 16 KiB of `--max-memory` (a thread costs about that
 //   in reports and their checks); the kernel's first is the thread that took the signal;
 // - notes looked at in all: `maxNotes` (the kernel writes about five per thread), the rest of the segment
@@ -82,12 +81,12 @@ public struct CoreNotes {
     /// The kind of note (`NT_FILE`…) a report uses, or nil for one it does not (NT_FPREGSET, NT_X86_XSTATE…).
     static func kind(name: String, type: UInt32) -> String? {
         switch (name, type) {
-        case ("CORE", CoreFile.NoteType.prstatus): "NT_PRSTATUS"
-        case ("CORE", CoreFile.NoteType.prpsinfo): "NT_PRPSINFO"
-        case ("CORE", CoreFile.NoteType.auxv): "NT_AUXV"
-        case ("CORE", CoreFile.NoteType.file): "NT_FILE"
-        case ("CORE", CoreFile.NoteType.siginfo): "NT_SIGINFO"
-        case ("LINUX", CoreFile.NoteType.armPACMask): "NT_ARM_PAC_MASK"
+        case ("CORE", CoreRecords.NoteType.prstatus): "NT_PRSTATUS"
+        case ("CORE", CoreRecords.NoteType.prpsinfo): "NT_PRPSINFO"
+        case ("CORE", CoreRecords.NoteType.auxv): "NT_AUXV"
+        case ("CORE", CoreRecords.NoteType.file): "NT_FILE"
+        case ("CORE", CoreRecords.NoteType.siginfo): "NT_SIGINFO"
+        case ("LINUX", CoreRecords.NoteType.armPACMask): "NT_ARM_PAC_MASK"
         default: nil
         }
     }
@@ -124,7 +123,7 @@ public struct CoreNotes {
 
     /// Reads the notes of one PT_NOTE segment from `source` to its end (what is left of it is skipped),
     /// keeping those a report uses within the caps. `alignment` is the segment's `p_align` (8 or the usual 4).
-    public mutating func scan<Source: NoteSource>(_ source: inout Source, alignment: UInt64) throws {
+    mutating func scan(_ source: inout StreamNoteSource, alignment: UInt64) throws {
         let align: UInt64 = alignment == 8 ? 8 : 4
         func padded(_ size: UInt64) -> UInt64 { (size + align - 1) & ~(align - 1) }  // size < 2^33: no overflow
         while source.remaining >= 12 {
@@ -160,46 +159,5 @@ public struct CoreNotes {
             }
         }
         try source.drop(source.remaining)
-    }
-
-    /// The kept notes laid out as a PT_NOTE segment (4-byte alignment), to be scanned again.
-    public func encoded() -> [UInt8] {
-        func padded(_ bytes: [UInt8]) -> [UInt8] { bytes + [UInt8](repeating: 0, count: (4 - bytes.count % 4) % 4) }
-        var out: [UInt8] = []
-        for note in kept {
-            let name = Array(note.name.utf8) + [0]
-            out += UInt32(name.count).littleEndianBytes + UInt32(note.descriptor.count).littleEndianBytes + note.type.littleEndianBytes
-                + padded(name) + padded(note.descriptor)
-        }
-        return out
-    }
-}
-
-/// Where a note segment's bytes come from: a mapped file or a stream, read front to back.
-public protocol NoteSource {
-    /// The bytes of the segment not yet taken or dropped.
-    var remaining: UInt64 { get }
-    /// The next `count` bytes (at most `remaining`), or nil when the input ends before them.
-    mutating func take(_ count: Int) throws -> [UInt8]?
-    /// Passes over the next `count` bytes (at most `remaining`).
-    mutating func drop(_ count: UInt64) throws
-}
-
-/// A note segment in memory (a mapped core).
-struct BufferNoteSource: NoteSource {
-    let bytes: UnsafeRawBufferPointer
-    var offset = 0
-    var remaining: UInt64 { UInt64(bytes.count - offset) }
-
-    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-
-    mutating func take(_ count: Int) -> [UInt8]? {
-        guard count >= 0, count <= bytes.count - offset else { return nil }
-        defer { offset += count }
-        return Array(bytes[offset..<(offset + count)])
-    }
-
-    mutating func drop(_ count: UInt64) {
-        offset += Int(min(count, remaining))
     }
 }

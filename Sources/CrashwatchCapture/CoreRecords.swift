@@ -1,11 +1,28 @@
-// CoreRecords.swift — the kernel's core-dump records, decoded once for both readers of a core (CoreFile, a
-// mapped core; CoreStream, a core read from a pipe): the ELF header of an `ET_CORE` file, its PT_LOAD and
-// PT_NOTE program headers checked against 2^64, and the notes a report reads. Each layout is written beside
+// CoreRecords.swift — the kernel's core-dump records, decoded once, for the core reader (CoreStream) and the
+// capture made of what it kept (CoreContents): the ELF header of an `ET_CORE` file, its PT_LOAD and PT_NOTE
+// program headers checked against 2^64, and the notes a report reads. Each layout is written beside
 // its decoder; every field is read through `ByteReader`, so a note too short for it gives nil, not a trap.
 import CrashwatchModel
 import CrashwatchSymbols
 
-extension CoreFile {
+/// Why a file could not be read as a core dump.
+public struct CoreFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The decoders of a core dump's ELF header, program headers and notes.
+enum CoreRecords {
+    /// Note types of the kernel's core dumps (`CORE` notes; NT_ARM_PAC_MASK is a `LINUX` one).
+    enum NoteType {
+        static let prstatus: UInt32 = 1
+        static let prpsinfo: UInt32 = 3
+        static let auxv: UInt32 = 6
+        static let file: UInt32 = 0x4649_4c45
+        static let siginfo: UInt32 = 0x5349_4749
+        static let armPACMask: UInt32 = 0x406
+    }
+
     /// The longest mapping name kept from NT_FILE (PATH_MAX).
     static let maxPathBytes = 4096
 
@@ -30,22 +47,17 @@ extension CoreFile {
         return (header, architecture)
     }
 
-    /// The PT_LOAD and PT_NOTE headers of `table` that can be used (nothing else is read), with their index,
-    /// and why each other one was left out, a sentence each, in table order. With `fileSize` (a mapped core),
-    /// a segment's bytes must also end within the file.
-    static func usableSegments(_ table: [ProgramHeader], fileSize: UInt64? = nil)
-        -> (segments: [(index: Int, header: ProgramHeader)], problems: [String])
-    {
-        var segments: [(index: Int, header: ProgramHeader)] = []
+    /// The PT_LOAD and PT_NOTE headers of `table` that can be used (nothing else is read), and why each other
+    /// one was left out, a sentence each, in table order.
+    static func usableSegments(_ table: [ProgramHeader]) -> (segments: [ProgramHeader], problems: [String]) {
+        var segments: [ProgramHeader] = []
         var problems: [String] = []
         for (index, header) in table.enumerated()
         where header.type == ProgramHeader.loadType || header.type == ProgramHeader.noteType {
             if let problem = segmentProblem(index: index, header) {
                 problems.append(problem)
-            } else if let fileSize, header.offset > fileSize || header.filesz > fileSize - header.offset {
-                problems.append("segment \(index) lies past the end of the file (a truncated core?)")
             } else {
-                segments.append((index, header))
+                segments.append(header)
             }
         }
         return (segments, problems)

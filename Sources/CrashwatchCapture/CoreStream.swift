@@ -1,8 +1,10 @@
 // CoreStream.swift — a core dump read once, front to back, from a pipe (what the kernel gives a
-// `core_pattern` helper), keeping only what a report needs, so a 1 GiB core costs a few MiB: the headers,
-// the notes, each thread's stack from just below its stack pointer up (at most `stackBytesPerThread`), the
-// first bytes of each file mapping (its ELF headers and build-id note) and the vdso. The rest is read and
-// dropped. What is kept is laid out as a smaller core in a memfd, which `CoreFile` then reads like any core.
+// `core_pattern` helper) or a file, keeping only what a report needs, so a 1 GiB core costs a few MiB: the
+// notes, each thread's stack from just below its stack pointer up (at most `stackBytesPerThread`), the first
+// bytes of each file mapping (its ELF headers and build-id note) and the vdso. The rest is read and dropped.
+// What is kept goes straight into the raw capture file (a memfd) as the core streams past, a region each;
+// once the core has been read, `CoreContents` makes the capture of its notes and those regions, and
+// `StreamedCore.captureFile()` appends it as the file's metadata: the container a live capture writes too.
 import CrashwatchModel
 import CrashwatchSymbols
 import CrashwatchSystem
@@ -10,50 +12,24 @@ import CrashwatchSystem
 public enum CoreStream {
     /// The most bytes kept of a file mapping (its headers and notes live at its start).
     static let fileHeadBytes: UInt64 = 64 << 10
-    /// The most bytes kept of any other segment of a core without NT_FILE (see `compact`).
+    /// The most bytes kept of any other segment of a core without NT_FILE (see `StreamScan.hasFileNote`).
     static let unnamedSegmentBytes: UInt64 = 1 << 20
     /// The most bytes of notes kept, whatever the memory limit (see `CoreNotes`).
     public static let noteLimit = 64 << 20
-    /// The most bytes a compact core's headers take (an ELF header and 65,535 program headers).
-    public static let headerBytes = 64 + 56 * 0xffff
 
     /// The bytes of notes kept for a memory limit of `limit`: half of it (at most `noteLimit`); the memory
     /// kept gets the rest.
     public static func noteBudget(memoryLimit limit: Int) -> Int { min(noteLimit, max(limit, 0) / 2) }
 
-    /// Reads the core on `input` and returns the compact core, how many bytes of memory were dropped, and
-    /// what of the core was dropped or refused, a sentence each (soft errors of the report). Notes and memory
-    /// kept take at most `limit` bytes together (notes at most half). Throws for a stream that is not a
-    /// 64-bit core dump. Every size, offset and count in the stream is checked before use: a segment whose
-    /// bytes would end past the top of the address space or the file is left out, and said so.
-    public static func compact(_ input: InputStream, stackBytesPerThread: Int, limit: Int) throws
-        -> (core: OwnedDescriptor, dropped: UInt64, problems: [String])
-    {
-        let (header, architecture, segments, headerProblems) = try readHeaders(input)
-        var scan = StreamScan(segments: segments, architecture: architecture, limit: limit,
-                              stackBytes: UInt64(max(stackBytesPerThread, 0)))
-        try scan.read(input)
-        let noteBytes = scan.notes.encoded()
-        var problems = headerProblems + scan.notes.problems
-        var layout = programHeaders(segments, kept: scan.kept, noteBytes: noteBytes.count)
-        if trimToLimit(&layout) {
-            problems.append("the core has more segments than a core can list once its stacks are split out: the last empty ones were left out")
-        }
-        let (headers, data) = encode(header: header, layout, notes: noteBytes, kept: scan.kept)
-        let file = try MemoryFile.create(name: "crashwatch-core")
-        try file.write(headers)
-        try file.write(data)
-        return (file, scan.dropped, problems)
-    }
-
-    /// The stream's ELF header (as read, to be copied into the compact core), its architecture, and the
-    /// PT_LOAD and PT_NOTE program headers that can be used, with why any other was left out.
+    /// The stream's architecture and the PT_LOAD and PT_NOTE program headers that can be used, with why any
+    /// other was left out. Throws for a stream that is not a 64-bit core dump, or whose program-header table
+    /// is out of place or would take more than 65,534 entries of 256 bytes.
     static func readHeaders(_ input: InputStream) throws
-        -> (header: [UInt8], architecture: Architecture, segments: [ProgramHeader], problems: [String])
+        -> (architecture: Architecture, segments: [ProgramHeader], problems: [String])
     {
         let header = try input.read(ELFHeaderInfo.fileHeaderSize)
         guard header.count == ELFHeaderInfo.fileHeaderSize else { throw CoreFileError("not an ELF file (\(header.count) bytes)") }
-        let (file, architecture) = try CoreFile.coreHeader(ByteReader(header))
+        let (file, architecture) = try CoreRecords.coreHeader(ByteReader(header))
         let entrySize = file.programHeaderEntrySize, count = file.programHeaderCount
         // 56 bytes is an ELF64 program header; a larger entry size is allowed, not one that would make the
         // table gigabytes (65,534 entries at most).
@@ -63,98 +39,79 @@ public enum CoreStream {
         try input.skip(file.programHeaderOffset - 64)
         guard let table = ProgramHeader.table(ByteReader(try input.read(entrySize * count)), at: 0, entrySize: entrySize, count: count)
         else { throw CoreFileError("the stream ends in the program headers") }
-        let (usable, problems) = CoreFile.usableSegments(table)
-        return (header, architecture, usable.map(\.header), problems)
+        let (usable, problems) = CoreRecords.usableSegments(table)
+        return (architecture, usable, problems)
+    }
+}
+
+/// A core dump read from a stream as a capture source: its capture, and the memory kept of it in the capture
+/// file written as it streamed past (mapped read-only: nothing is copied again).
+public final class StreamedCore: CaptureSource {
+    /// What the core holds, as a capture; a `core_pattern` helper adds where it kept the core itself, and what
+    /// its reading deadline cut, before `captureFile()`.
+    public var capture: RawCapture
+    /// The memory kept, sorted by address: each region's bytes inside the capture file.
+    public let regions: [CoreRegion]
+    /// The capture file: the regions, then (`captureFile()`) the metadata.
+    private let file: OwnedDescriptor
+    private let regionBytes: UInt64
+    private let mapping: MappedFile
+    private var finished = false
+
+    /// Reads the core on `input`: notes and memory kept take at most `options.captureBytes` together (notes at
+    /// most half). `timeNanoseconds`, `executable`, `sysroot` and `process` as for `CoreContents.capture`. Throws
+    /// a `CoreFileError` for a stream that is not a 64-bit core dump or holds no thread. Every size, offset and
+    /// count in the stream is checked before use: a segment whose bytes would end past the top of the address
+    /// space or of the file is left out, and said so; what a cap drops is a soft error of the capture.
+    public init(reading input: InputStream, options: CaptureOptions, timeNanoseconds: Int64, deadlineNanoseconds: Int64,
+                executable: OwnedDescriptor? = nil, sysroot: String? = nil, process: ProcessRecord? = nil) throws {
+        let started = Clock.monotonicNanoseconds()
+        let (architecture, segments, problems) = try CoreStream.readHeaders(input)
+        file = try MemoryFile.create(name: "crashwatch-capture-core")
+        var scan = StreamScan(segments: segments, architecture: architecture, limit: options.captureBytes,
+                              stackBytes: UInt64(max(options.stackBytesPerThread, 0)), writer: RawCaptureWriter(file: file))
+        try scan.read(input)
+        regionBytes = scan.writer.regionBytes
+        mapping = try MappedFile(file, limit: Int(clamping: regionBytes))
+        let bytes = mapping.bytes
+        regions = scan.pieces.map { piece in
+            (piece.address, UnsafeRawBufferPointer(rebasing: bytes[piece.offset..<(piece.offset + piece.count)]))
+        }.sorted { $0.address < $1.address }
+        let contents = CoreContents(architecture: architecture, loads: segments.filter { $0.type == ProgramHeader.loadType },
+                                    notes: scan.notes.kept,
+                                    softErrors: (problems + scan.notes.problems).map { SoftError(stage: "core", message: $0) })
+        capture = try contents.capture(regions: regions, started: started, timeNanoseconds: timeNanoseconds, options: options,
+                                       deadlineNanoseconds: deadlineNanoseconds, executable: executable, sysroot: sysroot,
+                                       process: process)
     }
 
-    /// A program header of the compact core and where its bytes come from: the notes (-1), a piece kept
-    /// (its index in `kept`), or none.
-    typealias Entry = (header: ProgramHeader, data: Int?)
-
-    /// The compact core's program headers: the notes, then each PT_LOAD of `segments` in order, with its
-    /// kept piece's bytes; a piece kept from inside its segment (a stack) takes a second, empty header below it.
-    static func programHeaders(_ segments: [ProgramHeader], kept: [StreamScan.Piece], noteBytes: Int) -> [Entry] {
-        func load(_ segment: ProgramHeader, at address: UInt64, fileSize: Int, memorySize: UInt64) -> ProgramHeader {
-            ProgramHeader(type: ProgramHeader.loadType, flags: segment.flags, offset: 0, vaddr: address,
-                          filesz: UInt64(fileSize), memsz: memorySize, align: segment.align)
+    /// The complete capture file, sealed, for the worker: the regions, then `capture` as its metadata (appended
+    /// on the first call; later ones return the same file).
+    public func captureFile() throws(SystemError) -> OwnedDescriptor {
+        if !finished {
+            try RawCaptureWriter(file: file, regionBytes: regionBytes).finish(capture)
+            try MemoryFile.seal(file)
+            finished = true
         }
-        var entries: [Entry] = []
-        if noteBytes > 0 {
-            entries.append((ProgramHeader(type: ProgramHeader.noteType, flags: 0, offset: 0, vaddr: 0, filesz: UInt64(noteBytes),
-                                          memsz: 0, align: 4), -1))
-        }
-        for (index, segment) in segments.enumerated() where segment.type == ProgramHeader.loadType {
-            guard let keptIndex = kept.firstIndex(where: { $0.segment == index }) else {
-                entries.append((load(segment, at: segment.vaddr, fileSize: 0, memorySize: segment.memsz), nil))
-                continue
-            }
-            let piece = kept[keptIndex]
-            if piece.start > segment.vaddr {
-                entries.append((load(segment, at: segment.vaddr, fileSize: 0, memorySize: piece.start - segment.vaddr), nil))
-            }
-            let rest = segment.vaddr &+ segment.memsz &- piece.start
-            entries.append((load(segment, at: piece.start, fileSize: piece.bytes.count,
-                                 memorySize: max(rest, UInt64(piece.bytes.count))), keptIndex))
-        }
-        return entries
-    }
-
-    /// Keeps `entries` within the 65,534 headers a core can list: past that, entries with no bytes go (from
-    /// the end), their memory unnamed in the report. True when any went.
-    static func trimToLimit(_ entries: inout [Entry]) -> Bool {
-        guard entries.count >= 0xffff else { return false }
-        var excess = entries.count - 0xfffe
-        var index = entries.count - 1
-        while excess > 0 && index >= 0 {
-            if entries[index].data == nil {
-                entries.remove(at: index)
-                excess -= 1
-            }
-            index -= 1
-        }
-        if entries.count >= 0xffff { entries.removeLast(entries.count - 0xfffe) }
-        return true
-    }
-
-    /// The compact core's bytes: `header` with the program header table moved right after it, the table,
-    /// then the bytes of the notes and pieces in table order.
-    static func encode(header: [UInt8], _ entries: [Entry], notes: [UInt8], kept: [StreamScan.Piece])
-        -> (headers: [UInt8], data: [UInt8])
-    {
-        var out = header
-        out.replaceSubrange(32..<40, with: UInt64(64).littleEndianBytes)  // e_phoff
-        out.replaceSubrange(40..<48, with: UInt64(0).littleEndianBytes)   // e_shoff
-        out.replaceSubrange(54..<56, with: UInt16(56).littleEndianBytes)  // e_phentsize
-        out.replaceSubrange(56..<58, with: UInt16(entries.count).littleEndianBytes)
-        out.replaceSubrange(58..<64, with: [UInt8](repeating: 0, count: 6))  // no section headers
-        let offset = UInt64(64 + 56 * entries.count)
-        var data: [UInt8] = []
-        for (header, source) in entries {
-            var fileOffset: UInt64 = 0
-            if header.filesz > 0 {
-                fileOffset = offset + UInt64(data.count)
-                data += source.map { $0 < 0 ? notes : kept[$0].bytes } ?? []
-            }
-            out += header.encoded(offset: fileOffset)
-        }
-        return (out, data)
+        return file
     }
 }
 
 /// What of a streamed core is kept, read segment by segment in file order (the kernel writes the notes
 /// first): the notes within their caps, each thread's stack, the start of each file mapping and the vdso.
-struct StreamScan {
-    /// Bytes kept of one segment (its index in `segments`), from `start` on.
-    typealias Piece = (segment: Int, start: UInt64, bytes: [UInt8])
+struct StreamScan: ~Copyable {
+    /// A piece kept: its address, and where its bytes are in the capture file and how many.
+    typealias Piece = (address: UInt64, offset: Int, count: Int)
 
     let segments: [ProgramHeader]
     let architecture: Architecture
     let limit: Int
     let stackBytes: UInt64
     var notes: CoreNotes
-    var kept: [Piece] = []
+    /// Where the pieces kept go, one region each, as they stream past.
+    var writer: RawCaptureWriter
+    var pieces: [Piece] = []
     var keptTotal = 0
-    var dropped: UInt64 = 0
     var stackPointers: [UInt64] = []
     var fileStarts = Set<UInt64>()
     var vdso: UInt64?
@@ -166,7 +123,8 @@ struct StreamScan {
     /// Where each stack kept starts (segment index → lowest start), worked out again after new notes.
     var stackLows: [Int: UInt64]?
 
-    init(segments: [ProgramHeader], architecture: Architecture, limit: Int, stackBytes: UInt64) {
+    init(segments: [ProgramHeader], architecture: Architecture, limit: Int, stackBytes: UInt64, writer: consuming RawCaptureWriter) {
+        self.writer = writer
         self.segments = segments
         self.architecture = architecture
         self.limit = limit
@@ -198,11 +156,11 @@ struct StreamScan {
         var source = StreamNoteSource(input: input, remaining: segment.filesz)
         try notes.scan(&source, alignment: 4)
         let added = Array(notes.kept[before...])
-        stackPointers += added.filter { $0.name == "CORE" && $0.type == CoreFile.NoteType.prstatus }
-            .compactMap { CoreFile.stackPointer($0.descriptor, architecture: architecture) }
-        for mapping in CoreFile.fileMappings(added) { fileStarts.insert(mapping.start) }
-        hasFileNote = hasFileNote || CoreFile.descriptor(added, CoreFile.NoteType.file) != nil
-        vdso = vdso ?? CoreFile.auxvValue(CoreFile.descriptor(added, CoreFile.NoteType.auxv) ?? [], key: 33)
+        stackPointers += added.filter { $0.name == "CORE" && $0.type == CoreRecords.NoteType.prstatus }
+            .compactMap { CoreRecords.stackPointer($0.descriptor, architecture: architecture) }
+        for mapping in CoreRecords.fileMappings(added) { fileStarts.insert(mapping.start) }
+        hasFileNote = hasFileNote || CoreRecords.descriptor(added, CoreRecords.NoteType.file) != nil
+        vdso = vdso ?? CoreRecords.auxvValue(CoreRecords.descriptor(added, CoreRecords.NoteType.auxv) ?? [], key: 33)
         stackLows = nil
     }
 
@@ -228,21 +186,22 @@ struct StreamScan {
         }
         let memoryLeft = UInt64(max(limit - notes.keptByteCount - keptTotal, 0))
         guard let range, range.upperBound - range.lowerBound <= memoryLeft else {
-            dropped += try input.skip(segment.filesz)
+            try input.skip(segment.filesz)
             return
         }
-        dropped += try input.skip(range.lowerBound - segment.vaddr)
+        try input.skip(range.lowerBound - segment.vaddr)
         let bytes = try input.read(Int(range.upperBound - range.lowerBound))
         keptTotal += bytes.count
-        kept.append((index, range.lowerBound, bytes))
-        dropped += try input.skip(end - range.upperBound)
+        if !bytes.isEmpty {
+            pieces.append((range.lowerBound, Int(writer.regionBytes) + RawCaptureWriter.regionHeaderBytes, bytes.count))
+            try writer.appendRegion(address: range.lowerBound, bytes: bytes)
+        }
+        try input.skip(end - range.upperBound)
     }
 
-    /// Each thread's stack: the segment its stack pointer is in, or (a stack overflow: the pointer in the
-    /// guard page) the next readable one at most 64 KiB above it — the rule of a live capture (`planStack`) —
-    /// from just below the red zone. Segment index → lowest start.
+    /// Each thread's stack (`StackWindow`: the dumped bytes of the segment its stack pointer is in, or the
+    /// next readable one above a guard page, from just below the red zone). Segment index → lowest start.
     func computeStackLows() -> [Int: UInt64] {
-        let redZone: UInt64 = architecture == .x86_64 ? 128 : 0
         var lows: [Int: UInt64] = [:]
         for sp in stackPointers {
             // The first readable segment ending above sp (segments do not overlap: ends ascend with starts).
@@ -252,9 +211,11 @@ struct StreamScan {
                 let candidate = segments[readable[middle]]
                 if candidate.vaddr &+ candidate.filesz > sp { high = middle } else { low = middle + 1 }
             }
-            guard low < readable.count, segments[readable[low]].vaddr <= sp &+ 65536 else { continue }
+            // Its bytes end in the address space (`segmentProblem`): the range is well formed.
+            guard low < readable.count, case let segment = segments[readable[low]],
+                  StackWindow.holdsStack(segment.vaddr..<(segment.vaddr + segment.filesz), sp: sp) else { continue }
             let index = readable[low]
-            let start = max(segments[index].vaddr, sp >= redZone ? sp - redZone : 0)
+            let start = StackWindow.low(sp: sp, rangeStart: segment.vaddr, architecture: architecture)
             lows[index] = min(lows[index] ?? start, start)
         }
         return lows
@@ -262,10 +223,11 @@ struct StreamScan {
 }
 
 /// A note segment read from the stream, front to back.
-struct StreamNoteSource: NoteSource {
+struct StreamNoteSource {
     let input: InputStream
     var remaining: UInt64
 
+    /// The next `count` bytes (at most `remaining`), or nil when the input ends before them.
     mutating func take(_ count: Int) throws -> [UInt8]? {
         guard count >= 0, UInt64(count) <= remaining else { return nil }
         let bytes = try input.read(count)
@@ -273,6 +235,7 @@ struct StreamNoteSource: NoteSource {
         return bytes.count == count ? bytes : nil
     }
 
+    /// Passes over the next `count` bytes (at most `remaining`).
     mutating func drop(_ count: UInt64) throws {
         remaining -= try input.skip(min(count, remaining))
     }

@@ -35,7 +35,7 @@ enum LinkMap {
         guard let header = programHeaders(of: executable) else {
             return ([], ["the executable's file is not an ELF file this reader understands"])
         }
-        guard let phdr = CoreFile.auxvValue(auxv, key: 3),
+        guard let phdr = CoreRecords.auxvValue(auxv, key: 3),
               let table = header.programHeaders.first(where: { $0.type == ProgramHeader.programHeaderType }) else {
             return ([], ["no AT_PHDR or no PT_PHDR: the executable's load address is not known"])
         }
@@ -64,7 +64,7 @@ enum LinkMap {
             return (mappings, problems)
         }
         let interpreter = interpreterPath(executable, header)
-        let interpreterBase = CoreFile.auxvValue(auxv, key: 7)  // AT_BASE
+        let interpreterBase = CoreRecords.auxvValue(auxv, key: 7)  // AT_BASE
         var next = word(rDebug, 8)
         var seen: Set<UInt64> = []
         while next != 0 {

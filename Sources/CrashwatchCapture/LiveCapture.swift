@@ -101,7 +101,7 @@ public enum LiveCapture {
         let fromHelper = mapsFromHelper && factsFromHelper
         reader.softErrors += read.softErrors
         var capture = RawCapture(
-            reportID: CrashReport.newID(), pid: crash.pid, signal: RawSignal(crash.signal),
+            reportID: CrashReport.newID(), pid: crash.pid, signal: crash.signal,
             originalFault: crash.originalFault.map(RawFault.init), handledFaults: crash.handledFaults.map(RawFault.init),
             timeNanoseconds: crash.timeNanoseconds, startedNanoseconds: started, holdDurationMs: 0,
             architecture: .host, maps: reader.mapsText, auxv: Hex.string(reader.auxv),
@@ -275,7 +275,7 @@ extension LiveCapture {
         let process = ProcessRecord(pid: 1, ppid: 0, executable: "", commandLine: [], uid: 0, gid: 0, comm: "")
         let maps = (try? ProcFS.readBytes("/proc/self/maps", limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let capture = RawCapture(
-            reportID: CrashReport.newID(), pid: 1, signal: RawSignal(SignalInfo(signo: 11, code: 1, address: 0)),
+            reportID: CrashReport.newID(), pid: 1, signal: SignalInfo(signo: 11, code: 1, address: 0),
             originalFault: nil, timeNanoseconds: Clock.realtimeNanoseconds(), startedNanoseconds: Clock.monotonicNanoseconds(),
             holdDurationMs: 0, architecture: .host, maps: maps, auxv: "", pointerAuthenticationMask: nil,
             threads: [RawThread(tid: 1, name: "prepare", crashed: true, registers: registers)],

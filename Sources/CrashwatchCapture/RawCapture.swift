@@ -15,31 +15,6 @@ import CrashwatchSymbols
 import CrashwatchSystem
 import FoundationEssentials
 
-/// The signal as `siginfo` gave it, in a form that can be stored.
-public struct RawSignal: Codable, Sendable, Equatable {
-    public var signo: Int32
-    public var code: Int32
-    public var errorNumber: Int32
-    public var pid: Int32
-    public var uid: UInt32
-    public var address: UInt64
-    public var syscall: Int32
-
-    public init(_ info: SignalInfo) {
-        signo = info.signal.number
-        code = info.code.rawValue
-        errorNumber = info.errorNumber
-        pid = info.senderPID ?? 0
-        uid = info.senderUID ?? 0
-        address = info.faultAddress ?? 0
-        syscall = info.syscall ?? 0
-    }
-
-    public var info: SignalInfo {
-        SignalInfo(signo: signo, code: code, errorNumber: errorNumber, pid: pid, uid: uid, address: address, syscall: syscall)
-    }
-}
-
 /// One thread as captured.
 public struct RawThread: Codable, Sendable, Equatable {
     public var tid: Int32
@@ -120,16 +95,16 @@ public struct RawImage: Codable, Sendable, Equatable {
 /// The original fault of a handled-then-re-raised crash.
 public struct RawFault: Codable, Sendable, Equatable {
     public var tid: Int32
-    public var signal: RawSignal
+    public var signal: SignalInfo
     public var timeNanoseconds: Int64
     private var registersHex: String
     public var registers: [UInt8] { Hex.bytes(registersHex) ?? [] }
 
     public init(_ fault: HandledFault) {
-        self.init(tid: fault.tid, signal: RawSignal(fault.signal), timeNanoseconds: fault.timeNanoseconds, registers: fault.registers)
+        self.init(tid: fault.tid, signal: fault.signal, timeNanoseconds: fault.timeNanoseconds, registers: fault.registers)
     }
 
-    public init(tid: Int32, signal: RawSignal, timeNanoseconds: Int64, registers: [UInt8]) {
+    public init(tid: Int32, signal: SignalInfo, timeNanoseconds: Int64, registers: [UInt8]) {
         self.tid = tid
         self.signal = signal
         self.timeNanoseconds = timeNanoseconds
@@ -177,7 +152,7 @@ public struct RawCapture: Codable, Sendable {
     /// For an abnormal exit (kind `abnormalExit`): why the process was killed.
     public var exit: ExitRecord?
     public var pid: Int32
-    public var signal: RawSignal
+    public var signal: SignalInfo
     /// The supervisor's view of the original fault (see `DetectedCrash.originalFault`).
     public var originalFault: RawFault?
     /// Every handled fault of the process whose handler may still be running, oldest first: processing
@@ -239,6 +214,9 @@ public struct RawCaptureWriter: ~Copyable {
     /// How many bytes of regions were written.
     public var regionBytes: UInt64 { offset }
 
+    /// The bytes before a region's own: its address and length, a 64-bit word each.
+    static let regionHeaderBytes = 16
+
     /// Appends one memory region.
     public mutating func appendRegion(address: UInt64, bytes: UnsafeRawBufferPointer) throws(SystemError) {
         guard !bytes.isEmpty else { return }
@@ -247,6 +225,15 @@ public struct RawCaptureWriter: ~Copyable {
         let padding = (8 - bytes.count % 8) % 8
         if padding > 0 { try put([UInt8](repeating: 0, count: padding)) }
         offset += 16 + UInt64(bytes.count + padding)
+    }
+
+    /// Appends one memory region held in an array.
+    mutating func appendRegion(address: UInt64, bytes: [UInt8]) throws(SystemError) {
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try appendRegion(address: address, bytes: buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// Appends `regionCount` regions already laid out in `bytes` (headers, data, padding) in one write.

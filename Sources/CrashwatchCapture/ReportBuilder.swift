@@ -104,11 +104,11 @@ public struct ReportBuilder<Processor: FrameProcessor> {
                          frames: records(item.frames), unwindStopReason: item.stop)
         }
         let original = rootFault.map { fault in
-            OriginalFault(fault.signal.info, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
+            OriginalFault(fault.signal, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
                           registers: faultUnwound?.registers ?? [], frames: records(faultUnwound?.frames ?? []))
         }
         let chainRecords = activeChain.map { fault in
-            OriginalFault(fault.signal.info, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
+            OriginalFault(fault.signal, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
                           registers: registerValues(fault.registers))
         }
         let processor = self.processor
@@ -123,8 +123,8 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             captureDurationMs: Double(max((finishedNanoseconds ?? Clock.monotonicNanoseconds()) - capture.startedNanoseconds, 0) / 1_000) / 1_000,
             crashwatchVersion: "",
             signal: capture.kind == .hang ? .none
-                : capture.seenAtExit ? .seenAtExit(capture.signal.info.signal, sentByKernel: capture.signal.code == 0x80)
-                : SignalRecord(capture.signal.info, originalFault: original, activeFaults: chainRecords),
+                : capture.seenAtExit ? .seenAtExit(capture.signal.signal, sentByKernel: capture.signal.code.rawValue == 0x80)
+                : SignalRecord(capture.signal, originalFault: original, activeFaults: chainRecords),
             process: capture.process, host: capture.host, threads: threads, images: images,
             diagnostics: diagnostics, softErrors: errors)
         report.holdDurationMs = capture.holdDurationMs
@@ -180,7 +180,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     /// A handler that re-raised with `kill(getpid())` or `raise` from another thread, or whose signal the
     /// kernel gave to another thread, did not crash that thread: the thread of the root fault crashed.
     private func moveCrashed(to root: RawFault?, in unwound: inout [Unwound]) {
-        guard let root, capture.signal.pid == capture.pid, capture.signal.info.senderPID != nil,
+        guard let root, capture.signal.senderPID == capture.pid,
               let from = unwound.firstIndex(where: { $0.raw.crashed }), unwound[from].raw.tid != root.tid,
               let to = unwound.firstIndex(where: { $0.raw.tid == root.tid }) else { return }
         unwound[from].raw.crashed = false

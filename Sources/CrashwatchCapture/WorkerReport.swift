@@ -99,7 +99,7 @@ public enum WorkerReport {
 
     /// Whether the worker's active fault is the supervisor's handled fault: same thread, signal and time.
     private static func matches(_ fault: RawFault, _ record: OriginalFault) -> Bool {
-        fault.tid == record.tid && fault.signal.info.signal.number == record.number
+        fault.tid == record.tid && fault.signal.signal.number == record.number
             && RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds) == record.time
     }
 

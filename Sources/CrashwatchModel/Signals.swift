@@ -197,5 +197,31 @@ public struct SignalInfo: Hashable, Sendable {
     }
 }
 
+/// Stored as the raw `siginfo` fields (`signo`, `code`, `errorNumber`, `pid`, `uid`, `address`, `syscall`; 0
+/// where not meaningful) and decoded through `init(signo:…)`, so a stored signal means what a fresh one does
+/// (the raw capture's metadata).
+extension SignalInfo: Codable {
+    private enum CodingKeys: String, CodingKey { case signo, code, errorNumber, pid, uid, address, syscall }
+
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(signo: try values.decode(Int32.self, forKey: .signo), code: try values.decode(Int32.self, forKey: .code),
+                  errorNumber: try values.decode(Int32.self, forKey: .errorNumber), pid: try values.decode(Int32.self, forKey: .pid),
+                  uid: try values.decode(UInt32.self, forKey: .uid), address: try values.decode(UInt64.self, forKey: .address),
+                  syscall: try values.decode(Int32.self, forKey: .syscall))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(signal.number, forKey: .signo)
+        try values.encode(code.rawValue, forKey: .code)
+        try values.encode(errorNumber, forKey: .errorNumber)
+        try values.encode(senderPID ?? 0, forKey: .pid)
+        try values.encode(senderUID ?? 0, forKey: .uid)
+        try values.encode(faultAddress ?? 0, forKey: .address)
+        try values.encode(syscall ?? 0, forKey: .syscall)
+    }
+}
+
 /// Formats an address the way every crashwatch output does: lower-case hex with `0x`.
 public func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }

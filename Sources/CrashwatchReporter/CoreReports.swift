@@ -1,7 +1,7 @@
-// CoreReports.swift — the one way a core dump becomes a report, for `analyze-core` and `core-handler`: the core
-// is read once as a stream, keeping only what a report needs (CoreStream: bounded memory, whatever the
-// core's size), and processed by the confined worker `run` uses, whatever the source: the core's contents
-// are what the crashed program controlled.
+// CoreReports.swift — the one way a core dump becomes a report, for `analyze-core` (here) and `core-handler`
+// (CoreHandler): the core is read once as a stream, keeping only what a report needs, straight into the raw
+// capture (StreamedCore: bounded memory, whatever the core's size), and processed by the confined worker
+// `run` uses, whatever the source: the core's contents are what the crashed program controlled.
 import CrashwatchCapture
 import CrashwatchSupervisor
 import CrashwatchModel
@@ -10,29 +10,57 @@ import CrashwatchSystem
 import FoundationEssentials
 
 public enum CoreReports {
-    /// The core on `input` as a capture source, its memory kept within `options.captureBytes`.
-    /// `executable`, `sysroot` and `process` as for `CoreFile`.
-    public static func source(_ input: InputStream, options: CaptureOptions, timeNanoseconds: Int64, deadlineNanoseconds: Int64,
-                       executable: OwnedDescriptor? = nil, sysroot: String? = nil, process: ProcessRecord? = nil) throws -> CoreFile {
-        let compact = try CoreStream.compact(input, stackBytesPerThread: options.stackBytesPerThread, limit: options.captureBytes)
-        // The compact core: its headers, then notes and memory within the limit (the notes' own headers aside).
-        let core = try CoreFile(compact.core, limit: options.captureBytes + CoreStream.headerBytes + (1 << 20), timeNanoseconds: timeNanoseconds,
-                                options: options, deadlineNanoseconds: deadlineNanoseconds, executable: executable,
-                                sysroot: sysroot, process: process)
-        core.capture.softErrors = compact.problems.map { SoftError(stage: "core", message: $0) } + core.capture.softErrors
-        return core
+    /// How long `analyze-core`'s processing may take.
+    public static let analysisSeconds: Int64 = 60
+
+    /// Where `analyze-core` writes a report: a file of the user's choosing, or the spool.
+    public enum Destination: Sendable {
+        case file(String)
+        case spool(String)
+    }
+
+    /// The report of the core in `core` (`analyze-core`), written to `destination`: the core read as a stream
+    /// like a piped one, keeping what a report needs whatever the core's size (mapping the file instead would
+    /// hand the worker every dumped byte: the measurement is in the README, "System-wide"), then processed by
+    /// the worker within `analysisSeconds`. Its time is the file's modification time (the kernel writes a core
+    /// as the process dies). `executable` and `sysroot` as for `CoreContents.capture`. The report's path, and
+    /// why it is not the worker's complete one (nil when it is).
+    public static func analyze(_ core: OwnedDescriptor, executable: OwnedDescriptor?, sysroot: String?, options: CaptureOptions,
+                               destination: Destination) throws(CoreReportFailure) -> (path: String, failure: String?) {
+        let time = core.modificationNanoseconds() ?? Clock.realtimeNanoseconds()
+        let deadline = Clock.monotonicNanoseconds() + analysisSeconds * 1_000_000_000
+        let source: StreamedCore
+        do {
+            source = try StreamedCore(reading: InputStream(fd: core.fd), options: options, timeNanoseconds: time,
+                                      deadlineNanoseconds: deadline, executable: executable, sysroot: sysroot)
+        } catch {
+            throw .notACore("\(error)")
+        }
+        let (bytes, failure) = process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline,
+                                       crashwatchVersion: options.crashwatchVersion)
+        switch destination {
+        case .file(let path):
+            do { try FileSystem.writeAtomically(bytes, to: path) } catch { throw .cannotWrite("cannot write \(path): \(error)") }
+            return (path, failure)
+        case .spool(let path):
+            do throws(SpoolError) {
+                return (try Spool(path: path).write(bytes: bytes, name: fileName(source.capture)), failure)
+            } catch {
+                throw .cannotWrite("\(error)")
+            }
+        }
     }
 
     /// The minimal report of `capture` (registers and each thread's pc, no processing) within the report size
     /// limit, with `why` processing did not give the full one as a soft error when it failed.
-    public static func minimalReport(_ capture: RawCapture, crashwatchVersion: String, processingFailure why: String? = nil) throws -> [UInt8] {
+    static func minimalReport(_ capture: RawCapture, crashwatchVersion: String, processingFailure why: String? = nil) throws -> [UInt8] {
         try ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: crashwatchVersion,
                                           extraSoftErrors: why.map { [SoftError(stage: "processing", message: $0)] } ?? [],
                                           limit: capture.options.reportByteLimit)
     }
 
     /// The spool name of a capture's report.
-    public static func fileName(_ capture: RawCapture) -> ReportFileName {
+    static func fileName(_ capture: RawCapture) -> ReportFileName {
         ReportFileName(timeNanoseconds: capture.timeNanoseconds, pid: capture.pid, executable: capture.process.executable,
                        id: UUID(uuidString: capture.reportID) ?? UUID())
     }
@@ -41,8 +69,8 @@ public enum CoreReports {
     /// core's facts; when the worker fails or runs out of time, its report from before symbols or the minimal
     /// one, with a soft error — and `failure` says why. A core's own notes never pick the worker's identity: as
     /// root it processes as the dedicated user. `imageFiles` are the files `RawImage.descriptor` indexes.
-    public static func process(_ source: CoreFile, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64,
-                               crashwatchVersion: String) -> (report: [UInt8], failure: String?) {
+    static func process(_ source: StreamedCore, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64,
+                        crashwatchVersion: String) -> (report: [UInt8], failure: String?) {
         let capture = source.capture
         let limit = capture.options.reportByteLimit
         func minimal(_ why: String) -> (report: [UInt8], failure: String?) {
@@ -51,11 +79,7 @@ public enum CoreReports {
         let launch: WorkerLaunch
         let pid: Int32
         do {
-            let file = try MemoryFile.create(name: "crashwatch-capture-core")
-            var writer = RawCaptureWriter(file: file)
-            for region in source.regions { try writer.appendRegion(address: region.address, bytes: region.bytes) }
-            try writer.finish(capture)
-            try MemoryFile.seal(file)
+            let file = try source.captureFile()
             let identity = WorkerLaunch.identity(for: nil)
             launch = try WorkerLaunch(input: file, imageFiles: imageFiles, capture: capture, identity: identity,
                                       deadlineNanoseconds: deadlineNanoseconds, debuginfodURLs: [], cache: nil, gate: nil)

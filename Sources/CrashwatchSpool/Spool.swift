@@ -60,6 +60,10 @@ public final class Spool: Sendable {
     /// The name of the group whose members may read every report in a set-group-ID spool.
     public static let readerGroupName = "crashwatch"
 
+    /// The group of services allowed to add reports to the packaged spool (an ACL entry on it: they may
+    /// create reports but read none but their own; README "The spool").
+    public static let writerGroupName = "crashwatch-writers"
+
     /// Refuses a directory (the spool, `.claims`, `.quarantine`) that someone else could rearrange: owned by
     /// a user other than root or this one, or writable by group or others without the sticky bit.
     public static func checkTrusted(_ status: FileStatus, path: String) throws(SpoolError) {

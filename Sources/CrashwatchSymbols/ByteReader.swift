@@ -57,8 +57,3 @@ public struct ByteReader<Bytes: RandomAccessCollection> where Bytes.Element == U
         return String(decoding: field.prefix { $0 != 0 }, as: UTF8.self)
     }
 }
-
-extension FixedWidthInteger {
-    /// The integer's bytes, least significant first: what `ByteReader` reads back.
-    @inlinable public var littleEndianBytes: [UInt8] { withUnsafeBytes(of: littleEndian, Array.init) }
-}

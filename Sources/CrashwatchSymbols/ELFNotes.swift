@@ -172,12 +172,6 @@ public struct ProgramHeader: Sendable, Equatable {
         self.init(type: type, flags: flags, offset: fileOffset, vaddr: vaddr, filesz: filesz, memsz: memsz, align: align)
     }
 
-    /// The 56 bytes of this header in a table, its file offset `offset` (`p_paddr` 0).
-    public func encoded(offset: UInt64) -> [UInt8] {
-        type.littleEndianBytes + flags.littleEndianBytes + offset.littleEndianBytes + vaddr.littleEndianBytes
-            + UInt64(0).littleEndianBytes + filesz.littleEndianBytes + memsz.littleEndianBytes + align.littleEndianBytes
-    }
-
     /// The table of `count` program headers of `entrySize` bytes each (at least 56) from `offset` of
     /// `reader`'s bytes, nil when the table does not lie within them.
     @inlinable public static func table<Bytes>(_ reader: ByteReader<Bytes>, at offset: UInt64, entrySize: Int, count: Int)

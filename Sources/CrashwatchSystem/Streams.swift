@@ -3,7 +3,8 @@
 import CCrashwatch
 import Glibc
 
-/// A descriptor read front to back (a pipe: the kernel hands a core to a `core_pattern` helper on stdin).
+/// A descriptor read front to back (a pipe: the kernel hands a core to a `core_pattern` helper on stdin; or a
+/// core file, `analyze-core`).
 public final class InputStream {
     public let fd: Int32
     /// Bytes consumed so far.
@@ -65,9 +66,26 @@ public final class InputStream {
         return filled == count ? bytes : Array(bytes.prefix(filled))
     }
 
-    /// Reads and drops `count` bytes (fewer at the end of the stream); how many were dropped.
+    /// The size of the file read when it is a regular file (asked once), nil for a pipe or anything else.
+    private lazy var regularFileSize: Int? = {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return info.st_size
+    }()
+
+    /// Reads and drops `count` bytes (fewer at the end of the stream); how many were dropped. In a regular
+    /// file nothing `tee` must see, it seeks over them instead (`analyze-core`: a core's memory left out is
+    /// never read).
     @discardableResult
     public func skip(_ count: UInt64) throws(SystemError) -> UInt64 {
+        if tee == nil, count > 0, let size = regularFileSize, readable() {
+            let offset = lseek(fd, 0, SEEK_CUR)
+            guard offset >= 0 else { throw SystemError("lseek", errno: lastErrno()) }
+            let step = min(count, UInt64(max(size - offset, 0)))
+            guard lseek(fd, offset + Int(step), SEEK_SET) >= 0 else { throw SystemError("lseek", errno: lastErrno()) }
+            position += step
+            return step
+        }
         var left = count
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while left > 0, readable() {

@@ -1,5 +1,6 @@
 // CoreFileTests.swift — the core dump reader on cores made to order: what each note becomes in the capture,
-// and damaged or foreign files refused with a message rather than read out of bounds.
+// what of the memory is kept and how it reads back from the capture file, and damaged or foreign files
+// refused with a message rather than read out of bounds.
 @testable import CrashwatchCapture
 import CrashwatchModel
 import CrashwatchSystem
@@ -45,12 +46,23 @@ struct CoreBuilder {
         return header + headers + data
     }
 
-    func read(options: CaptureOptions = CaptureOptions(crashwatchVersion: "test")) throws -> CoreFile {
+    func read(options: CaptureOptions = CaptureOptions(crashwatchVersion: "test")) throws -> StreamedCore {
+        try Self.read(bytes(), options: options)
+    }
+
+    /// `bytes` read as a core, streamed from a file as `analyze-core` reads it.
+    static func read(_ bytes: [UInt8], options: CaptureOptions = CaptureOptions(crashwatchVersion: "test")) throws -> StreamedCore {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-core-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes()))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        return try CoreFile(try UntrustedFile.open(path), limit: 1 << 30, timeNanoseconds: 1_000, options: options,
-                            deadlineNanoseconds: .max)
+        return try read(file: try UntrustedFile.open(path), options: options)
+    }
+
+    /// The core in `file`, streamed from it (the descriptor stays open while it is read).
+    static func read(file: OwnedDescriptor, options: CaptureOptions = CaptureOptions(crashwatchVersion: "test")) throws -> StreamedCore {
+        try withExtendedLifetime(file) {
+            try StreamedCore(reading: InputStream(fd: file.fd), options: options, timeNanoseconds: 1_000, deadlineNanoseconds: .max)
+        }
     }
 }
 
@@ -94,39 +106,37 @@ struct CoreBuilder {
         #expect(capture.threads.map(\.tid) == [4139, 4138])
         #expect(capture.threads.map(\.crashed) == [true, false])
         #expect(capture.threads[0].stackStart == 0x7ffd_0000_0100 && capture.threads[0].stackEnd == 0x7ffd_0000_2000)
-        #expect(capture.signal.signo == 11 && capture.signal.code == 1 && capture.signal.address == 0xdead)
+        #expect(capture.signal.signal.number == 11 && capture.signal.code.rawValue == 1 && capture.signal.faultAddress == 0xdead)
         #expect(capture.process.pid == 4138 && capture.process.uid == 1000 && capture.process.comm == "app")
         #expect(capture.process.commandLine == ["/opt/app", "-v", "x"])
         #expect(capture.process.executable == "/opt/app")
         #expect(capture.maps.contains("555500000000-555500001000 r-xp 0 00:00 1 /opt/app"))
-        #expect(core.regions.map(\.address) == [0x5555_0000_0000, 0x7ffd_0000_0000])
-        #expect(CoreFile.read(core.regions, 0x7ffd_0000_1ffe, 8) == [7, 7])
-        #expect(CoreFile.read(core.regions, 0x1000, 8).isEmpty)
+        // One mapping per segment, the stack's whole though only its used part is kept.
+        #expect(capture.maps.contains("7ffd00000000-7ffd00002000 rw-p 0 00:00 0"))
+        // The file mapping's head, and the stack from 128 bytes (the red zone) below the lowest stack pointer.
+        #expect(core.regions.map(\.address) == [0x5555_0000_0000, 0x7ffd_0000_0100 - 128])
+        #expect(capture.capturedBytes == 4096 + 0x2000 - 0x80)
+        #expect(CoreContents.read(core.regions, 0x7ffd_0000_1ffe, 8) == [7, 7])
+        #expect(CoreContents.read(core.regions, 0x7ffd_0000_0000, 8).isEmpty, "below the stack kept")
+        #expect(CoreContents.read(core.regions, 0x1000, 8).isEmpty)
     }
 
-    /// The stream reader keeps the stacks and the named mappings' heads of a core, and what it lays out reads
-    /// back as the same capture; a program-header table claiming gigabytes is refused before anything is read.
-    @Test func streamedCoreKeepsWhatAReportNeeds() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-core-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        _ = FileManager.default.createFile(atPath: path, contents: Data(Self.sample.bytes()))
-        let input = try UntrustedFile.open(path)
-        let compact = try CoreStream.compact(InputStream(fd: input.fd), stackBytesPerThread: 1 << 20, limit: 1 << 20)
-        let core = try CoreFile(compact.core, limit: 1 << 30, timeNanoseconds: 1_000, options: CaptureOptions(crashwatchVersion: "t"),
-                                deadlineNanoseconds: .max)
-        #expect(core.capture.threads.map(\.tid) == [4139, 4138])
-        #expect(core.capture.process.executable == "/opt/app")
-        // The stack from 128 bytes (the red zone) below the lowest stack pointer, and the file mapping's head.
-        #expect(core.regions.map(\.address) == [0x5555_0000_0000, 0x7ffd_0000_0100 - 128])
-        #expect(core.capture.threads[0].stackEnd == 0x7ffd_0000_2000)
+    /// The capture file the stream wrote, completed, reads back as the worker reads it: the same capture, the
+    /// same regions with the same bytes; a program-header table claiming gigabytes is refused before anything
+    /// is read.
+    @Test func streamedCoreIsTheCaptureFile() throws {
+        let core = try Self.sample.read()
+        core.capture.coreFile = "/var/lib/crashwatch/cores/x.core.gz"
+        let file = try RawCaptureFile(try core.captureFile(), limit: 1 << 30)
+        #expect(file.capture.threads == core.capture.threads && file.capture.maps == core.capture.maps)
+        #expect(file.capture.coreFile == "/var/lib/crashwatch/cores/x.core.gz", "what is set before the file is completed is in it")
+        #expect(file.regions.map(\.address) == core.regions.map(\.address))
+        #expect(file.regions.map { Array($0.bytes) } == core.regions.map { Array($0.bytes) })
+        #expect(try core.captureFile().fd == core.captureFile().fd, "completed once")
 
         var bytes = Self.sample.bytes()
         bytes.replaceSubrange(54..<56, with: [0xff, 0xff])  // e_phentsize 65,535: a 4 GiB table
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        let hostile = try UntrustedFile.open(path)
-        #expect(throws: CoreFileError.self) {
-            try CoreStream.compact(InputStream(fd: hostile.fd), stackBytesPerThread: 1 << 20, limit: 1 << 20)
-        }
+        #expect(throws: CoreFileError.self) { try CoreBuilder.read(bytes) }
     }
 
     @Test func redactedArguments() throws {
@@ -156,16 +166,9 @@ struct CoreBuilder {
         // Program headers past the end of the file.
         var bytes = Self.sample.bytes()
         bytes.replaceSubrange(32..<40, with: CoreBuilder.words([UInt64(bytes.count)]))
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-core-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: CoreFileError.self) { try CoreBuilder.read(bytes) }
         #expect(throws: CoreFileError.self) {
-            try CoreFile(try UntrustedFile.open(path), limit: 1 << 30, timeNanoseconds: 0,
-                         options: CaptureOptions(crashwatchVersion: "t"), deadlineNanoseconds: .max)
-        }
-        #expect(throws: CoreFileError.self) {
-            try CoreFile(try UntrustedFile.open("/etc/hostname"), limit: 1 << 30, timeNanoseconds: 0,
-                         options: CaptureOptions(crashwatchVersion: "t"), deadlineNanoseconds: .max)
+            try CoreBuilder.read(file: try UntrustedFile.open("/etc/hostname"))
         }
     }
 }
@@ -185,12 +188,11 @@ struct CoreBuilder {
         try Cores.run(["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu", "./app"], in: directory)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         let coreName = try #require(names.first { $0.hasPrefix("qemu_app_") && $0.hasSuffix(".core") }, "no guest core: \(names)")
-        let core = try CoreFile(try UntrustedFile.open("\(directory)/\(coreName)"), limit: 1 << 30, timeNanoseconds: 0,
-                                options: CaptureOptions(crashwatchVersion: "test"), deadlineNanoseconds: .max)
+        let core = try CoreBuilder.read(file: try UntrustedFile.open("\(directory)/\(coreName)"))
         let capture = core.capture
         #expect(capture.architecture == .aarch64)
         #expect(capture.threads.count == 1 && capture.threads[0].crashed)
-        #expect(capture.signal.signo == 11)
+        #expect(capture.signal.signal.number == 11)
 
         // Where the program was loaded: AT_ENTRY less _start's offset (the symbols from the cross nm).
         let symbols = try Subprocess.run("/usr/bin/aarch64-linux-gnu-nm", ["\(directory)/app"]).stdout
@@ -198,7 +200,7 @@ struct CoreBuilder {
             let line = try #require(symbols.split(separator: "\n").first { $0.hasSuffix(" \(name)") })
             return try #require(UInt64(line.split(separator: " ")[0], radix: 16))
         }
-        let entry = try #require(CoreFile.auxvValue(Hex.bytes(capture.auxv) ?? [], key: 9))
+        let entry = try #require(CoreRecords.auxvValue(Hex.bytes(capture.auxv) ?? [], key: 9))
         let base = entry - (try offset("_start"))
         let registers = try RegisterDecoder.decode(capture.threads[0].registers, architecture: .aarch64)
         let pc = registers.pc - base
@@ -208,6 +210,6 @@ struct CoreBuilder {
         let lr = (try #require(registers["lr"]) & ~mask) - base
         #expect(lr >= middle && lr < outer, "lr \(hex(lr)) does not return into middle")
         let stack = try #require(capture.threads[0].stackStart)
-        #expect(CoreFile.read(core.regions, stack, 8).count == 8, "the crashed thread's stack is in the dump")
+        #expect(CoreContents.read(core.regions, stack, 8).count == 8, "the crashed thread's stack is in the dump")
     }
 }

@@ -2,8 +2,8 @@
 // dumped by this kernel) mutated the ways an attacker would (truncated, sizes, offsets and counts flipped to
 // overflowing values, note headers lying, notes by the hundred thousand), with a fixed seed. Every mutation
 // must end in a capture or a CoreFileError — never a trap — within time, with what is kept bounded: the
-// compact core within the memory limit, the threads within the cap, the minimal report within the report
-// limit. (The same cores through the CLI: IntegrationTests/HostileCoreTests.swift.)
+// memory kept within the memory limit, the threads within the cap, the minimal report within the report
+// limit, and the capture file reading back as the worker reads it. (The same cores through the CLI: IntegrationTests/HostileCoreTests.swift.)
 @testable import CrashwatchCapture
 import CrashwatchModel
 import CrashwatchSystem
@@ -126,43 +126,34 @@ enum CoreMutator {
         return Array(try Data(contentsOf: URL(fileURLWithPath: directory.join(name))))
     }
 
-    /// Reads `bytes` both ways a core is read — streamed and compacted (the CLI's path), and mapped whole —
-    /// and builds the minimal report; what each step kept is checked against its bounds.
+    /// Reads `bytes` as a core, streamed as the CLI reads it, and builds the minimal report; what was kept is
+    /// checked against its bounds.
     static func read(_ bytes: [UInt8], what: String, limit: Int = 64 << 20) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-fuzz-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        defer { try? FileManager.default.removeItem(atPath: path) }
         var options = CaptureOptions(crashwatchVersion: "fuzz")
         options.captureBytes = limit
         let started = Clock.monotonicNanoseconds()
         do {
-            let input = try UntrustedFile.open(path)
-            let compact = try CoreStream.compact(InputStream(fd: input.fd), stackBytesPerThread: options.stackBytesPerThread, limit: limit)
-            let size = try #require(compact.core.size())
-            #expect(size <= Int64(limit + CoreStream.headerBytes + (1 << 20)), "\(what): a compact core of \(size) bytes")
-            let core = try CoreFile(compact.core, limit: limit + CoreStream.headerBytes + (1 << 20), timeNanoseconds: 0,
-                                    options: options, deadlineNanoseconds: .max)
-            try check(core, what: what)
+            try check(try CoreBuilder.read(bytes, options: options), what: what, limit: limit)
         } catch is CoreFileError {
         } catch let error as SystemError {
             Issue.record("\(what): a system error reading it: \(error)")
         }
-        do {
-            try check(try CoreFile(try UntrustedFile.open(path), limit: 1 << 30, timeNanoseconds: 0, options: options,
-                                   deadlineNanoseconds: .max), what: what)
-        } catch is CoreFileError {}
         // A guard against a reader that loops, not a speed target (make bench measures speed): generous enough for
         // a machine two busy loops and a build share (one case takes tens of milliseconds idle).
         let seconds = Double(Clock.monotonicNanoseconds() - started) / 1e9
         #expect(seconds < 60, "\(what): \(seconds) s")
     }
 
-    static func check(_ core: CoreFile, what: String) throws {
+    static func check(_ core: StreamedCore, what: String, limit: Int) throws {
         let capture = core.capture
         #expect(!capture.threads.isEmpty && capture.threads.count <= CoreNotes.maxThreads, "\(what): \(capture.threads.count) threads")
+        #expect(capture.capturedBytes <= limit, "\(what): \(capture.capturedBytes) bytes of memory kept")
         let minimal = try ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: "fuzz", limit: capture.options.reportByteLimit)
         #expect(minimal.count <= capture.options.reportByteLimit, "\(what): a minimal report of \(minimal.count) bytes")
         _ = try CrashReport.decode(minimal)
+        let file = try RawCaptureFile(try core.captureFile(), limit: 1 << 30)
+        #expect(file.regions.map(\.address) == core.regions.map(\.address), "\(what): the capture file's regions")
+        #expect(file.capture.threads.count == capture.threads.count, "\(what): the capture file's threads")
     }
 
     /// The slow one (~21 s idle): `make unit` skips it by name (the Makefile's UNIT_SKIP), `make test` runs it.
@@ -191,12 +182,8 @@ enum CoreMutator {
         }
         var bytes = core
         CoreMutator.put(UInt64.max, &bytes, Int(CoreMutator.u64(core, 32)) + 56 + 32)
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-fuzz-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let input = try UntrustedFile.open(path)
-        let compact = try CoreStream.compact(InputStream(fd: input.fd), stackBytesPerThread: 1 << 20, limit: 64 << 20)
-        #expect(compact.problems.contains { $0.hasPrefix("segment 1 was left out") }, "\(compact.problems)")
+        let capture = try CoreBuilder.read(bytes).capture
+        #expect(capture.softErrors.contains { $0.message.hasPrefix("segment 1 was left out") }, "\(capture.softErrors)")
     }
 
     @Test("100,000 NT_PRSTATUS notes: threads capped at 4,096 (fewer for a small memory limit), the rest dropped and said")
@@ -209,20 +196,15 @@ enum CoreMutator {
         for _ in 0..<100_000 { bytes += note }
         // Only the notes: the memory is not needed to count threads (each stack pointer then in no segment).
         CoreMutator.put(UInt64(notes.size + 100_000 * note.count), &bytes, Int(CoreMutator.u64(core, 32)) + 32)
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cw-fuzz-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        defer { try? FileManager.default.removeItem(atPath: path) }
         for (limit, threads) in [(64 << 20, 4096), (8 << 20, 512)] {
             let started = Clock.monotonicNanoseconds()
-            let input = try UntrustedFile.open(path)
-            let compact = try CoreStream.compact(InputStream(fd: input.fd), stackBytesPerThread: 1 << 20, limit: limit)
             var options = CaptureOptions(crashwatchVersion: "t")
             options.captureBytes = limit
-            let capture = try CoreFile(compact.core, limit: limit + CoreStream.headerBytes + (1 << 20), timeNanoseconds: 0,
-                                       options: options, deadlineNanoseconds: .max).capture
+            let capture = try CoreBuilder.read(bytes, options: options).capture
+            let problems = capture.softErrors.map(\.message)
             #expect(capture.threads.count == threads)
-            #expect(compact.problems.contains { $0.contains("NT_PRSTATUS notes beyond the first \(threads) were dropped") }, "\(compact.problems)")
-            #expect(compact.problems.contains { $0.contains("more than 65536 notes") }, "\(compact.problems)")
+            #expect(problems.contains { $0.contains("NT_PRSTATUS notes beyond the first \(threads) were dropped") }, "\(problems)")
+            #expect(problems.contains { $0.contains("more than 65536 notes") }, "\(problems)")
             let minimal = try ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: "t", limit: 16 << 20)
             #expect(minimal.count <= 16 << 20)
             #expect(Double(Clock.monotonicNanoseconds() - started) / 1e9 < 20)

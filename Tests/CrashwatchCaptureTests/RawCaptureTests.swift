@@ -25,7 +25,7 @@ func sampleCapture(pc: UInt64 = 0x40_1000, sp: UInt64 = 0x7ffc_0000_1000, maps: 
                           architecture: "x86_64", bootID: nil)
     return RawCapture(
         reportID: "3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13", pid: 42,
-        signal: RawSignal(SignalInfo(signo: 11, code: 1, address: 0)), originalFault: nil,
+        signal: SignalInfo(signo: 11, code: 1, address: 0), originalFault: nil,
         timeNanoseconds: 1_700_000_000_000_000_000, startedNanoseconds: 0, holdDurationMs: 1.5, architecture: .x86_64,
         maps: maps ?? "00400000-00402000 r-xp 00000000 fd:01 1234 /opt/app/bin/app\n7ffc00000000-7ffc00002000 rw-p 00000000 00:00 0 [stack]\n",
         auxv: "", pointerAuthenticationMask: nil, threads: [thread],
@@ -267,7 +267,7 @@ private struct ScriptedProcessor: FrameProcessor {
     }
 
     private func fault(tid: Int32, pc: UInt64, sp: UInt64, at time: Int64, code: Int32 = 1) -> RawFault {
-        RawFault(tid: tid, signal: RawSignal(SignalInfo(signo: 11, code: code, address: 0)), timeNanoseconds: time,
+        RawFault(tid: tid, signal: SignalInfo(signo: 11, code: code, address: 0), timeNanoseconds: time,
                  registers: registers(pc: pc, sp: sp))
     }
 
@@ -297,7 +297,7 @@ private struct ScriptedProcessor: FrameProcessor {
     @Test("a handler that re-raised with kill(getpid()) landing on another thread: the faulting thread is the crashed one")
     func crashedThreadMoves() {
         var capture = sampleCapture()
-        capture.signal = RawSignal(SignalInfo(signo: 11, code: 0, pid: 42, uid: 0))  // SI_USER from the process itself
+        capture.signal = SignalInfo(signo: 11, code: 0, pid: 42, uid: 0)  // SI_USER from the process itself
         var worker = RawThread(tid: 43, name: "worker", crashed: false, registers: registers(pc: 0x40_1000, sp: 0x7ffc_0000_1000))
         worker.stackStart = nil
         capture.threads.append(worker)

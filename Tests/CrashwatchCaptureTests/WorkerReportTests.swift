@@ -18,7 +18,7 @@ import Testing
             """)
         capture.images = [RawImage(start: 0x40_0000), RawImage(start: 0x7f00_0000_0000)]
         capture.images[0].buildID = "aabbccdd"
-        capture.handledFaults = [RawFault(tid: 42, signal: RawSignal(SignalInfo(signo: 11, code: 1, address: 8)),
+        capture.handledFaults = [RawFault(tid: 42, signal: SignalInfo(signo: 11, code: 1, address: 8),
                                           timeNanoseconds: 1_699_999_999_000_000_000, registers: [])]
         return capture
     }

@@ -16,7 +16,6 @@ import Testing
         #expect(reader.integer(Int16.self, at: 9) == -1)
         #expect(ByteReader(bytes[1...]).u16(0) == 0x0201, "offsets count from the slice's first byte")
         bytes.withUnsafeBytes { raw in #expect(ByteReader(raw).u32(5) == 0x0807_0605) }
-        #expect(UInt32(0x0403_0201).littleEndianBytes == [1, 2, 3, 4])
     }
 
     @Test("anything reaching outside the bytes is nil: past the end, negative, or sizes that overflow")
@@ -39,11 +38,20 @@ import Testing
     func programHeaderTable() throws {
         let header = ProgramHeader(type: 1, flags: 5, offset: 0x1000, vaddr: 0x40_1000, filesz: 0x200, memsz: 0x300, align: 0x1000)
         let padding = [UInt8](repeating: 0, count: 8)
-        let table = header.encoded(offset: 0x1000) + padding + header.encoded(offset: 0x1000) + padding
+        // Elf64_Phdr: p_type, p_flags, p_offset, p_vaddr, p_paddr (0), p_filesz, p_memsz, p_align.
+        let entry = header.type.littleEndianBytes + header.flags.littleEndianBytes + header.offset.littleEndianBytes
+            + header.vaddr.littleEndianBytes + UInt64(0).littleEndianBytes + header.filesz.littleEndianBytes
+            + header.memsz.littleEndianBytes + header.align.littleEndianBytes
+        let table = entry + padding + entry + padding
         let parsed = try #require(ProgramHeader.table(ByteReader(table), at: 0, entrySize: 64, count: 2))
         #expect(parsed == [header, header])
         #expect(ProgramHeader.table(ByteReader(table), at: 0, entrySize: 64, count: 3) == nil)
         #expect(ProgramHeader.table(ByteReader(table), at: UInt64.max, entrySize: 56, count: 1) == nil)
         #expect(ProgramHeader.table(ByteReader(table), at: 0, entrySize: 40, count: 1) == nil, "an entry under 56 bytes")
     }
+}
+
+private extension FixedWidthInteger {
+    /// The integer's bytes, least significant first: what `ByteReader` reads back.
+    var littleEndianBytes: [UInt8] { withUnsafeBytes(of: littleEndian, Array.init) }
 }

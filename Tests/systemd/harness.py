@@ -64,11 +64,12 @@ from debian_mirror import MirrorError, debian_mirror  # noqa: E402
 # What debootstrap --variant=minbase installs besides the required packages: systemd itself, what the
 # crashwatch binary links to (besides the Swift runtime, bind-mounted from the host), libsystemd0 for
 # the test programs, passwd (useradd), procps (ps, for people debugging) and libcurl4 (`crashwatch ship`
-# dlopens libcurl.so.4; the ship tests send over plain http to 127.0.0.1, so no ca-certificates).
+# dlopens libcurl.so.4; the ship tests send over plain http to 127.0.0.1, so no ca-certificates), and
+# man-db (test_package.py reads the Debian package's manual page with `man`).
 PACKAGES = sorted([
     "systemd", "libsystemd0",
     "libunwind8", "libdw1", "libelf1", "liblzma5", "libstdc++6",
-    "passwd", "procps", "libcurl4",
+    "passwd", "procps", "libcurl4", "man-db",
 ])
 
 # Units that would touch kernel-global state or do nothing useful in a test container.

@@ -958,11 +958,11 @@ ExecStart={CRASHWATCH} run -- /opt/t/null_deref
         before = {r.path for r in self.reports(spool)}
         self.install(unit, f"""\
 [Unit]
-Description=crashwatch test: User= with SupplementaryGroups=crashwatch writes into the packaged spool (contract 11)
+Description=crashwatch test: User= with SupplementaryGroups=crashwatch-writers writes into the packaged spool (contract 11)
 
 [Service]
 User={user}
-SupplementaryGroups=crashwatch
+SupplementaryGroups=crashwatch-writers
 ExecStart={CRASHWATCH} run --spool {spool} -- /opt/t/null_deref
 """)
         self.start(unit)
@@ -974,6 +974,9 @@ ExecStart={CRASHWATCH} run --spool {spool} -- /opt/t/null_deref
         self.assertField(report, "kind", "crash")
         self.assertEqual(report.stat.st_uid, uid, f"the report is owned by {user} (uid {uid})")
         self.assert_mode_0640(report)
+        readers = self.c.run(["getent", "group", "crashwatch"]).stdout.split(":")[2]
+        self.assertEqual(report.stat.st_gid, int(readers),
+                         "the report takes the readers' group crashwatch (the set-group-ID spool's), not the writer's")
 
 
 class ExampleUnitTests(SystemdTestCase):
@@ -1237,7 +1240,7 @@ class ShipTests(SystemdTestCase):
 
     def crash(self, unit: str) -> tuple[dict, dict]:
         """Runs /opt/t/null_deref under `crashwatch run` (the spool from /etc/crashwatch.conf) in UNIT as a
-        member of the crashwatch group; returns the unit's properties and the crash's journal entry, which
+        member of the writers' group crashwatch-writers; returns the unit's properties and the crash's journal entry, which
         names the report (its id and file: the shipper may have sent and removed it already)."""
         self.install(unit, f"""\
 [Unit]
@@ -1245,7 +1248,7 @@ Description=crashwatch test: a crash whose report crashwatch-ship.service sends 
 
 [Service]
 User={self.USER}
-SupplementaryGroups=crashwatch
+SupplementaryGroups=crashwatch-writers
 ExecStart={CRASHWATCH} run -- /opt/t/null_deref
 """)
         self.start(unit)
