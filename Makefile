@@ -5,11 +5,11 @@
 #   make unit    the unit-test targets only (Crashwatch*Tests: no IntegrationTests, no network, no root),
 #                offline, under a minute once built. One target, suite or test by regular expression:
 #                swift build --build-tests && swift test --skip-build --filter 'RunOptionsTests/killDuringWrite'
-#   make test-ship  the `crashwatch ship` suite (Tests/shipping) against the debug binary
+#   make test-ship  the `crashwatch ship` suites (Tests/shipping: OTLP, then Sentry with Bugsink) against the debug binary
 #   make test-deb   the Debian package installed into the real-systemd root (Tests/systemd/test_package.py)
 #   make build   release binary at .build/release/crashwatch, the Swift runtime linked in statically
 #   make bench   benchmarks (see BENCHMARKS.md)
-#   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr/local by default)
+#   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr by default: the shipped units call /usr/bin/crashwatch)
 #   make deb     .build/deb/crashwatch_VERSION_ARCH.deb (dpkg-deb; no Swift needed where it is installed)
 
 SHELL := /bin/bash
@@ -38,9 +38,10 @@ ELFUTILS_APT := .build/elfutils-apt
 ELFUTILS_APT_OPTS = -qq -o Dir::Etc::SourceList=$(CURDIR)/$(ELFUTILS_APT)/sources.list -o Dir::Etc::SourceParts=/dev/null \
   -o Dir::State::Lists=$(CURDIR)/$(ELFUTILS_APT)/lists -o Dir::Cache=$(CURDIR)/$(ELFUTILS_APT)/cache \
   -o APT::Sandbox::User=root
-# ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl and installs the
-# receiver's Python dependency with pip (see pydeps).
-DEBS += libcurl4-openssl-dev openssl python3-pip
+# ship: libcurl does the HTTP(S); test-ship makes its certificates with openssl, installs the
+# receiver's Python dependency with pip (see pydeps), and Bugsink and sentry-relay in a virtualenv (see
+# sentrydeps; Debian's python3 makes one only with python3-venv).
+DEBS += libcurl4-openssl-dev openssl python3-pip python3-venv
 # deb: dpkg-deb builds the package, dpkg-shlibdeps computes its Depends: (scripts/build_deb.py).
 DEBS += dpkg-dev
 
@@ -50,6 +51,12 @@ DEBS += dpkg-dev
 PYDEPS := .build/pydeps
 OTLP_PROTO_VERSION := 1.45.2
 PYTHON_ENV := PYTHONPATH=$(CURDIR)/$(PYDEPS)$${PYTHONPATH:+:$$PYTHONPATH}
+
+# The Sentry suite (Tests/shipping/test_sentry.py) runs a real Bugsink and sentry-relay's event normalizer,
+# pinned, from a virtualenv of their own (their dependencies, Django among them, stay out of $(PYDEPS)).
+SENTRY_VENV := .build/sentry-venv
+BUGSINK_VERSION := 2.6.2
+SENTRY_RELAY_VERSION := 0.10.1
 
 # make bench: the floor section (bench/bench.py floor_benchmarks) runs nginx under wrk, PostgreSQL under
 # pgbench and a JVM (javac builds bench/NpeLoop.java). bench-deps installs what is missing when root;
@@ -61,12 +68,12 @@ BENCH_JDK := default-jdk-headless
 # browser-deps installs it when missing and root; when it cannot, those tests are skipped, saying why.
 BROWSER_DEBS := chromium
 
-PREFIX ?= /usr/local
+PREFIX ?= /usr
 
 # The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
 WORKER_USER := crashwatch-worker
 
-.PHONY: all deps pydeps elfutils-cores bench-deps browser-deps build debug fixtures test unit test-systemd test-ship test-deb demo bench install deb clean
+.PHONY: all deps pydeps sentrydeps elfutils-cores bench-deps browser-deps build debug fixtures test unit test-systemd test-ship test-deb demo bench install deb clean
 
 all: build
 
@@ -119,6 +126,13 @@ pydeps: deps
 	  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(PYDEPS) opentelemetry-proto==$(OTLP_PROTO_VERSION) && \
 	  $(PYTHON_ENV) python3 -c 'import opentelemetry.proto.collector.logs.v1.logs_service_pb2'; }
 
+sentrydeps: deps
+	@$(SENTRY_VENV)/bin/python -c 'import sentry_relay, bugsink' 2>/dev/null && \
+	  $(SENTRY_VENV)/bin/pip show bugsink 2>/dev/null | grep -qx 'Version: $(BUGSINK_VERSION)' || { \
+	  echo "installing bugsink==$(BUGSINK_VERSION) and sentry-relay==$(SENTRY_RELAY_VERSION) into $(SENTRY_VENV)"; \
+	  python3 -m venv $(SENTRY_VENV) && \
+	  $(SENTRY_VENV)/bin/pip install --quiet --disable-pip-version-check bugsink==$(BUGSINK_VERSION) sentry-relay==$(SENTRY_RELAY_VERSION); }
+
 # The Swift suites, then the systemd suite (Tests/systemd) and the ship suite (Tests/shipping) against
 # the debug binary just built, then the Debian package's suite (test-deb: the release build, packaged). Each suite runs even when an earlier one failed; any failing fails `make test`.
 test: deps fixtures pydeps elfutils-cores browser-deps
@@ -164,9 +178,12 @@ test-deb: deb fixtures
 # gzip, faults, 1,000 reports with two shippers. The binary is $(SHIP_TEST_BIN) (make test builds it).
 # Bounded: 5 minutes at most (the suite itself takes about 2).
 SHIP_TEST_BIN ?= .build/debug/crashwatch
-test-ship: deps fixtures pydeps
+test-ship: deps fixtures pydeps sentrydeps
 	@test -x $(SHIP_TEST_BIN) || { echo "test-ship: $(SHIP_TEST_BIN) is missing: build it first (swift build, or make test)" >&2; exit 1; }
-	CRASHWATCH_BIN=$(SHIP_TEST_BIN) CRASHWATCH_FIXTURES=$(FIXTURES) $(PYTHON_ENV) timeout --kill-after=30 300 python3 Tests/shipping/test_ship.py
+	@CRASHWATCH_BIN=$(SHIP_TEST_BIN) CRASHWATCH_FIXTURES=$(FIXTURES) $(PYTHON_ENV) timeout --kill-after=30 300 python3 Tests/shipping/test_ship.py; otlp=$$?; \
+	CRASHWATCH_BIN=$(SHIP_TEST_BIN) CRASHWATCH_FIXTURES=$(FIXTURES) CRASHWATCH_SENTRY_VENV=$(CURDIR)/$(SENTRY_VENV) $(PYTHON_ENV) \
+	  timeout --kill-after=30 300 python3 Tests/shipping/test_sentry.py; sentry=$$?; \
+	if [ $$otlp -ne 0 ]; then exit $$otlp; fi; exit $$sentry
 
 demo: build fixtures
 	@spool=$$(mktemp -d /tmp/crashwatch-demo.XXXXXX); \

@@ -27,6 +27,9 @@ Measured in one run, on this machine, against references measured in the same ru
   memory    the supervisor's own peak RSS (VmHWM at its exit, bench/peak_rss.c; its worker's memory is
             the worker's) for 10x more signals and threads, and across crashes: it must stay flat;
   spool     `list` and `prune` over 10,000 reports;
+  groups    `list --group` over 10,000 reports of 50 bugs (the group index read, target <= 200 ms; its counts
+            and first/last seen checked), and the one-off rebuild of a missing index from the reports.
+            `bench.py groups` runs it alone;
   ship      `crashwatch ship --once` of 1,000 reports to the real OTLP receiver of the tests
             (Tests/shipping/otlp_receiver.py, strict opentelemetry-proto decoding) on loopback: reports per
             second; and `ship --follow` idle on an empty spool: its RSS and the CPU it uses in 10 s.
@@ -281,6 +284,60 @@ def spool_benchmarks(count=10000):
         ("spool of %d reports: prune (nothing to remove)" % count, "%.1f ms" % pruning, "target <= 100 ms"),
         ("spool of %d reports: prune --max-per-exe 1000 --dry-run" % count, "%.1f ms" % flood, "target <= 100 ms"),
     ]
+
+
+def groups_benchmarks(count=10000, bugs=50):
+    """`list --group` on a spool of `count` reports of `bugs` bugs: the rebuild of the missing index (once), then
+    the listing from the index (median of 7, target <= 200 ms); the counts and first/last seen are checked."""
+    example = open(os.path.join(ROOT, "Fixtures/example-report.json")).read()
+    value = json.loads(example)["fingerprint"]["value"]
+    spool = tempfile.mkdtemp(prefix="cw-bench-groups-")
+    os.chmod(spool, 0o750)
+    expected = {}
+    try:
+        for index in range(count):
+            bug = index % bugs
+            report_id = "%08x-0000-4000-8000-%012d" % (index, index)
+            seconds, milliseconds = index % 86400, index % 1000
+            clock = "%02d%02d%02d.%03d" % (seconds // 3600, seconds // 60 % 60, seconds % 60, milliseconds)
+            capture = "2026-11-29T%02d:%02d:%02d.%03dZ" % (seconds // 3600, seconds // 60 % 60, seconds % 60, milliseconds)
+            name = "20261129T%sZ-%d-svc%d-%s.json" % (clock, 1000 + index, bug % 7, report_id)
+            fingerprint = "%032x" % (bug + 1)
+            text = (example.replace("3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13", report_id)
+                    .replace('"captureTime": "2026-11-30T09:01:57.123Z"', '"captureTime": "%s"' % capture)
+                    .replace(value, fingerprint))
+            with open(os.path.join(spool, name), "w") as file:
+                file.write(text)
+            os.chmod(os.path.join(spool, name), 0o640)
+            seen = expected.setdefault(fingerprint, [0, capture, capture])
+            seen[0] += 1
+            seen[1], seen[2] = min(seen[1], capture), max(seen[2], capture)
+        argv = [CRASHWATCH, "list", "--group", "--spool", spool]
+        rebuild = timed(argv, 1)
+        listing = timed(argv, 7)
+        pruning = timed([CRASHWATCH, "prune", "--spool", spool, "--max-reports", str(count)], 7)
+        groups = json.loads(subprocess.run(argv + ["--json"], capture_output=True, text=True, check=True).stdout)
+        found = {group["fingerprint"]: [group["count"], group["firstSeen"], group["lastSeen"]] for group in groups}
+        if found != expected:
+            raise RuntimeError("list --group: %d groups, expected %d; first difference: %r" % (
+                len(found), len(expected), next(((key, found.get(key), want) for key, want in expected.items()
+                                                 if found.get(key) != want), None)))
+    finally:
+        shutil.rmtree(spool)
+    return [
+        ("spool of %d reports of %d bugs: list --group (index rebuilt from the reports, once)" % (count, bugs),
+         "%.0f ms" % rebuild, "no target"),
+        ("spool of %d reports of %d bugs: list --group" % (count, bugs), "%.1f ms" % listing,
+         "target <= 200 ms: %s; counts and first/last seen right" % verdict(listing <= 200)),
+        ("spool of %d reports of %d bugs: prune (nothing to remove; reads the index)" % (count, bugs),
+         "%.1f ms" % pruning, "target <= 100 ms (as without groups)"),
+    ]
+
+
+def groups_main():
+    """The groups section alone (`python3 bench/bench.py groups`)."""
+    print_table(groups_benchmarks(), [])
+    return 0
 
 
 def make_spool(count, prefix):
@@ -1146,7 +1203,7 @@ def main():
         if run["processing_state"] != "complete":
             problems.append("second_process: A's report has processing %r" % run["processing_state"])
 
-    spool_rows = spool_benchmarks()
+    spool_rows = spool_benchmarks() + groups_benchmarks()
 
     storm = 100000
     bare = timed([fixture("signal_storm"), str(storm)], 3)
@@ -1201,6 +1258,8 @@ def floor_main():
 if __name__ == "__main__":
     if sys.argv[1:] == ["floor"]:
         sys.exit(floor_main())
+    if sys.argv[1:] == ["groups"]:
+        sys.exit(groups_main())
     if sys.argv[1:]:
-        sys.exit("usage: bench.py [floor]")
+        sys.exit("usage: bench.py [floor|groups]")
     sys.exit(main())

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The libcurl entry points crashwatch uses, resolved once. */
 static struct {
@@ -140,6 +141,25 @@ static size_t collect_body(char *data, size_t size, size_t count, void *context)
     return keep;
 }
 
+/* libcurl's header callback: keeps the X-Sentry-Rate-Limits header's value (a Sentry server's rate limits,
+ * which a 2xx may carry too), cut to the field's size; every other header is left to libcurl. */
+static size_t collect_header(char *data, size_t size, size_t count, void *context) {
+    cw_http_response *response = context;
+    size_t total = size * count;
+    static const char name[] = "x-sentry-rate-limits:";
+    size_t name_length = sizeof name - 1;
+    if (total > name_length && strncasecmp(data, name, name_length) == 0) {
+        const char *value = data + name_length;
+        size_t length = total - name_length;
+        while (length > 0 && (*value == ' ' || *value == '\t')) value++, length--;
+        while (length > 0 && (value[length - 1] == '\r' || value[length - 1] == '\n' || value[length - 1] == ' ')) length--;
+        if (length >= sizeof response->rate_limits) length = sizeof response->rate_limits - 1;
+        memcpy(response->rate_limits, value, length);
+        response->rate_limits[length] = 0;
+    }
+    return total;
+}
+
 /* libcurl's progress callback, at least once a second while a request waits: a readable cancel
  * descriptor (the shipper's signalfd, once SIGTERM is pending) abandons the request. */
 static int check_cancel(void *context, curl_off_t download_total, curl_off_t downloaded, curl_off_t upload_total,
@@ -197,6 +217,8 @@ int cw_http_post(cw_http_client *client, const cw_http_request *request, cw_http
     if (request->client_key) SET(CURLOPT_SSLKEY, request->client_key);
     SET(CURLOPT_WRITEFUNCTION, collect_body);
     SET(CURLOPT_WRITEDATA, &body);
+    SET(CURLOPT_HEADERFUNCTION, collect_header);
+    SET(CURLOPT_HEADERDATA, response);
     SET(CURLOPT_ERRORBUFFER, error);
     int cancel_fd = request->cancel_fd;
     SET(CURLOPT_NOPROGRESS, cancel_fd >= 0 ? 0L : 1L);
@@ -231,6 +253,8 @@ done:
     curl.easy_setopt(handle, CURLOPT_POSTFIELDS, (char *)NULL);
     curl.easy_setopt(handle, CURLOPT_ERRORBUFFER, (char *)NULL);
     curl.easy_setopt(handle, CURLOPT_WRITEDATA, (void *)NULL);
+    curl.easy_setopt(handle, CURLOPT_HEADERDATA, (void *)NULL);
+    curl.easy_setopt(handle, CURLOPT_HEADERFUNCTION, (void *)NULL);
     curl.easy_setopt(handle, CURLOPT_XFERINFODATA, (void *)NULL);
     curl.easy_setopt(handle, CURLOPT_NOPROGRESS, 1L);
     curl.slist_free_all(headers);

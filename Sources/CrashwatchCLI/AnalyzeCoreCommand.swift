@@ -55,7 +55,7 @@ enum AnalyzeCoreCommand {
                 throw CommandFailure("cannot read \(error)", status: ExitCode.noInput)
             }
             let destination: CoreReports.Destination = parsed.value("output").map { .file($0) } ?? .spool(settings.spool)
-            let written: (path: String, failure: String?)
+            let written: WrittenCoreReport
             do throws(CoreReportFailure) {
                 written = try CoreReports.analyze(core, executable: executable, sysroot: sysroot, options: options, destination: destination)
             } catch {
@@ -66,6 +66,7 @@ enum AnalyzeCoreCommand {
             }
             // When processing fails the report is what it got to, with a soft error; said here in a line too.
             if let failure = written.failure { StandardStream.err("crashwatch: \(path): \(failure); the report is not complete\n") }
+            if let failure = written.groupFailure { StandardStream.err("crashwatch: \(failure)\n") }
             StandardStream.out(written.path + "\n")
             return ExitCode.success
         }

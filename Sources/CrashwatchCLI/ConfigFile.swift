@@ -13,10 +13,10 @@ public struct ConfigFile: Equatable, Sendable {
 
     /// The keys a settings file may hold: the spool and retention options shared by `run` and `prune`,
     /// `debuginfod` (space-separated server URLs processing may ask), and `ship`'s options (`headers` in
-    /// OpenTelemetry's `k1=v1,k2=v2` form; `gzip = yes|no`).
+    /// OpenTelemetry's `k1=v1,k2=v2` form; `gzip = yes|no`; `sentry` a Sentry DSN).
     public static let keys: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe", "debuginfod",
                                            "endpoint", "headers", "ca-file", "client-cert", "client-key", "timeout",
-                                           "batch", "gzip", "max-body", "max-backoff"]
+                                           "batch", "gzip", "max-body", "max-backoff", "sentry", "sentry-environment"]
 
     /// What each key takes, in words: the whole of a message about a bad value from the file, which never
     /// quotes the value (the file may be one the caller may not read: `--config /etc/shadow`).
@@ -34,6 +34,8 @@ public struct ConfigFile: Equatable, Sendable {
         "gzip": "yes or no",
         "max-body": "a size such as 1M (0: never)",
         "max-backoff": "a duration from 1s to 1d",
+        "sentry": "a Sentry DSN, https://KEY@HOST/PROJECT",
+        "sentry-environment": "an environment name (one line, no '/')",
     ]
 
     /// Values by key, the last one winning.

@@ -49,7 +49,7 @@ enum CoreHandlerCommand {
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(syntax, operands: 4...4, arguments) { parsed, settings throws(CommandFailure) in
             let core = try checkingUsage { () throws(UsageError) in try dumpedCore(parsed, settings: settings) }
-            let written: (path: String, failure: String?)
+            let written: WrittenCoreReport
             do throws(CoreReportFailure) { written = try CoreHandler.handle(InputStream(fd: 0), core) } catch {
                 switch error {
                 case .notACore(let message): throw CommandFailure("core-handler: \(message)", status: ExitCode.dataError)
@@ -59,6 +59,7 @@ enum CoreHandlerCommand {
             if let failure = written.failure {
                 StandardStream.err("crashwatch: core-handler: pid \(core.pid): \(failure); the report is not complete\n")
             }
+            if let failure = written.groupFailure { StandardStream.err("crashwatch: core-handler: \(failure)\n") }
             StandardStream.out(written.path + "\n")
             return ExitCode.success
         }

@@ -1,7 +1,8 @@
 // ShipCommand.swift — `crashwatch ship`: sends the spool's reports to an OpenTelemetry collector as OTLP/HTTP
-// log records; `--once` (default) drains what is due and exits, `--follow` waits for more, `--check` tests
-// the endpoint with an export that carries nothing. Settings: the command line, then OpenTelemetry's
-// OTEL_EXPORTER_OTLP_* variables, then the settings file.
+// log records, to a Sentry-compatible server as events, or to both; `--once` (default) drains what is due and
+// exits, `--follow` waits for more, `--check` tests each destination with a request that carries nothing.
+// Settings: the command line, then OpenTelemetry's OTEL_EXPORTER_OTLP_* variables (SENTRY_DSN,
+// SENTRY_ENVIRONMENT), then the settings file.
 import CrashwatchModel
 import CrashwatchRender
 import CrashwatchShip
@@ -13,6 +14,8 @@ enum ShipCommand {
         usage: "crashwatch ship [OPTIONS]",
         options: SpoolSettings.locationSpecs + [
             OptionSpec("endpoint", value: "URL", help: "the OTLP/HTTP endpoint, http:// or https:// (without a path, /v1/logs is added)"),
+            OptionSpec("sentry", value: "DSN", help: "a Sentry, GlitchTip or Bugsink project's DSN, https://KEY@HOST/PROJECT: send each report as an event"),
+            OptionSpec("sentry-environment", value: "NAME", help: "the events' environment (production, staging…)"),
             OptionSpec("header", value: "NAME=VALUE", repeatable: true, help: "an HTTP header for every request (authentication)"),
             OptionSpec("once", help: "send the reports that are due, then exit (the default)"),
             OptionSpec("follow", help: "keep running: send reports as they arrive, retry failed ones when due"),
@@ -24,11 +27,12 @@ enum ShipCommand {
             OptionSpec("client-key", value: "FILE", help: "the client certificate's key (PEM), when not in --client-cert's file"),
             OptionSpec("max-body", value: "SIZE", help: "attach the whole report as the record body up to SIZE (default 1M; 0: never)"),
             OptionSpec("max-backoff", value: "DURATION", help: "the longest wait between retries (default 5m)"),
-            OptionSpec("check", help: "send one export that carries nothing and say whether the endpoint works"),
+            OptionSpec("check", help: "send one request that carries nothing to each destination and say whether it works"),
         ],
         about: """
             Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
-            record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit.
+            record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit;
+            and/or, with --sentry, to a Sentry-compatible server (Sentry, GlitchTip, Bugsink) as events.
             Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
             whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint
             refuses (HTTP 400, or rejected in a partial success) goes to the spool's quarantine with the reason;
@@ -38,19 +42,28 @@ enum ShipCommand {
             may share a spool: none sends a report another one holds, and the claims of one that died are taken
             over.
 
+            With --sentry (a DSN), each report goes to that server as one native event in an envelope (POST
+            /api/PROJECT/envelope/, X-Sentry-Auth): the same rules (a 400 or 413 quarantines it with the server's
+            reason), and a 429's X-Sentry-Rate-Limits (else its Retry-After, else 60s) honoured; rate limits on a
+            2xx pause the shipper.
+            With an endpoint and a DSN, a report is removed once both accepted it; one accepted by one of them
+            is recorded so, and sent only to the other after a failure.
+
             One line per report on standard output: 'shipped ID FILE', 'quarantined ID FILE: REASON', or
             'kept ID FILE (attempt N, next attempt in Ss): ERROR'.
             """,
         after: """
             Settings: the command line first, then OpenTelemetry's variables (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as
             it is, else OTEL_EXPORTER_OTLP_ENDPOINT plus /v1/logs; OTEL_EXPORTER_OTLP_[LOGS_]HEADERS,
-            _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY, _TIMEOUT in milliseconds, _COMPRESSION=gzip), then
-            the settings file's endpoint, headers (k1=v1,k2=v2), ca-file, client-cert, client-key, timeout,
-            batch, gzip (yes/no), max-body and max-backoff. Prefer the environment or the settings file to
-            --header for secrets: the command line is visible to every local user.
+            _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY, _TIMEOUT in milliseconds, _COMPRESSION=gzip) and
+            Sentry's (SENTRY_DSN, SENTRY_ENVIRONMENT), then the settings file's endpoint, headers (k1=v1,k2=v2),
+            sentry (the DSN), sentry-environment, ca-file, client-cert, client-key, timeout, batch, gzip (yes/no),
+            max-body and max-backoff. Headers go to the OTLP endpoint only; the TLS files, timeout and gzip apply to
+            both. Prefer the environment or the settings file to --header and --sentry for secrets: the command line
+            is visible to every local user.
 
             Exit status: 0 nothing is left to send (reports still being written aside), 64 usage error, 66 no
-            spool, 69 --check: the endpoint does not work, 71 libcurl cannot be loaded, 74 the spool cannot be
+            spool, 69 --check: a destination does not work, 71 libcurl cannot be loaded, 74 the spool cannot be
             used, 75 --once: reports are left for a later attempt (kept now or by an earlier run).
             """)
 
@@ -59,17 +72,31 @@ enum ShipCommand {
             let configuration = try checkingUsage { () throws(UsageError) in
                 try ShipConfiguration(parsed, file: settings.config, environment: ProcessEnvironment.current)
             }
-            let exporter: HTTPExporter
-            do throws(TransportError) {
-                exporter = try HTTPExporter(target: configuration.target, userAgent: "crashwatch/\(CLI.version)")
-            } catch {
-                throw CommandFailure("ship: \(error.message)", status: ExitCode.systemError)
-            }
-            if configuration.check { return check(exporter) }
+            let destinations = try destinations(configuration)
+            if configuration.check { return check(destinations) }
             let spool = try usingSpool { () throws(SpoolError) in try settings.open() }
-            let shipper = Shipper(spool: spool, transport: exporter, options: configuration.options, observe: printEvent)
+            let shipper = Shipper(spool: spool, destinations: destinations, options: configuration.options, observe: printEvent)
             return configuration.follow ? try follow(shipper) : try once(shipper)
         }
+    }
+
+    /// The configured destinations, OTLP first, each with its own connection.
+    static func destinations(_ configuration: ShipConfiguration) throws(CommandFailure) -> [ShipDestination] {
+        var destinations: [ShipDestination] = []
+        do throws(TransportError) {
+            let agent = "crashwatch/\(CLI.version)"
+            if let target = configuration.target {
+                destinations.append(.otlp(try HTTPExporter(target: target, userAgent: agent), scope: configuration.options.scope,
+                                          maxBodyBytes: configuration.options.maxBodyBytes))
+            }
+            if let sentry = configuration.sentry {
+                destinations.append(.sentry(try HTTPExporter(target: sentry.target, userAgent: agent), dsn: sentry.dsn,
+                                            settings: sentry.settings))
+            }
+        } catch {
+            throw CommandFailure("ship: \(error.message)", status: ExitCode.systemError)
+        }
+        return destinations
     }
 
     // MARK: Modes
@@ -106,7 +133,7 @@ enum ShipCommand {
         var holders: [Int32: ProcessWatch] = [:]
         let me = ProcessProbe.currentID
         // A stop signal abandons a request in flight (its reports go back untouched) instead of waiting it out.
-        (shipper.transport as? HTTPExporter)?.cancelDescriptor = inbox.fd
+        for destination in shipper.destinations { (destination.transport as? HTTPExporter)?.cancelDescriptor = inbox.fd }
         // A follower lives long and ships in bursts: what a burst took goes back before each sleep.
         SelfProcess.returnFreedMemoryPromptly()
         while !shouldStop() {
@@ -144,27 +171,46 @@ enum ShipCommand {
         return ExitCode.success
     }
 
-    /// Sends an export that carries nothing and says, in one line, whether the endpoint works.
-    static func check(_ exporter: HTTPExporter) -> Int32 {
-        let url = exporter.endpoint
+    /// Sends each destination a request that carries nothing (an empty export, an envelope without items) and
+    /// says, one line each, whether it works; 0 when all do.
+    static func check(_ destinations: [ShipDestination]) -> Int32 {
+        var status = ExitCode.success
+        for destination in destinations where !check(destination) { status = ExitCode.unavailable }
+        return status
+    }
+
+    /// Checks one destination; whether it accepted the empty request.
+    static func check(_ destination: ShipDestination) -> Bool {
+        let url = destination.transport.endpoint
         let secure = url.lowercased().hasPrefix("https://")
+        let sentry = destination.name == "sentry"
+        let what = sentry ? "envelope" : "export"
         do throws(TransportError) {
-            let response = try exporter.send(OTLPLogs.request([]))
-            switch ExportOutcome.of(response) {
+            let response = try destination.transport.send(destination.emptyRequest)
+            switch destination.interpret(response).outcome {
             case .accepted:
-                StandardStream.err("crashwatch: \(url): OK: reachable, \(secure ? "TLS verified, " : "")export accepted (HTTP \(response.status))\n")
-                return ExitCode.success
+                StandardStream.err("crashwatch: \(url): OK: reachable, \(secure ? "TLS verified, " : "")\(what) accepted (HTTP \(response.status))\n")
+                return true
             case .refused(let reason), .retry(let reason, _):
-                StandardStream.err("crashwatch: \(url): reachable\(secure ? ", TLS verified" : ""), but the export failed: \(reason)\(hint(status: response.status))\n")
+                StandardStream.err("crashwatch: \(url): reachable\(secure ? ", TLS verified" : ""), but the \(what) failed: \(reason)"
+                                   + "\(hint(status: response.status, sentry: sentry))\n")
             }
         } catch {
             StandardStream.err("crashwatch: \(url): \(error.message)\(hint(error.kind, secure: secure))\n")
         }
-        return ExitCode.unavailable
+        return false
     }
 
-    static func hint(status: Int) -> String {
-        switch status {
+    static func hint(status: Int, sentry: Bool = false) -> String {
+        if sentry {
+            switch status {
+            case 401, 403: return "\n  hint: the server refused the DSN's key: copy the DSN again from the project's settings"
+            case 404, 405: return "\n  hint: no such project or no envelope endpoint there: check the DSN's host, path and project id"
+            case 500..<600: return "\n  hint: the server is up but failing; see its own logs"
+            default: return ""
+            }
+        }
+        return switch status {
         case 401, 403: "\n  hint: the endpoint refused the credentials: check --header (or OTEL_EXPORTER_OTLP_HEADERS)"
         case 404, 405: "\n  hint: no OTLP logs receiver at this path: a collector's otlp receiver takes POST /v1/logs on port 4318"
         case 415: "\n  hint: the endpoint does not take OTLP/JSON; crashwatch sends application/json"

@@ -1,13 +1,18 @@
 // ShipConfiguration.swift — `ship`'s settings, resolved in one order for each: the command line, then
-// OpenTelemetry's OTEL_EXPORTER_OTLP_[LOGS_]* variables, then the settings file.
+// OpenTelemetry's OTEL_EXPORTER_OTLP_[LOGS_]* variables (Sentry's SENTRY_DSN, SENTRY_ENVIRONMENT), then the
+// settings file. An OTLP endpoint, a Sentry DSN, or both: each one found is a destination.
 import CrashwatchRender
 import CrashwatchShip
 import CrashwatchSpool
 import CrashwatchSystem
 
-/// `ship`'s settings, resolved: the command line, then OTEL_EXPORTER_OTLP_* variables, then the settings file.
+/// `ship`'s settings, resolved: the command line, then OTEL_EXPORTER_OTLP_* and SENTRY_* variables, then the
+/// settings file.
 struct ShipConfiguration {
-    var target: ExportTarget
+    /// The OTLP endpoint, when one is configured.
+    var target: ExportTarget?
+    /// The Sentry server, when a DSN is configured: the DSN, its target and what events take from settings.
+    var sentry: (dsn: SentryDSN, target: ExportTarget, settings: SentryEvent.Settings)?
     var options: ShipOptions
     var follow: Bool
     var check: Bool
@@ -17,12 +22,17 @@ struct ShipConfiguration {
         follow = parsed.has("follow")
         check = parsed.has("check")
         let sources = Sources(parsed: parsed, file: file, environment: environment)
-        let url = try sources.endpoint()
+        let dsn = try sources.sentryDSN()
+        let url = try sources.endpoint(required: dsn == nil)
         let headers = try sources.headers()
         let timeout = try sources.timeoutMilliseconds()
         let gzip = try sources.gzip()
         let tls = try sources.tls()
-        target = ExportTarget(url: url, headers: headers, gzip: gzip, timeoutMilliseconds: timeout, tls: tls)
+        if let url { target = ExportTarget(url: url, headers: headers, gzip: gzip, timeoutMilliseconds: timeout, tls: tls) }
+        if let dsn {
+            let target = ExportTarget.sentry(dsn, client: "crashwatch/\(CLI.version)", gzip: gzip, timeoutMilliseconds: timeout, tls: tls)
+            sentry = (dsn, target, SentryEvent.Settings(environment: try sources.sentryEnvironment(), version: CLI.version))
+        }
         options = try sources.shipOptions()
     }
 
@@ -38,14 +48,41 @@ struct ShipConfiguration {
             return value?.isEmpty == false ? value : nil
         }
 
-        /// The endpoint URL: `--endpoint`, the logs endpoint as it is, the base endpoint plus `/v1/logs`, the file's.
-        func endpoint() throws(UsageError) -> String {
+        /// The Sentry DSN: `--sentry`, else `SENTRY_DSN`, else the file's `sentry`; nil when none is set.
+        func sentryDSN() throws(UsageError) -> SentryDSN? {
+            if let given = parsed.value("sentry") ?? environment["SENTRY_DSN"].flatMap({ $0.isEmpty ? nil : $0 }) {
+                return try exportSetting { () throws(ExportSetupError) in try SentryDSN(parsing: given) }
+            }
+            return try file.fileValue("sentry") { text throws(UsageError) in
+                try exportSetting { () throws(ExportSetupError) in try SentryDSN(parsing: text) }
+            }
+        }
+
+        /// The events' environment: `--sentry-environment`, else `SENTRY_ENVIRONMENT`, else the file's; nil when none.
+        func sentryEnvironment() throws(UsageError) -> String? {
+            let check = { (text: String) throws(UsageError) -> String in
+                guard !text.contains("/"), text.count <= 64, !text.contains(where: { $0.isNewline }) else {
+                    throw UsageError("--sentry-environment takes a name of at most 64 characters on one line without '/', not '\(text)'")
+                }
+                return text
+            }
+            if let given = parsed.value("sentry-environment") ?? environment["SENTRY_ENVIRONMENT"].flatMap({ $0.isEmpty ? nil : $0 }) {
+                return try check(given)
+            }
+            return try file.fileValue("sentry-environment", check)
+        }
+
+        /// The endpoint URL: `--endpoint`, the logs endpoint as it is, the base endpoint plus `/v1/logs`, the file's;
+        /// nil when none is set and a Sentry DSN makes it optional (`required` false).
+        func endpoint(required: Bool) throws(UsageError) -> String? {
             let logsEndpoint = environment["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"] ?? "", baseEndpoint = environment["OTEL_EXPORTER_OTLP_ENDPOINT"] ?? ""
             if parsed.value("endpoint") == nil && logsEndpoint.isEmpty && baseEndpoint.isEmpty {
                 guard let configured = try file.fileValue("endpoint", { text throws(UsageError) in
                     try exportSetting { () throws(ExportSetupError) in try ExportTarget.normalizedURL(text) }
                 }) else {
-                    throw UsageError("no endpoint: give --endpoint URL, set OTEL_EXPORTER_OTLP_ENDPOINT, or 'endpoint' in the settings file")
+                    if !required { return nil }
+                    throw UsageError("no destination: give --endpoint URL (OTLP) or --sentry DSN, set OTEL_EXPORTER_OTLP_ENDPOINT or SENTRY_DSN, "
+                                     + "or 'endpoint' or 'sentry' in the settings file")
                 }
                 return configured
             }

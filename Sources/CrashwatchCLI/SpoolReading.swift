@@ -54,7 +54,7 @@ func unreadableReportsLine(_ count: Int, spool: String, newer: Bool = false) -> 
 
 /// Finds the report an argument names: `latest`, a file path (with a `/`), a report file name in the
 /// spool, or a unique prefix of a report id. Returns its bytes.
-func reportBytes(_ argument: String?, settings: SpoolSettings) throws(CommandFailure) -> [UInt8] {
+func reportBytes(_ argument: String?, settings: SpoolSettings, fingerprint: String? = nil) throws(CommandFailure) -> [UInt8] {
     if let argument, argument.contains("/") {
         // A FIFO or device there would block or never end: only a regular file, opened without blocking.
         do { return try UntrustedFile.readWhole(argument, limit: Spool.defaultMaxReadBytes) } catch {
@@ -71,7 +71,8 @@ func reportBytes(_ argument: String?, settings: SpoolSettings) throws(CommandFai
             // read are skipped too, and said so: the one shown is then not the newest there is.
             var unreadable = 0
             for entry in try spool.reports().reversed() {
-                if load(entry.name, from: spool, unreadable: &unreadable) != nil, let bytes = try? spool.read(entry.name) {
+                if let report = load(entry.name, from: spool, unreadable: &unreadable),
+                   fingerprint.map({ hasFingerprint(report, $0) }) ?? true, let bytes = try? spool.read(entry.name) {
                     if unreadable > 0 {
                         StandardStream.err("crashwatch: \(unreadableReportsLine(unreadable, spool: settings.spool, newer: true))\n")
                     }
@@ -79,7 +80,8 @@ func reportBytes(_ argument: String?, settings: SpoolSettings) throws(CommandFai
                 }
             }
             if unreadable > 0 { throw CommandFailure(unreadableReportsLine(unreadable, spool: settings.spool), status: ExitCode.ioError) }
-            throw CommandFailure("no crash reports in \(settings.spool)", status: ExitCode.noInput)
+            throw CommandFailure(fingerprint.map { "no crash report with fingerprint \($0) in \(settings.spool)" }
+                                 ?? "no crash reports in \(settings.spool)", status: ExitCode.noInput)
         } else if let argument, argument.hasSuffix(ReportFileName.suffix) {
             name = try spool.validatedName(argument)
         } else {
@@ -114,4 +116,18 @@ func parseSince(_ text: String, now: Int64) throws(UsageError) -> Int64 {
     } catch {
         throw UsageError("--since takes a time (2026-11-30T09:00:00Z), a date (2026-11-30) or a duration ago (2h, 7d), not '\(text)'")
     }
+}
+
+/// A `--fingerprint` value: 4 to 32 hex digits (a prefix of a fingerprint), in lower case.
+func fingerprintPrefix(_ text: String, option: String) throws(UsageError) -> String {
+    let lowered = text.lowercased()
+    guard (4...32).contains(lowered.utf8.count), lowered.utf8.allSatisfy({ Hex.nibble($0) != nil }) else {
+        throw UsageError("--\(option) needs 4 to 32 hex digits of a fingerprint, not \(text)")
+    }
+    return lowered
+}
+
+/// Whether `report`'s fingerprint (computed for a report written before fingerprints) starts with `prefix`.
+func hasFingerprint(_ report: CrashReport, _ prefix: String) -> Bool {
+    (report.fingerprint ?? Fingerprint.of(report)).value.hasPrefix(prefix)
 }

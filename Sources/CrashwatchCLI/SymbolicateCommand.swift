@@ -78,7 +78,7 @@ enum SymbolicateCommand {
                                                         useDebuginfod: !(ProcessEnvironment.current["DEBUGINFOD_URLS"] ?? "").isEmpty)
         let output: [UInt8]
         do {
-            output = try symbolicated.encodedJSON()
+            output = try symbolicated.fingerprinted().encodedJSON()
         } catch {
             StandardStream.err("crashwatch: cannot encode the symbolicated report: \(error)\n")
             return ExitCode.dataError

@@ -339,10 +339,13 @@ extension ReportBuilder where Processor == NoProcessing {
     }
 }
 
-/// Keeps a report under a byte limit: frames of other threads go first (the thread with the most
-/// frames first), then the crashed thread's outermost frames; what was dropped is a soft error.
+/// Encodes a report as it is written (to the spool, or by `analyze-core`): its fingerprint computed from its
+/// frames first (`CrashReport.fingerprinted`: every source's report gets one here, on the writer's side, never
+/// taken from a worker's bytes), then kept under a byte limit: frames of other threads go first (the thread
+/// with the most frames first), then the crashed thread's outermost frames; what was dropped is a soft error.
 public enum ReportSizeLimit {
     public static func encode(_ report: CrashReport, limit: Int) throws -> [UInt8] {
+        let report = report.fingerprinted()
         var bytes = try report.encodedJSON()
         guard bytes.count > limit else { return bytes }
         var trimmed = report

@@ -12,9 +12,10 @@
 // written as they are (UTF-8). Integers in decimal; doubles as Swift's shortest round-tripping `description`
 // (the caller keeps them finite); addresses as `"0x…"` strings, lower-case, without leading zeros.
 //
-// Not written with it: the raw capture's metadata (RawCapture.swift), an internal format between the
-// supervisor and its own worker binary, kept on Codable so that one type declaration gives both the writer
-// and the reader of every field (see its banner).
+// Not written with it: the two formats only crashwatch writes and reads back — the raw capture's metadata
+// (RawCapture.swift, between the supervisor and its own worker binary) and the spool's group index
+// (GroupIndex.swift) — kept on Codable so that one type declaration gives both the writer and the reader of
+// every field (see their banners).
 
 /// Appends JSON text to a byte buffer; see the file comment.
 public struct JSONWriter {

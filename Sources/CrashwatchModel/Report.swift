@@ -53,6 +53,9 @@ public struct CrashReport: Codable, Sendable, Equatable {
     /// Where the core dump itself was kept, gzip-compressed (`crashwatch core-handler --keep-core DIR`); nil
     /// when it was not.
     public var coreFile: String?
+    /// What identifies the bug rather than the run (`Fingerprint.of`), set as the report is written: reports of
+    /// the same bug share its `value`. Nil in reports written before crashwatch computed it.
+    public var fingerprint: FingerprintRecord?
     /// The process that died.
     public var process: ProcessRecord
     /// The machine it died on.
@@ -85,6 +88,7 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.runID = nil
         self.source = nil
         self.coreFile = nil
+        self.fingerprint = nil
         self.process = process
         self.host = host
         self.threads = threads
@@ -95,6 +99,13 @@ public struct CrashReport: Codable, Sendable, Equatable {
 
     /// A fresh report id: a random UUID in lower case.
     public static func newID() -> String { UUID().uuidString.lowercased() }
+
+    /// The report with its `fingerprint` computed from its frames (`Fingerprint.of`).
+    public func fingerprinted() -> CrashReport {
+        var report = self
+        report.fingerprint = Fingerprint.of(self)
+        return report
+    }
 
     /// The thread that took the fatal signal, if the report has one.
     public var crashedThread: ThreadRecord? { threads.first { $0.crashed } }

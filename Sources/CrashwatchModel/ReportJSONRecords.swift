@@ -24,6 +24,8 @@ extension JSONWriter {
         member("runID", indent: indent); string(report.runID)
         member("source", indent: indent); string(report.source)
         member("coreFile", indent: indent); string(report.coreFile)
+        member("fingerprint", indent: indent)
+        if let fingerprint = report.fingerprint { write(fingerprint, indent: indent) } else { null() }
         member("process", indent: indent); write(report.process, indent: indent)
         member("host", indent: indent); write(report.host, indent: indent)
         member("threads", indent: indent); lines(report.threads, indent: indent) { $0.write($1, indent: indent + 2) }
@@ -54,6 +56,18 @@ extension JSONWriter {
         member("senderUID", indent: inner); integer(signal.senderUID)
         member("syscall", indent: inner); integer(signal.syscall)
         member("description", indent: inner); string(signal.description)
+    }
+
+    /// Writes a fingerprint as an object whose members sit at `indent + 2`.
+    mutating func write(_ fingerprint: FingerprintRecord, indent: Int) {
+        let inner = indent + 2
+        member("algorithm", indent: inner, first: true); string(fingerprint.algorithm)
+        member("value", indent: inner); string(fingerprint.value)
+        member("kind", indent: inner); string(fingerprint.kind)
+        member("signal", indent: inner); string(fingerprint.signal)
+        member("program", indent: inner); string(fingerprint.program)
+        member("frames", indent: inner); strings(fingerprint.frames)
+        closeObject(indent: indent)
     }
 
     /// Writes a hang as an object whose members sit at `indent + 2`.

@@ -120,6 +120,8 @@ public enum OTLPLogs {
         if let version = report.host.osVersion { json.attribute("os.version", version) }
         if let session = report.process.systemdInvocationID ?? report.runID { json.attribute("session.id", session) }
         json.attribute("crashwatch.report.id", report.id)
+        // The bug's fingerprint (computed for a report written before fingerprints), for a log backend to group on.
+        json.attribute("crashwatch.fingerprint", (report.fingerprint ?? Fingerprint.of(report)).value)
         json.attribute("log.record.uid", logRecordUID(of: report))
     }
 

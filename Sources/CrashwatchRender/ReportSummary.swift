@@ -1,7 +1,7 @@
 // ReportSummary.swift — the handful of fields one `crashwatch list` line shows, taken from a report, and their
 // JSON form for `list --json`: an array of objects whose keys always appear in the order time, pid, executable,
-// signal, code, topFrame, id, app, shipAttempts, shipError, written with `JSONWriter` (not by JSONEncoder, whose
-// key order is unspecified).
+// signal, code, topFrame, id, app, shipAttempts, shipError, fingerprint, written with `JSONWriter` (not by
+// JSONEncoder, whose key order is unspecified).
 import CrashwatchModel
 
 /// What a list line shows about one report: when, which process, which signal, where, and which report.
@@ -26,11 +26,13 @@ public struct ReportSummary: Codable, Sendable, Equatable {
     public var shipAttempts: Int?
     /// Why the last attempt to ship it failed.
     public var shipError: String?
+    /// The report's fingerprint value (computed for a report written before fingerprints).
+    public var fingerprint: String?
 
     /// The JSON keys, in the order they are written.
     enum CodingKeys: String, CodingKey {
         /// The summary's fields, in JSON order.
-        case time, pid, executable, signal, code, topFrame, id, app, shipAttempts, shipError
+        case time, pid, executable, signal, code, topFrame, id, app, shipAttempts, shipError, fingerprint
     }
 
     /// Creates a summary from its fields.
@@ -52,6 +54,7 @@ public struct ReportSummary: Codable, Sendable, Equatable {
                   signal: report.signal.name, code: report.signal.codeName,
                   topFrame: Self.topFrame(of: report).map { FrameText.brief($0, in: report) }, id: report.id,
                   app: report.process.app)
+        fingerprint = (report.fingerprint ?? Fingerprint.of(report)).value
     }
 
     /// The stack where the fault happened: the original fault's when a handler ran first (not the handler's),
@@ -104,6 +107,7 @@ public struct ReportSummary: Codable, Sendable, Equatable {
             }
             json.member("shipAttempts", shipAttempts)
             json.member("shipError", shipError)
+            json.member("fingerprint", fingerprint)
         }
         return String(decoding: json.bytes, as: UTF8.self)
     }

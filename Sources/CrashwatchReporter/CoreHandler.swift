@@ -57,7 +57,7 @@ public enum CoreHandler {
 
     /// Reads the core on `input` and writes its report to the spool: the minimal one first, then the worker's
     /// over it; prunes the spool. The report's path, and why it is not the worker's complete one (nil when it is).
-    public static func handle(_ input: InputStream, _ core: DumpedCore) throws(CoreReportFailure) -> (path: String, failure: String?) {
+    public static func handle(_ input: InputStream, _ core: DumpedCore) throws(CoreReportFailure) -> WrittenCoreReport {
         let started = Clock.monotonicNanoseconds()
         let deadline = started + Int64(core.timeoutSeconds * 1e9)
         input.deadlineNanoseconds = started + Int64(core.timeoutSeconds * readingShare * 1e9)
@@ -112,7 +112,7 @@ public enum CoreHandler {
 
     /// Writes the minimal report, then the worker's full one over it, and prunes the spool.
     private static func writeReports(_ source: StreamedCore, name: ReportFileName, _ core: DumpedCore, deadline: Int64)
-        throws(CoreReportFailure) -> (path: String, failure: String?)
+        throws(CoreReportFailure) -> WrittenCoreReport
     {
         // The minimal report first: whatever happens to processing, this crash is on disk.
         let minimal: [UInt8]
@@ -128,12 +128,14 @@ public enum CoreHandler {
         }
         // Processing reads what the crashed program controlled: in the confined worker `run` uses, as the
         // dedicated worker user (the core's own notes never choose it), with limits and a deadline.
+        var sighting: GroupSighting?
         let (full, failure) = CoreReports.process(source, imageFiles: [], deadlineNanoseconds: deadline,
-                                                  crashwatchVersion: core.crashwatchVersion)
+                                                  crashwatchVersion: core.crashwatchVersion, sighting: { sighting = $0 })
         do throws(SpoolError) { _ = try spool.write(bytes: full, name: name) } catch {
             throw .cannotWrite("\(error)")
         }
+        let groupFailure = CoreReports.recordInGroups(spool, sighting: sighting, bytes: full, name: name)
         _ = try? spool.prune(policy: core.retention, protecting: name)
-        return (spool.path(of: name), failure)
+        return WrittenCoreReport(path: spool.path(of: name), failure: failure, groupFailure: groupFailure)
     }
 }

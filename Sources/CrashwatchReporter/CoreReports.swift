@@ -26,7 +26,7 @@ public enum CoreReports {
     /// as the process dies). `executable` and `sysroot` as for `CoreContents.capture`. The report's path, and
     /// why it is not the worker's complete one (nil when it is).
     public static func analyze(_ core: OwnedDescriptor, executable: OwnedDescriptor?, sysroot: String?, options: CaptureOptions,
-                               destination: Destination) throws(CoreReportFailure) -> (path: String, failure: String?) {
+                               destination: Destination) throws(CoreReportFailure) -> WrittenCoreReport {
         let time = core.modificationNanoseconds() ?? Clock.realtimeNanoseconds()
         let deadline = Clock.monotonicNanoseconds() + analysisSeconds * 1_000_000_000
         let source: StreamedCore
@@ -36,18 +36,25 @@ public enum CoreReports {
         } catch {
             throw .notACore("\(error)")
         }
+        var sighting: GroupSighting?
         let (bytes, failure) = process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline,
-                                       crashwatchVersion: options.crashwatchVersion)
+                                       crashwatchVersion: options.crashwatchVersion, sighting: { sighting = $0 })
         switch destination {
         case .file(let path):
             do { try FileSystem.writeAtomically(bytes, to: path) } catch { throw .cannotWrite("cannot write \(path): \(error)") }
-            return (path, failure)
+            return WrittenCoreReport(path: path, failure: failure)
         case .spool(let path):
+            let spool: Spool
+            let written: String
+            let name = fileName(source.capture)
             do throws(SpoolError) {
-                return (try Spool(path: path).write(bytes: bytes, name: fileName(source.capture)), failure)
+                spool = try Spool(path: path)
+                written = try spool.write(bytes: bytes, name: name)
             } catch {
                 throw .cannotWrite("\(error)")
             }
+            return WrittenCoreReport(path: written, failure: failure,
+                                     groupFailure: recordInGroups(spool, sighting: sighting, bytes: bytes, name: name))
         }
     }
 
@@ -69,8 +76,10 @@ public enum CoreReports {
     /// core's facts; when the worker fails or runs out of time, its report from before symbols or the minimal
     /// one, with a soft error — and `failure` says why. A core's own notes never pick the worker's identity: as
     /// root it processes as the dedicated user. `imageFiles` are the files `RawImage.descriptor` indexes.
+    /// `sighting` receives the worker's final report as the group index counts it (not called for a minimal
+    /// one), so the caller need not decode the bytes again.
     static func process(_ source: StreamedCore, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64,
-                        crashwatchVersion: String) -> (report: [UInt8], failure: String?) {
+                        crashwatchVersion: String, sighting: ((GroupSighting) -> Void)? = nil) -> (report: [UInt8], failure: String?) {
         let capture = source.capture
         let limit = capture.options.reportByteLimit
         func minimal(_ why: String) -> (report: [UInt8], failure: String?) {
@@ -100,6 +109,26 @@ public enum CoreReports {
         guard let bytes = try? ReportSizeLimit.encode(report, limit: limit), bytes.count <= limit else {
             return minimal((failure.map { $0 + "; " } ?? "") + "the report could not be encoded within \(limit) bytes")
         }
+        sighting?(GroupSighting(report, reportName: fileName(capture).text))
         return (bytes, failure)
     }
+
+    /// Counts the report `name` just written in its crash group (from the worker's report when there was one,
+    /// else from its bytes); why it could not, or nil. A group index that cannot be updated never unwrites a report.
+    static func recordInGroups(_ spool: Spool, sighting: GroupSighting?, bytes: [UInt8], name: ReportFileName) -> String? {
+        do throws(SpoolError) {
+            if let sighting { try spool.recordInGroups(sighting) } else { try spool.recordInGroups(reportBytes: bytes, name: name) }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+}
+
+/// A core's report as written: where, why it is not the worker's complete one (nil when it is), and why it
+/// could not be counted in its crash group (nil when it was, or when written outside a spool).
+public struct WrittenCoreReport: Sendable {
+    public let path: String
+    public let failure: String?
+    public var groupFailure: String? = nil
 }

@@ -296,7 +296,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     private func write(_ report: CrashReport, name: ReportFileName, final: Bool, restricted: Bool = false) -> WriteOutcome {
         do {
             return write(bytes: try ReportSizeLimit.encode(report, limit: configuration.capture.reportByteLimit), name: name,
-                         final: final, restricted: restricted)
+                         final: final, restricted: restricted, sighting: GroupSighting(report, reportName: name.text, restricted: restricted))
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }
@@ -306,7 +306,10 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     /// the journal entry (not while the crashed process is held); any other is pending: readers leave it be
     /// until the final one replaces it, or crashwatch dies. `restricted`: the report of a process the kernel
     /// protects from its own user (`Spool.write(bytes:name:restricted:)`).
-    private func write(bytes: [UInt8], name: ReportFileName, final: Bool = true, restricted: Bool = false) -> WriteOutcome {
+    /// `sighting`: the report as the group index counts it, when the caller has the report (else the bytes are
+    /// decoded for it).
+    private func write(bytes: [UInt8], name: ReportFileName, final: Bool = true, restricted: Bool = false,
+                       sighting: GroupSighting? = nil) -> WriteOutcome {
         do {
             let spool = try Spool(path: configuration.spool)
             guard final else {
@@ -314,6 +317,15 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 return WriteOutcome(ok: true, line: "crashwatch: report written to \(pending.path)", pending: pending)
             }
             let path = try spool.write(bytes: bytes, name: name, restricted: restricted)
+            // Counted in its group before retention, which keeps each group's newest report longest.
+            var groupFailure = ""
+            do throws(SpoolError) {
+                if let sighting { try spool.recordInGroups(sighting) } else {
+                    try spool.recordInGroups(reportBytes: bytes, name: name, restricted: restricted)
+                }
+            } catch {
+                groupFailure = "\ncrashwatch: \(error)"
+            }
             _ = try? spool.prune(policy: configuration.retention, protecting: name)
             // One structured journal entry per final report (none for the minimal one it replaces); without a
             // journal the stderr lines are the record. Queued behind this write (final reports are written on
@@ -325,7 +337,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 SelfProcess.returnFreePages()
                 self.journalEntries.leave()
             }
-            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)")
+            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)" + groupFailure)
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: \(error)")
         }

@@ -18,19 +18,22 @@ public struct ExportTarget: Equatable, Sendable {
     public var timeoutMilliseconds: Int
     /// Whom to trust and who we are, for HTTPS.
     public var tls: TLSSettings
+    /// The request bodies' media type.
+    public var contentType: String
 
     public init(url: String, headers: [(String, String)] = [], gzip: Bool = false, timeoutMilliseconds: Int = 10_000,
-                tls: TLSSettings = TLSSettings()) {
+                tls: TLSSettings = TLSSettings(), contentType: String = "application/json") {
         self.url = url
         self.headers = headers
         self.gzip = gzip
         self.timeoutMilliseconds = timeoutMilliseconds
         self.tls = tls
+        self.contentType = contentType
     }
 
     public static func == (lhs: ExportTarget, rhs: ExportTarget) -> Bool {
         lhs.url == rhs.url && lhs.headers.elementsEqual(rhs.headers, by: ==) && lhs.gzip == rhs.gzip
-            && lhs.timeoutMilliseconds == rhs.timeoutMilliseconds && lhs.tls == rhs.tls
+            && lhs.timeoutMilliseconds == rhs.timeoutMilliseconds && lhs.tls == rhs.tls && lhs.contentType == rhs.contentType
     }
 
     /// The endpoint for a URL as given: http or https with a host; without a path (or with `/`) the OTLP
@@ -174,10 +177,10 @@ public enum ExportOutcome: Equatable, Sendable {
     /// The most bytes of a server's message kept.
     static let maxMessageBytes = 512
 
-    /// A server's message: google.rpc.Status's `message` (the OTLP error body), else the body as text, one
-    /// line, cut short; nil for an empty body.
+    /// A server's message: google.rpc.Status's `message` (the OTLP error body; Bugsink's too), else a `detail`
+    /// (Sentry's error body), else the body as text, one line, cut short; nil for an empty body.
     static func serverMessage(_ body: [UInt8]) -> String? {
-        if let status = decoded(ServerStatus.self, body), let message = status.message {
+        if let status = decoded(ServerStatus.self, body), let message = status.message ?? status.detail {
             return message.isEmpty ? nil : shortened(message)
         }
         var text = String(decoding: body, as: UTF8.self)
@@ -196,6 +199,7 @@ public enum ExportOutcome: Equatable, Sendable {
     /// google.rpc.Status, as much of it as is read.
     private struct ServerStatus: Decodable {
         var message: String?
+        var detail: String?
     }
 
     /// ExportLogsServiceResponse, as much of it as is read.

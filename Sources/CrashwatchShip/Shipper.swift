@@ -1,7 +1,9 @@
-// Shipper.swift — moves reports from the spool to an OTLP endpoint without losing one: claim a batch, send
-// it, and only then settle each report: acknowledged (removed) after the endpoint accepted it, quarantined
-// when the endpoint refused it for good, or given back with its failed attempt recorded when the failure may
-// pass. A shipper that dies holding claims loses nothing: its claims go stale and the next shipper takes them.
+// Shipper.swift — moves reports from the spool to its destinations (an OTLP endpoint, a Sentry server, or
+// both) without losing one: claim a batch, send it, and only then settle each report: acknowledged (removed)
+// once every destination accepted it, quarantined when one refused it for good, or given back with its failed
+// attempt (and the destinations that did accept it) recorded when the failure may pass. A shipper that dies
+// holding claims loses nothing: its claims go stale and the next shipper takes them. This file: the types and
+// the drain loop; sending and settling are in ShipDelivery.swift.
 import CrashwatchModel
 import CrashwatchRender
 import CrashwatchSpool
@@ -11,7 +13,7 @@ import CrashwatchSystem
 public protocol ExportTransport: AnyObject {
     /// The endpoint, for messages.
     var endpoint: String { get }
-    /// POSTs an ExportLogsServiceRequest (OTLP/JSON).
+    /// POSTs a request body (an OTLP/JSON ExportLogsServiceRequest, a Sentry envelope).
     func send(_ body: [UInt8]) throws(TransportError) -> HTTPResponse
 }
 
@@ -28,7 +30,7 @@ public final class HTTPExporter: ExportTransport {
     public init(target: ExportTarget, userAgent: String) throws(TransportError) {
         self.target = target
         client = try HTTPClient(tls: target.tls, userAgent: userAgent)
-        headers = [("Content-Type", "application/json")] + (target.gzip ? [("Content-Encoding", "gzip")] : []) + target.headers
+        headers = [("Content-Type", target.contentType)] + (target.gzip ? [("Content-Encoding", "gzip")] : []) + target.headers
     }
 
     public func send(_ body: [UInt8]) throws(TransportError) -> HTTPResponse {
@@ -86,34 +88,51 @@ public struct ShipTotals: Equatable, Sendable {
     public init() {}
 }
 
-/// Ships a spool's reports through a transport; one thread uses it.
+/// Ships a spool's reports to one or more destinations; one thread uses it.
 public final class Shipper {
     public let spool: Spool
-    public let transport: any ExportTransport
+    /// Where reports go, in order; a report is acknowledged once all of them accepted it.
+    public let destinations: [ShipDestination]
     public let options: ShipOptions
     /// Told about every report's outcome as it happens.
-    private let observe: (ShipEvent) -> Void
+    let observe: (ShipEvent) -> Void
     /// The wall clock, nanoseconds since the epoch (tests move it).
-    private let now: () -> Int64
+    let now: () -> Int64
     /// A random number in [0, 1) for the backoff's jitter.
-    private let random: () -> Double
+    let random: () -> Double
 
     /// Failed exports in a row; the backoff grows with it.
-    private(set) var consecutiveFailures = 0
-    /// Until when the endpoint is left alone after a failure (wall clock, ns).
-    public private(set) var pausedUntil: Int64 = 0
+    var consecutiveFailures = 0
+    /// The backoff's last delay, for the `kept` events of the failure that set it.
+    var lastDelayMilliseconds: Int64 = 0
+    /// Until when the destinations are left alone after a failure or a server's rate limit (wall clock, ns).
+    public internal(set) var pausedUntil: Int64 = 0
 
-    public init(spool: Spool, transport: any ExportTransport, options: ShipOptions,
+    /// A shipper to one OTLP endpoint.
+    public convenience init(spool: Spool, transport: any ExportTransport, options: ShipOptions,
+                            now: @escaping () -> Int64 = { Clock.realtimeNanoseconds() },
+                            random: @escaping () -> Double = { Double.random(in: 0..<1) },
+                            observe: @escaping (ShipEvent) -> Void) {
+        self.init(spool: spool, destinations: [.otlp(transport, scope: options.scope, maxBodyBytes: options.maxBodyBytes)],
+                  options: options, now: now, random: random, observe: observe)
+    }
+
+    /// A shipper to `destinations` (at least one).
+    public init(spool: Spool, destinations: [ShipDestination], options: ShipOptions,
                 now: @escaping () -> Int64 = { Clock.realtimeNanoseconds() },
                 random: @escaping () -> Double = { Double.random(in: 0..<1) },
                 observe: @escaping (ShipEvent) -> Void) {
+        precondition(!destinations.isEmpty, "a shipper needs a destination")
         self.spool = spool
-        self.transport = transport
+        self.destinations = destinations
         self.options = options
         self.now = now
         self.random = random
         self.observe = observe
     }
+
+    /// The first destination's transport (the only one of an OTLP-only shipper).
+    public var transport: any ExportTransport { destinations[0].transport }
 
     /// Whether a report with `attempts` recorded is due at `time`. A next-attempt time further ahead than any
     /// backoff could set is not believed (a damaged or planted record must not hold a report back forever).
@@ -123,7 +142,7 @@ public final class Shipper {
         return attempts.nextAttempt <= time || attempts.nextAttempt > time + furthest
     }
 
-    /// Sends every report that is due, batch by batch, until none is left, the endpoint fails (the rest wait
+    /// Sends every report that is due, batch by batch, until none is left, a destination fails (the rest wait
     /// for the backoff), or `shouldStop` says so (checked between batches: a request in flight is finished
     /// and settled first). Throws only when the spool itself cannot be used.
     public func drain(shouldStop: () -> Bool = { false }) throws(SpoolError) -> ShipTotals {
@@ -139,14 +158,12 @@ public final class Shipper {
                 self.isDue(attempts[name], at: time) && !self.isBeingProcessed(name, at: time)
             })
             if claims.isEmpty { break }
-            var entries: [(claim: ClaimedReport, record: [UInt8])] = []
+            var items: [Item] = []
             for claim in claims {
-                if let record = prepare(claim, attempts: attempts, totals: &totals) {
-                    entries.append((claim, record))
-                }
+                if let item = prepare(claim, attempts: attempts, totals: &totals) { items.append(item) }
             }
-            if !entries.isEmpty { send(entries, attempts: attempts, totals: &totals) }
-            if totals.cancelled { break }
+            if !items.isEmpty { ship(&items, totals: &totals) }
+            if totals.cancelled || totals.paused { break }
         }
         return totals
     }
@@ -185,127 +202,6 @@ public final class Shipper {
     public func waitingForRetry() -> Int {
         let attempts = spool.allAttempts()
         guard !attempts.isEmpty, let present = try? spool.reportNames() else { return 0 }
-        return present.filter { attempts[$0] != nil }.count
-    }
-
-    // MARK: Steps
-
-    /// Reads and encodes one claimed report; one that cannot be read as a report is quarantined (nil).
-    private func prepare(_ claim: ClaimedReport, attempts: [ReportFileName: DeliveryAttempts], totals: inout ShipTotals)
-        -> [UInt8]?
-    {
-        let bytes: [UInt8]
-        do {
-            bytes = try claim.bytes()
-        } catch .claimLost {
-            return nil
-        } catch let error where error.systemError != nil {
-            // An I/O error may pass: keep the report, as for a failed export.
-            keep([claim], error: "cannot read the report: \(error)", retryAfterSeconds: nil, attempts: attempts, totals: &totals)
-            return nil
-        } catch {
-            quarantine(claim, reason: "\(error)", totals: &totals)
-            return nil
-        }
-        let report: CrashReport
-        do { report = try CrashReport.decode(bytes) } catch {
-            quarantine(claim, reason: "not a crashwatch report: \(error)", totals: &totals)
-            return nil
-        }
-        return OTLPLogs.resourceLogs(for: report, reportText: bytes, maxBodyBytes: options.maxBodyBytes, scope: options.scope)
-    }
-
-    /// Exports `entries` in one request and settles each by the answer. A refusal of several records is
-    /// narrowed down by sending them one by one (OTLP does not say which records a partial success rejected).
-    private func send(_ entries: [(claim: ClaimedReport, record: [UInt8])], attempts: [ReportFileName: DeliveryAttempts],
-                      totals: inout ShipTotals) {
-        let outcome: ExportOutcome
-        do { outcome = ExportOutcome.of(try transport.send(OTLPLogs.request(entries.map(\.record)))) } catch {
-            if error.kind == .cancelled {
-                // Abandoned for a stop: nothing was decided about these reports; they go back as they were.
-                for entry in entries { giveBack(entry.claim) }
-                totals.cancelled = true
-                return
-            }
-            outcome = ExportOutcome.of(error)
-        }
-        switch outcome {
-        case .accepted(let warning):
-            consecutiveFailures = 0
-            if let warning { observe(.warning("\(transport.endpoint) accepted with a warning: \(warning)")) }
-            for entry in entries {
-                do {
-                    try spool.acknowledge(entry.claim)
-                    totals.shipped += 1
-                    observe(.shipped(entry.claim.name))
-                } catch {
-                    observe(.warning("\(entry.claim.name.text) was delivered but could not be removed from the spool: \(error)"))
-                }
-            }
-        case .refused where entries.count > 1:
-            consecutiveFailures = 0
-            for (index, entry) in entries.enumerated() {
-                if pausedUntil > now() || totals.cancelled {
-                    // The endpoint began failing meanwhile: the rest go back untried, attempts unchanged.
-                    for rest in entries[index...] { giveBack(rest.claim) }
-                    totals.paused = true
-                    return
-                }
-                send([entry], attempts: attempts, totals: &totals)
-            }
-        case .refused(let reason):
-            consecutiveFailures = 0
-            quarantine(entries[0].claim, reason: "refused by \(transport.endpoint): \(reason)", totals: &totals)
-        case .retry(let error, let retryAfter):
-            keep(entries.map(\.claim), error: error, retryAfterSeconds: retryAfter, attempts: attempts, totals: &totals)
-        }
-    }
-
-    /// Records a failed attempt for each claim, gives them back, and pauses the endpoint for the backoff.
-    private func keep(_ claims: [ClaimedReport], error: String, retryAfterSeconds: Int64?,
-                      attempts: [ReportFileName: DeliveryAttempts], totals: inout ShipTotals) {
-        consecutiveFailures += 1
-        let most = claims.map { attempts[$0.name]?.count ?? 0 }.max() ?? 0
-        let delay = options.backoff.delayMilliseconds(failures: max(consecutiveFailures, most + 1),
-                                                      retryAfterSeconds: retryAfterSeconds, unit: random())
-        let time = now()
-        pausedUntil = time + delay * 1_000_000
-        totals.paused = true
-        for claim in claims {
-            var count = (attempts[claim.name]?.count ?? 0) + 1
-            do {
-                count = try spool.recordFailedAttempt(claim, error: error, nextAttempt: pausedUntil, now: time).count
-            } catch {
-                observe(.warning("\(error)"))
-            }
-            giveBack(claim)
-            totals.kept += 1
-            observe(.kept(claim.name, attempts: count, retryInMs: delay, error: error))
-        }
-    }
-
-    /// Returns a claim to the spool; a failure is told (the claim then goes stale when this shipper ends).
-    private func giveBack(_ claim: ClaimedReport) {
-        do { try spool.release(claim) } catch .claimLost {
-        } catch {
-            observe(.warning("\(error)"))
-        }
-    }
-
-    /// Quarantines a claimed report with `reason`.
-    private func quarantine(_ claim: ClaimedReport, reason: String, totals: inout ShipTotals) {
-        do {
-            try spool.quarantine(claim, reason: reason)
-        } catch .writeQuarantineReason(_, _, let error) {
-            observe(.warning("\(claim.name.text) was quarantined, but its reason could not be written: \(error.reason)"))
-        } catch .claimLost {
-            return
-        } catch {
-            observe(.warning("\(error)"))
-            giveBack(claim)
-            return
-        }
-        totals.quarantined += 1
-        observe(.quarantined(claim.name, reason: reason))
+        return present.filter { (attempts[$0]?.count ?? 0) > 0 }.count
     }
 }

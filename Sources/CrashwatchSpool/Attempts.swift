@@ -1,13 +1,15 @@
 // Attempts.swift — a shipper that could not deliver a report gives it back to the spool and records the
 // failed attempt beside it, in `.attempts/<report name>`: how many attempts failed, when the last one was,
-// when the next one is due, and why the last one failed. Every shipper on the spool reads it (so none retries
-// early), `crashwatch list` shows it, and it goes when the report is delivered, quarantined or pruned.
+// when the next one is due, and why the last one failed; and, for a shipper with several destinations, which
+// of them already accepted the report (it is not sent to those again). Every shipper on the spool reads it (so
+// none retries early), `crashwatch list` shows it, and it goes when the report is delivered, quarantined or
+// pruned.
 import CrashwatchModel
 import CrashwatchSystem
 
-/// Failed delivery attempts of one report.
+/// Failed delivery attempts of one report, and the destinations that already accepted it.
 public struct DeliveryAttempts: Equatable, Sendable {
-    /// How many attempts failed (at least 1).
+    /// How many attempts failed (0 only when the record holds deliveries alone).
     public var count: Int
     /// When the last attempt failed, nanoseconds since the epoch.
     public var lastAttempt: Int64
@@ -15,30 +17,45 @@ public struct DeliveryAttempts: Equatable, Sendable {
     public var nextAttempt: Int64
     /// Why the last attempt failed, one line.
     public var lastError: String
+    /// The destinations (`otlp`, `sentry`) that accepted the report already, in the order they did.
+    public var delivered: [String]
 
-    public init(count: Int, lastAttempt: Int64, nextAttempt: Int64, lastError: String) {
+    public init(count: Int, lastAttempt: Int64, nextAttempt: Int64, lastError: String, delivered: [String] = []) {
         self.count = count
         self.lastAttempt = lastAttempt
         self.nextAttempt = nextAttempt
         self.lastError = lastError
+        self.delivered = delivered
     }
 
     /// The most bytes of an error kept.
     static let maxErrorBytes = 1024
+    /// The most destinations a record names (a damaged file cannot make a long list).
+    static let maxDestinations = 8
 
-    /// The file's one line: `<count> <last ns> <next ns> <error>`.
-    var line: String { "\(count) \(lastAttempt) \(nextAttempt) \(oneLine(lastError, maxBytes: Self.maxErrorBytes))\n" }
+    /// The file's text: `<count> <last ns> <next ns> <error>`, then one `delivered <destination>` line each.
+    var line: String {
+        "\(count) \(lastAttempt) \(nextAttempt) \(oneLine(lastError, maxBytes: Self.maxErrorBytes))\n"
+            + delivered.prefix(Self.maxDestinations).map { "delivered \(oneLine($0, maxBytes: 64))\n" }.joined()
+    }
 
-    /// Parses the file's line; nil for anything else (a damaged file counts as no attempts).
+    /// Parses the file's text; nil for anything else (a damaged file counts as no attempts).
     init?(parsing bytes: [UInt8]) {
-        var text = String(decoding: bytes, as: UTF8.self)
+        let text = String(decoding: bytes, as: UTF8.self)
         guard text.hasSuffix("\n") else { return nil }
-        text.removeLast()
-        let parts = text.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 4, let count = Int(parts[0]), count > 0, let last = Int64(parts[1]),
+        let lines = text.dropLast().split(separator: "\n", omittingEmptySubsequences: false)
+        guard let first = lines.first, lines.count <= 1 + Self.maxDestinations else { return nil }
+        let parts = first.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, let count = Int(parts[0]), count >= 0, let last = Int64(parts[1]),
               let next = Int64(parts[2])
         else { return nil }
-        self.init(count: count, lastAttempt: last, nextAttempt: next, lastError: String(parts[3]))
+        var delivered: [String] = []
+        for line in lines.dropFirst() {
+            guard line.hasPrefix("delivered "), line.count > 10 else { return nil }
+            delivered.append(String(line.dropFirst(10)))
+        }
+        guard count > 0 || !delivered.isEmpty else { return nil }
+        self.init(count: count, lastAttempt: last, nextAttempt: next, lastError: String(parts[3]), delivered: delivered)
     }
 }
 
@@ -47,20 +64,39 @@ extension Spool {
     public static let attemptsDirectoryName = ".attempts"
 
     /// Records one more failed attempt of a report this process holds the claim on (call it before
-    /// releasing the claim, so no other shipper sees the report without its record). Returns the new record.
+    /// releasing the claim, so no other shipper sees the report without its record), with the destinations
+    /// that accepted it meanwhile (`delivered`, added to those recorded). Returns the new record.
     @discardableResult
     public func recordFailedAttempt(_ claim: ClaimedReport, error: String, nextAttempt: Int64,
-                                    now: Int64 = Clock.realtimeNanoseconds()) throws(SpoolError) -> DeliveryAttempts
+                                    now: Int64 = Clock.realtimeNanoseconds(), delivered: [String] = []) throws(SpoolError)
+        -> DeliveryAttempts
     {
-        let previous = attempts(of: claim.name)?.count ?? 0
-        let record = DeliveryAttempts(count: previous + 1, lastAttempt: now, nextAttempt: nextAttempt, lastError: error)
+        let previous = attempts(of: claim.name)
+        var destinations = previous?.delivered ?? []
+        for name in delivered where !destinations.contains(name) { destinations.append(name) }
+        let record = DeliveryAttempts(count: (previous?.count ?? 0) + 1, lastAttempt: now, nextAttempt: nextAttempt,
+                                      lastError: error, delivered: destinations)
+        try writeAttempts(record, of: claim)
+        return record
+    }
+
+    /// Records that destinations `delivered` accepted a claimed report, without a failed attempt (the shipper
+    /// stopped before its other destinations were tried). Call it before releasing the claim.
+    public func recordDelivered(_ claim: ClaimedReport, to delivered: [String]) throws(SpoolError) {
+        var record = attempts(of: claim.name) ?? DeliveryAttempts(count: 0, lastAttempt: 0, nextAttempt: 0, lastError: "")
+        let before = record.delivered.count
+        for name in delivered where !record.delivered.contains(name) { record.delivered.append(name) }
+        if record.delivered.count != before { try writeAttempts(record, of: claim) }
+    }
+
+    /// Writes a claimed report's record.
+    private func writeAttempts(_ record: DeliveryAttempts, of claim: ClaimedReport) throws(SpoolError) {
         let directory = try openSubdirectory(.attempts, create: true)
         do {
             try writeSmallFile(Array(record.line.utf8), named: claim.name.text, in: directory)
         } catch {
             throw .writeAttempts(spool: path, name: claim.name.text, error)
         }
-        return record
     }
 
     /// The failed attempts recorded for report `name`; nil when there are none (or the record is damaged).

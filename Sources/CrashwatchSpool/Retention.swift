@@ -97,12 +97,12 @@ extension Spool {
     private func removals(policy: RetentionPolicy, from reports: [SpoolEntry], now: Int64,
                           protecting: ReportFileName?) -> [RetentionDecision]
     {
-        policy.removals(from: reports, now: now).filter { $0.entry.name != protecting }
+        policy.removals(from: reports, now: now, keeping: groupRepresentatives()).filter { $0.entry.name != protecting }
     }
 
     /// Of the spool entries `names`, the report files retention may act on (`isTrustworthy`), and the names
     /// of those it must leave alone (sorted); other names, links and vanished entries are in neither.
-    private func retentionCandidates(_ names: [String]) -> (reports: [SpoolEntry], foreign: [String]) {
+    func retentionCandidates(_ names: [String]) -> (reports: [SpoolEntry], foreign: [String]) {
         var budget = Self.foreignReadBudget
         return Self.retentionCandidates(names, in: directory, parse: { ReportFileName(parsing: $0) }) { name, status in
             isTrustworthy(name, status: status, budget: &budget)

@@ -42,45 +42,48 @@ public struct RetentionPolicy: Equatable, Sendable {
     /// (flood); then, among the rest, expired ones (age), the oldest beyond `maxReports` (count), and the
     /// oldest until the rest fit in `maxBytes` (bytes, keeping the newest). Each group comes oldest first.
     ///
+    /// `keeping` names each crash group's newest report (`GroupIndex.newestReports`): the flood, count and bytes
+    /// limits remove every other report before one of those, oldest first, so a crash loop of one bug cannot
+    /// evict the only report of another; the age limit removes them like any other.
+    ///
     /// `entries` may come in any order; `now` is nanoseconds since the epoch. A report whose name lies in
     /// the future (clock skew) has age zero.
-    public func removals(from entries: [SpoolEntry], now: Int64) -> [RetentionDecision] {
-        var sorted = entries.sorted { $0.name < $1.name }
+    public func removals(from entries: [SpoolEntry], now: Int64, keeping: Set<String> = []) -> [RetentionDecision] {
+        var remaining = entries.sorted { $0.name < $1.name }
         var decisions: [RetentionDecision] = []
-        if let maxPerExecutable {
-            var perTag: [String: Int] = [:]
-            for entry in sorted { if let tag = entry.name.tag { perTag[tag, default: 0] += 1 } }
-            var flooded = Set<ReportFileName>()
-            var seen: [String: Int] = [:]
-            for entry in sorted {
-                guard let tag = entry.name.tag, let total = perTag[tag], total > maxPerExecutable else { continue }
-                seen[tag, default: 0] += 1
-                if seen[tag]! <= total - maxPerExecutable {
-                    flooded.insert(entry.name)
-                    decisions.append(RetentionDecision(entry: entry, reason: .flood))
-                }
-            }
-            if !flooded.isEmpty { sorted.removeAll { flooded.contains($0.name) } }
+        /// `candidates` (oldest first) in the order they go: reports outside `keeping` first.
+        func evictionOrder(_ candidates: [SpoolEntry]) -> [SpoolEntry] {
+            candidates.filter { !keeping.contains($0.name.text) } + candidates.filter { keeping.contains($0.name.text) }
         }
-        var remaining = sorted[...]
+        func remove(_ chosen: some Sequence<SpoolEntry>, _ reason: PruneReason) {
+            let names = Set(chosen.map(\.name))
+            decisions += remaining.filter { names.contains($0.name) }.map { RetentionDecision(entry: $0, reason: reason) }
+            remaining.removeAll { names.contains($0.name) }
+        }
+        if let maxPerExecutable {
+            var perTag: [String: [SpoolEntry]] = [:]
+            for entry in remaining { if let tag = entry.name.tag { perTag[tag, default: []].append(entry) } }
+            var flooded: [SpoolEntry] = []
+            for reports in perTag.values where reports.count > maxPerExecutable {
+                flooded += evictionOrder(reports).prefix(reports.count - maxPerExecutable)
+            }
+            remove(flooded, .flood)
+        }
         if let maxAge {
             let limit = nanoseconds(maxAge)
-            let expired = remaining.prefix { now - $0.name.timeNanoseconds > limit }
-            decisions += expired.map { RetentionDecision(entry: $0, reason: .age) }
-            remaining = remaining.dropFirst(expired.count)
+            remove(remaining.prefix { now - $0.name.timeNanoseconds > limit }, .age)
         }
         if remaining.count > maxReports {
-            let excess = remaining.prefix(remaining.count - maxReports)
-            decisions += excess.map { RetentionDecision(entry: $0, reason: .count) }
-            remaining = remaining.dropFirst(excess.count)
+            remove(evictionOrder(remaining).prefix(remaining.count - maxReports), .count)
         }
-        if let maxBytes {
+        if let maxBytes, !remaining.isEmpty {
             var total = remaining.reduce(Int64(0)) { $0 + $1.bytes }
-            while total > maxBytes, remaining.count > 1, let oldest = remaining.first {
-                decisions.append(RetentionDecision(entry: oldest, reason: .bytes))
-                total -= oldest.bytes
-                remaining = remaining.dropFirst()
+            var chosen: [SpoolEntry] = []
+            for entry in evictionOrder(Array(remaining.dropLast())) where total > maxBytes {
+                chosen.append(entry)
+                total -= entry.bytes
             }
+            remove(chosen, .bytes)
         }
         return decisions
     }

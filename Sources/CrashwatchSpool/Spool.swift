@@ -22,7 +22,8 @@ public struct SpoolEntry: Equatable, Sendable {
 ///
 /// Layout: reports (`<time>-<pid>-<tag>-<id>.json`, mode 0640) and reports being written (`.tmp-<id>`) in
 /// the directory itself; reports readers took in `.claims/<report name>.<holder>` (see `claim(limit:holder:)`);
-/// files set aside in `.quarantine/<report name>` with `<report name>.reason` (see `quarantine(name:reason:now:)`).
+/// files set aside in `.quarantine/<report name>` with `<report name>.reason` (see `quarantine(name:reason:now:)`);
+/// the crash groups' index in `.groups/index` beside its lock file `.groups/lock` (see `recordInGroups`).
 /// Opening follows a symbolic link on the spool's path only when no other user could have made or could
 /// change it (see `linkProblem`), and refuses a directory owned by a user other than root or the caller, or
 /// that group or others may write without the sticky bit; the same holds for `.claims` and `.quarantine`,
@@ -226,6 +227,8 @@ public final class Spool: Sendable {
         case quarantine = ".quarantine"
         /// `.attempts`: failed delivery attempts of reports a shipper will retry.
         case attempts = ".attempts"
+        /// `.groups`: the group index and its lock file (Groups.swift).
+        case groups = ".groups"
     }
 
     /// The error for a subdirectory entry that is `kind` instead of a directory.

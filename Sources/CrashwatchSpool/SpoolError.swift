@@ -84,6 +84,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case writeQuarantineReason(spool: String, name: String, SystemError)
     /// A report's record of failed delivery attempts (`.attempts/<name>`) could not be written.
     case writeAttempts(spool: String, name: String, SystemError)
+    /// The group index (`.groups/index`) could not be locked, read or written.
+    case updateGroups(spool: String, SystemError)
 
     /// The spool directory the error is about.
     public var spool: String {
@@ -102,7 +104,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .reportPending(let spool, _),
              .notClaimed(let spool, _), .claimLost(let spool, _), .acknowledgeReport(let spool, _, _),
              .releaseReport(let spool, _, _), .quarantineFile(let spool, _, _),
-             .writeQuarantineReason(let spool, _, _), .writeAttempts(let spool, _, _):
+             .writeQuarantineReason(let spool, _, _), .writeAttempts(let spool, _, _), .updateGroups(let spool, _):
             spool
         }
     }
@@ -116,7 +118,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
              .removeFile(_, _, let error), .readReport(_, _, let error), .openSubdirectory(_, _, let error),
              .holderIdentity(_, _, let error), .claimReport(_, _, let error), .acknowledgeReport(_, _, let error),
              .releaseReport(_, _, let error), .quarantineFile(_, _, let error), .writeQuarantineReason(_, _, let error),
-             .writeAttempts(_, _, let error):
+             .writeAttempts(_, _, let error), .updateGroups(_, let error):
             error
         case .untrustedLink, .unsafeLinkDirectory, .notADirectory, .unsafePermissions, .untrustedOwner, .noSpace,
              .noSuchReport, .ambiguous, .invalidID, .invalidName,
@@ -195,6 +197,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(name) was quarantined in spool \(spool), but its reason could not be written: \(error.reason)"
         case .writeAttempts(let spool, let name, let error):
             "cannot record the delivery attempts of \(name) in spool \(spool): \(error.reason)"
+        case .updateGroups(let spool, let error): "cannot update the group index of spool \(spool): \(error)"
         }
     }
 }

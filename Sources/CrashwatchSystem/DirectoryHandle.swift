@@ -260,7 +260,7 @@ public struct DirectoryHandle: ~Copyable, Sendable {
     }
 
     /// Refuses names that are not exactly one path component.
-    private static func check(_ name: String, _ call: String) throws(SystemError) {
+    static func check(_ name: String, _ call: String) throws(SystemError) {
         if name.isEmpty || name == "." || name == ".." || name.utf8.contains(UInt8(ascii: "/")) {
             throw SystemError("\(call) \(name)", errno: EINVAL)
         }

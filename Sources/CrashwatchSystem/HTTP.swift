@@ -30,12 +30,16 @@ public struct HTTPResponse: Equatable, Sendable {
     public var bodyTruncated: Bool
     /// The server's Retry-After, in seconds from now, when it sent one.
     public var retryAfterSeconds: Int64?
+    /// The `X-Sentry-Rate-Limits` header's value (a Sentry server's rate limits), when it sent one.
+    public var rateLimits: String?
 
-    public init(status: Int, body: [UInt8], bodyTruncated: Bool = false, retryAfterSeconds: Int64? = nil) {
+    public init(status: Int, body: [UInt8], bodyTruncated: Bool = false, retryAfterSeconds: Int64? = nil,
+                rateLimits: String? = nil) {
         self.status = status
         self.body = body
         self.bodyTruncated = bodyTruncated
         self.retryAfterSeconds = retryAfterSeconds
+        self.rateLimits = rateLimits
     }
 }
 
@@ -165,8 +169,12 @@ public final class HTTPClient {
                                  code: response.curl_code, message: message)
         }
         let bodyBytes = response.body.map { Array(UnsafeBufferPointer(start: $0, count: response.body_length)) } ?? []
+        let rateLimits = withUnsafeBytes(of: response.rate_limits) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
         return HTTPResponse(status: response.status, body: bodyBytes, bodyTruncated: response.body_truncated != 0,
-                            retryAfterSeconds: response.retry_after_seconds >= 0 ? response.retry_after_seconds : nil)
+                            retryAfterSeconds: response.retry_after_seconds >= 0 ? response.retry_after_seconds : nil,
+                            rateLimits: rateLimits.isEmpty ? nil : rateLimits)
     }
 }
 

@@ -209,7 +209,7 @@ func sampleCapture(pc: UInt64 = 0x40_1000, sp: UInt64 = 0x7ffc_0000_1000, maps: 
         for tid in 100..<110 {
             report.threads.append(ThreadRecord(tid: Int32(tid), name: nil, crashed: false, registers: [], frames: frames, unwindStopReason: nil))
         }
-        let full = try report.encodedJSON().count
+        let full = try report.fingerprinted().encodedJSON().count
         let limit = full / 20
         let bytes = try ReportSizeLimit.encode(report, limit: limit)
         #expect(bytes.count <= limit + 1024)
@@ -218,8 +218,9 @@ func sampleCapture(pc: UInt64 = 0x40_1000, sp: UInt64 = 0x7ffc_0000_1000, maps: 
         let crashed = try #require(trimmed.crashedThread)
         #expect(!crashed.frames.isEmpty && crashed.frames.first?.index == 0)
         #expect(trimmed.softErrors.last?.message.contains("frames were dropped") == true)
-        // Under the limit: untouched.
-        #expect(try ReportSizeLimit.encode(report, limit: full) == report.encodedJSON())
+        // Under the limit: untouched, but for the fingerprint computed as it is written (from all its frames).
+        #expect(try ReportSizeLimit.encode(report, limit: full) == report.fingerprinted().encodedJSON())
+        #expect(trimmed.fingerprint == Fingerprint.of(report), "computed before frames were dropped")
     }
 
     @Test("names are cut at 4 KiB on a character boundary, with a mark")

@@ -94,6 +94,20 @@ import Testing
         #expect(report.threads[0].frames.first?.function == "crash_here")
     }
 
+    @Test("a worker's fingerprint is never taken: the written report's is computed from the accepted frames")
+    func fingerprintNotTaken() throws {
+        let capture = capture()
+        var forged = honest(capture)
+        forged.fingerprint = FingerprintRecord(algorithm: "crashwatch-1", value: String(repeating: "0", count: 32), kind: "crash",
+                                               signal: "SIGSEGV", program: "sshd", frames: ["someone_elses_bug"])
+        let report = try WorkerReport.accept(bytes(forged), capture: capture, state: .complete, crashwatchVersion: "1.0")
+        #expect(report.fingerprint == nil)
+        let written = try CrashReport.decode(ReportSizeLimit.encode(report, limit: 1 << 20))
+        let fingerprint = try #require(written.fingerprint)
+        #expect(fingerprint.frames == ["crash_here"] && fingerprint.program == "app")
+        #expect(fingerprint == Fingerprint.of(report))
+    }
+
     @Test("a report that is not this crash's, not JSON, or names a handled fault the supervisor did not see is refused")
     func refused() throws {
         let capture = capture()

@@ -112,6 +112,27 @@ import Testing
         }
     }
 
+    /// The destinations that took a report ride in its attempts record: merged across attempts, kept without a
+    /// failure (count 0), gone with the report; a damaged record (too many lines, a stray line) counts as none.
+    @Test func deliveriesRideInTheAttemptsRecord() throws {
+        let temporary = try TemporaryDirectory(mode: 0o700)
+        defer { temporary.remove() }
+        let (spool, names) = try Self.spool(with: 2, in: temporary)
+        let claims = try spool.claim(limit: 2)
+        try spool.recordDelivered(claims[1], to: ["otlp"])
+        #expect(spool.attempts(of: names[1]) == DeliveryAttempts(count: 0, lastAttempt: 0, nextAttempt: 0, lastError: "", delivered: ["otlp"]))
+        try spool.recordFailedAttempt(claims[0], error: "sentry: HTTP 503", nextAttempt: 9, now: 5, delivered: ["otlp"])
+        let second = try spool.recordFailedAttempt(claims[0], error: "sentry: HTTP 503", nextAttempt: 19, now: 15, delivered: ["otlp"])
+        #expect(second == DeliveryAttempts(count: 2, lastAttempt: 15, nextAttempt: 19, lastError: "sentry: HTTP 503", delivered: ["otlp"]))
+        #expect(try String(contentsOfFile: temporary.join(".attempts/\(names[0].text)"), encoding: .utf8)
+                == "2 15 19 sentry: HTTP 503\ndelivered otlp\n")
+        try spool.acknowledge(claims[0])
+        #expect(spool.attempts(of: names[0]) == nil)
+        for damaged in ["1 2 3 e\nsent otlp\n", "1 2 3 e\n" + String(repeating: "delivered x\n", count: 9), "0 0 0 \n", "1 2 3 e\ndelivered \n"] {
+            #expect(DeliveryAttempts(parsing: Array(damaged.utf8)) == nil, "\(damaged)")
+        }
+    }
+
     @Test func acknowledgeRemovesForGood() throws {
         let temporary = try TemporaryDirectory(mode: 0o700)
         defer { temporary.remove() }

@@ -112,6 +112,7 @@ public enum SampleReport {
                      SampleImages.libc(base: libcBase)],
             diagnostics: Diagnostics(ptraceScope: 1, seccompMode: 0, captureErrors: 1),
             softErrors: [SoftError(stage: "unwind", tid: 4243, message: "libunwind: no unwind info for 0x7f3a9c29d134")])
+            .fingerprinted()
     }()
 }
 

@@ -33,14 +33,14 @@ import Testing
         let files = ["root:$y$j9T$\(secret):19000:0:99999:7:::\n", "\(secret) = yes\n", "max-reports = \(secret)\n",
                      "max-bytes = \(secret)\n", "max-age = \(secret)\n", "endpoint = \(secret)\n", "headers = \(secret)\n",
                      "ca-file = /nonexistent/\(secret)\n", "timeout = \(secret)\n", "batch = \(secret)\n", "gzip = \(secret)\n",
-                     "debuginfod = \(secret)\n"]
+                     "debuginfod = \(secret)\n", "sentry = https://\(secret)@h/x\n"]
         for text in files {
             // ship reads its other settings once it has an endpoint: one comes first, on line 1.
             let prefix = command[0] == "ship" && !text.hasPrefix("endpoint") ? "endpoint = http://127.0.0.1:9\n" : ""
             let result = try withSettings(Array((prefix + text).utf8), command)
             // Every command reads the whole file; each checks the values it uses.
             let checkedBy: [String: [String]] = ["list": [], "prune": ["max-"],
-                                                 "ship": ["endpoint", "headers", "ca-file", "timeout", "batch", "gzip"]]
+                                                 "ship": ["endpoint", "headers", "ca-file", "timeout", "batch", "gzip", "sentry"]]
             let key = text.prefix { $0 != " " }
             if !ConfigFileKeys.all.contains(String(key)) || key == "debuginfod"
                 || checkedBy[command[0], default: []].contains(where: { key.hasPrefix($0) }) {
@@ -89,5 +89,6 @@ import Testing
 /// The settings file's keys (README "Settings file").
 private enum ConfigFileKeys {
     static let all: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe", "debuginfod", "endpoint", "headers",
-                                   "ca-file", "client-cert", "client-key", "timeout", "batch", "gzip", "max-body", "max-backoff"]
+                                   "ca-file", "client-cert", "client-key", "timeout", "batch", "gzip", "max-body", "max-backoff",
+                                   "sentry", "sentry-environment"]
 }

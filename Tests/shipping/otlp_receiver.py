@@ -218,9 +218,16 @@ def decode_request(body_text):
 # Fault scripts
 # ---------------------------------------------------------------------------------------------------
 
+# Further step kinds a receiver built on this one adds (sentry_receiver.py): prefix -> parser of the whole step.
+EXTRA_STEPS = {}
+
+
 def parse_step(text):
     """One step of a fault script as a dict; raises ValueError for a malformed step."""
     text = text.strip()
+    for prefix, parse in EXTRA_STEPS.items():
+        if text.startswith(prefix):
+            return parse(text)
     if text == "ok":
         return {"kind": "ok"}
     if text in ("reset", "close"):
@@ -329,6 +336,25 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as OTLP clients expect; every response has a length
     timeout = 60  # an idle keep-alive connection is closed after a minute (its thread ends)
     server_version = "otlp-test-receiver/1"
+    # The protocol's seams (sentry_receiver.py overrides them): the media type taken, how a body decodes,
+    # the body of a success and of an injected error, and steps of its own.
+    media_type = "application/json"
+
+    def decode(self, text):
+        """(decoded, warnings) of a request body, or raises DecodeError."""
+        return decode_request(text)
+
+    def ok_body(self, entry):
+        return {}
+
+    def error_body(self, status, message):
+        code = {400: 3, 401: 16, 403: 7, 404: 5, 408: 4, 413: 8, 429: 8, 500: 13, 501: 12, 502: 14,
+                503: 14, 504: 4}.get(status, 2)
+        return {"code": code, "message": message}
+
+    def extra_step(self, step, entry):
+        """Answers a step kind this protocol adds (EXTRA_STEPS); False when it is not one."""
+        return False
 
     def log_message(self, format, *args):  # the JSON log says everything; keep stderr quiet
         pass
@@ -467,8 +493,8 @@ class Handler(BaseHTTPRequestHandler):
         media_type = self.headers.get("Content-Type", "")
         text = None
         if error is None:
-            if media_type.split(";")[0].strip().lower() != "application/json":
-                error = f"Content-Type {media_type!r}: this receiver takes application/json only"
+            if media_type.split(";")[0].strip().lower() != self.media_type:
+                error = f"Content-Type {media_type!r}: this receiver takes {self.media_type} only"
             elif encoding not in ("identity", "gzip"):
                 error = f"Content-Encoding {encoding!r}: only gzip (or none) is supported"
             else:
@@ -485,15 +511,19 @@ class Handler(BaseHTTPRequestHandler):
                     error = str(failure)
         if error is None:
             try:
-                entry["decoded"], entry["warnings"] = decode_request(text)
+                entry["decoded"], entry["warnings"] = self.decode(text)
             except DecodeError as failure:
                 error = str(failure)
         if self.server.log_body and text is not None:
             entry["body"] = text
         if error is not None:
             entry["error"] = error
-            entry["status"] = 400
-            self._send(400, {"code": 3, "message": f"decode error: {error}"})
+            status = getattr(self, "failure_status", None) or 400  # a protocol's decode may name another status
+            entry["status"] = status
+            self._send(status, self.error_body(status, f"decode error: {error}"))
+            entry["outcome"] = "answered"
+            return
+        if self.extra_step(step, entry):
             entry["outcome"] = "answered"
             return
 
@@ -507,7 +537,7 @@ class Handler(BaseHTTPRequestHandler):
             kind = "ok"
         if kind == "ok":
             entry["status"] = 200
-            self._send(200, {})
+            self._send(200, self.ok_body(entry))
         elif kind == "partial":
             entry["status"] = 200
             self._send(200, {"partialSuccess": {"rejectedLogRecords": str(step["rejected"]),
@@ -530,10 +560,8 @@ class Handler(BaseHTTPRequestHandler):
                     value = email.utils.formatdate(time.time() + float(value[1:]), usegmt=True)
                 headers.append(("Retry-After", value))
                 entry["retryAfter"] = value
-            code = {400: 3, 401: 16, 403: 7, 404: 5, 408: 4, 413: 8, 429: 8, 500: 13, 501: 12, 502: 14,
-                    503: 14, 504: 4}.get(status, 2)
             entry["status"] = status
-            self._send(status, {"code": code, "message": step["message"]}, headers)
+            self._send(status, self.error_body(status, step["message"]), headers)
         entry["outcome"] = "answered"
 
 
@@ -542,12 +570,14 @@ class Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, address, log, faults, tls, log_body):
+    def __init__(self, address, log, faults, tls, log_body, handler=Handler, options=None):
         self.log = log
         self.faults = faults
         self.tls = tls
         self.log_body = log_body
-        super().__init__(address, Handler)
+        self.handler = handler
+        self.options = options
+        super().__init__(address, handler)
 
     def finish_request(self, request, client_address):
         # TLS handshake here, in the connection's own thread: a stuck client cannot block accept().
@@ -562,7 +592,7 @@ class Server(ThreadingHTTPServer):
                 return
             subject = subject_text(request.getpeercert())
             request.settimeout(None)
-        handler = Handler.__new__(Handler)
+        handler = self.handler.__new__(self.handler)
         handler.client_subject = subject
         handler.__init__(request, client_address, self)
         if self.tls is not None:
@@ -575,8 +605,10 @@ class Server(ThreadingHTTPServer):
         pass  # a client that went away mid-request is logged by the handler; no tracebacks
 
 
-def main(argv):
-    parser = argparse.ArgumentParser(description="OTLP/HTTP JSON logs receiver for the crashwatch ship tests")
+def main(argv, handler=Handler, name="otlp_receiver", add_options=None):
+    parser = argparse.ArgumentParser(description=f"{name}: a receiver for the crashwatch ship tests")
+    if add_options:
+        add_options(parser)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--bind", default="127.0.0.1")
     parser.add_argument("--port-file")
@@ -601,10 +633,10 @@ def main(argv):
             tls.load_verify_locations(options.client_ca)
     elif options.client_ca:
         parser.error("--client-ca needs --tls-cert and --tls-key")
-    server = Server((options.bind, options.port), Log(options.log), faults, tls, options.log_body)
+    server = Server((options.bind, options.port), Log(options.log), faults, tls, options.log_body, handler, options)
 
     def stop(signo, frame):
-        print(f"otlp_receiver: signal {signo} from outside: stopping", file=sys.stderr, flush=True)
+        print(f"{name}: signal {signo} from outside: stopping", file=sys.stderr, flush=True)
         threading.Thread(target=server.shutdown, daemon=True).start()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -617,9 +649,9 @@ def main(argv):
     try:
         server.serve_forever(poll_interval=0.2)
     except BaseException as error:
-        print(f"otlp_receiver: serve_forever ended by {error!r}", file=sys.stderr, flush=True)
+        print(f"{name}: serve_forever ended by {error!r}", file=sys.stderr, flush=True)
         raise
-    print("otlp_receiver: stopped by a signal", file=sys.stderr, flush=True)
+    print(f"{name}: stopped by a signal", file=sys.stderr, flush=True)
     server.server_close()
     return 0
 

@@ -272,12 +272,14 @@ def id_of_name(name):
 class Receiver:
     """otlp_receiver.py in its own directory; `entries()` reads its JSON-lines log."""
 
+    script = "otlp_receiver.py"  # test_sentry.py's SentryReceiver runs sentry_receiver.py
+
     def __init__(self, *args, tls=False, client_ca=False, fault=None, log_body=False, port=0):
         self.directory = new_dir("receiver-")
         self.log_path = os.path.join(self.directory, "log.jsonl")
         self.fault_file = os.path.join(self.directory, "fault")
         port_file = os.path.join(self.directory, "port")
-        argv = [sys.executable, os.path.join(HERE, "otlp_receiver.py"), "--port", str(port), "--port-file", port_file,
+        argv = [sys.executable, os.path.join(HERE, self.script), "--port", str(port), "--port-file", port_file,
                 "--log", self.log_path, "--fault-file", self.fault_file, *args]
         if fault:
             argv += ["--fault", fault]
@@ -721,6 +723,12 @@ def check_mapping(report, found, max_body=1024 * 1024, crashwatch_version=None):
     check(isinstance(uid, str) and len(uid) == 26 and all(c in ULID_ALPHABET for c in uid) and uid[0] <= "7",
           f"{what}: log.record.uid {uid!r} is not a 26-character ULID (Crockford base32, first character 0-7)")
     check_attribute(attrs, "crashwatch.report.id", report.id, what, "stringValue")
+    fingerprint = (data.get("fingerprint") or {}).get("value")
+    if fingerprint is not None:
+        check_attribute(attrs, "crashwatch.fingerprint", fingerprint, what, "stringValue")
+    else:  # a report written before fingerprints: the shipper computes one (32 hex digits)
+        sent = attrs.get("crashwatch.fingerprint")
+        check(isinstance(sent, str) and re.fullmatch(r"[0-9a-f]{32}", sent), f"{what}: crashwatch.fingerprint {sent!r}")
 
     thread = stack_thread(report)
     stack = attrs.get("exception.stacktrace")

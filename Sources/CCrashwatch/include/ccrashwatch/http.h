@@ -40,6 +40,7 @@ typedef struct {
     unsigned char *body;              /* malloc'd; free with cw_http_response_free */
     size_t body_length;
     int body_truncated;               /* 1: the body was longer than max_response_bytes and was cut there */
+    char rate_limits[512];            /* the X-Sentry-Rate-Limits header's value, cut at 511 bytes; "" when none */
 } cw_http_response;
 
 /** Loads libcurl (first call) and makes a client; NULL with a message in `error` when it cannot. */
