@@ -26,6 +26,7 @@ public enum HTMLExport {
         page.markup("<main>\n")
         crashedThread(of: report, into: &page)
         faults(of: report, into: &page)
+        HTMLFacts.fingerprint(report, into: &page)
         otherThreads(of: report, into: &page)
         HTMLFacts.images(report, into: &page)
         HTMLFacts.softErrors(report, into: &page)

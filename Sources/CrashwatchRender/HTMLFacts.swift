@@ -1,10 +1,22 @@
-// HTMLFacts.swift — the lower half of the HTML export: the images (in-app highlighted, with build-ids and
-// packages), the soft errors, and the process, host and capture facts in description lists. Every value is
-// escaped by HTMLBuilder.
+// HTMLFacts.swift — the HTML export's sections of facts: the fingerprint, the images (in-app highlighted, with
+// build-ids and packages), the soft errors, and the process, host and capture facts in description lists. Every
+// value is escaped by HTMLBuilder.
 import CrashwatchModel
 
-/// The images, soft errors and facts sections of the HTML export.
+/// The fingerprint, images, soft errors and facts sections of the HTML export.
 enum HTMLFacts {
+    /// The fingerprint, when the report has one: its value and algorithm, and the kind, signal, program and frames
+    /// hashed (README "Fingerprints").
+    static func fingerprint(_ report: CrashReport, into page: inout HTMLBuilder) {
+        guard let fingerprint = report.fingerprint else { return }
+        page.markup("<section id=\"fingerprint\">\n<h2>Fingerprint</h2>\n<dl class=\"facts\">\n")
+        page.fact("Fingerprint", fingerprint.value, class: "mono")
+        page.fact("Algorithm", fingerprint.algorithm)
+        page.fact("Hashed", fingerprint.kind + ", " + fingerprint.signal + ", program " + fingerprint.program)
+        page.fact("Frames hashed", fingerprint.frames.isEmpty ? "none" : fingerprint.frames.joined(separator: ", "), class: "mono")
+        page.markup("</dl>\n</section>\n")
+    }
+
     /// The images table: name, load address, size, build-id, architecture, path (deleted, package).
     static func images(_ report: CrashReport, into page: inout HTMLBuilder) {
         guard !report.images.isEmpty else { return }

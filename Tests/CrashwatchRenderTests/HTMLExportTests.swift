@@ -87,6 +87,7 @@ private func hostileReport() -> CrashReport {
         return image
     }
     report.softErrors = [SoftError(stage: bad, tid: 3, image: bad, message: bad)]
+    report.fingerprint = FingerprintRecord(algorithm: bad, value: bad, kind: bad, signal: bad, program: bad, frames: [bad, bad])
     return report
 }
 
@@ -101,7 +102,12 @@ private func hostileReport() -> CrashReport {
     func everySection(sample: String) throws {
         let report = sample == "ExportFixture" ? ExportFixture.report : SampleReport.report
         let page = HTMLExport.render(report)
-        #expect(Self.sections(page) == ["crashed-thread", "faults", "threads", "images", "soft-errors", "process", "host", "capture"])
+        let fingerprint = report.fingerprint == nil ? [] : ["fingerprint"]
+        #expect(Self.sections(page) == ["crashed-thread", "faults"] + fingerprint
+            + ["threads", "images", "soft-errors", "process", "host", "capture"])
+        if let value = report.fingerprint?.value {
+            #expect(page.contains("<dd class=\"mono\">\(value)</dd>"))
+        }
         #expect(page.contains("<h1 id=\"headline\">"))
         #expect(page.contains("<dl class=\"facts\" id=\"summary\">"))
         // The crashed thread comes first, with its frames' functions and source positions, and open registers.
@@ -126,6 +132,19 @@ private func hostileReport() -> CrashReport {
         for image in report.images { #expect(page.contains(image.buildID ?? "none") && page.contains(image.path)) }
         for error in report.softErrors { #expect(page.contains(error.message)) }
         #expect(page.contains(report.host.kernelRelease) && page.contains(report.process.executable))
+    }
+
+    @Test("the fingerprint section shows the value, the algorithm and what was hashed; none without a fingerprint")
+    func fingerprintSection() throws {
+        let report = ExportFixture.report.fingerprinted()
+        let fingerprint = try #require(report.fingerprint)
+        let section = try #require(between(HTMLExport.render(report), "<section id=\"fingerprint\">", "</section>"))
+        #expect(section.contains("<dd class=\"mono\">\(fingerprint.value)</dd>") && section.contains(fingerprint.algorithm))
+        #expect(section.contains("\(fingerprint.kind), \(fingerprint.signal), program \(fingerprint.program)"))
+        #expect(!fingerprint.frames.isEmpty && section.contains(fingerprint.frames.joined(separator: ", ")))
+        var without = report
+        without.fingerprint = nil
+        #expect(!HTMLExport.render(without).contains("<section id=\"fingerprint\">"))
     }
 
     @Test("in-app frames and images are the highlighted rows, and only they")
