@@ -46,7 +46,8 @@
 # as `rustc --crate-name <name> --crate-type bin SOURCE <BUILD flags> -o OUTPUT`; every
 # Fixtures/*.go is a Go program built with the go on PATH as `go build <BUILD flags> -o OUTPUT
 # SOURCE`, with GOPATH and GOCACHE under OUTDIR/.go, GO111MODULE=off, GOFLAGS empty,
-# GOPROXY=off, GOTOOLCHAIN=local and CGO_ENABLED=0 (no network, nothing outside OUTDIR). Both have
+# GOPROXY=off, GOTOOLCHAIN=local and CGO_ENABLED=0 (no network, nothing outside OUTDIR; `CGO: enabled`
+# in the header: CGO_ENABLED=1, the C in its preamble built by gcc, go's default). Both have
 # no default flags (BUILD may be empty) and are built only when CC targets this machine. The
 # Rust and Go programs are not listed in OUTDIR/fixtures.list (check-bare.sh and the generic
 # tests read only C, C++ and Swift sources); RealToolchainTests runs them.
@@ -367,9 +368,12 @@ for pass in lib program; do
         elif [[ $extension == go ]]; then
             # go wants its flags (-o included) before the source: the source goes last, below.
             mkdir -p "$out_dir/.go/path" "$out_dir/.go/cache"
+            cgo=0
+            [[ "$(header_value "$source" CGO)" != enabled ]] || cgo=1
             command_line=(env GOPATH="$out_dir/.go/path" GOCACHE="$out_dir/.go/cache" GOFLAGS= GO111MODULE=off
-                          GOPROXY=off GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 "$compiler" build "${flags[@]}")
+                          GOPROXY=off GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=$cgo "$compiler" build "${flags[@]}")
             shown="go build${flags_text:+ $flags_text} $base"
+            [[ $cgo == 0 ]] || shown="CGO_ENABLED=1 $shown"
         else
             command_line=("$compiler" "${kind[@]}" -pthread -Wall "$source" "${flags[@]}")
             shown="$compiler ${kind[*]:+${kind[*]} }-pthread -Wall $base $flags_text"

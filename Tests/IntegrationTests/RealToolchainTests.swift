@@ -4,14 +4,15 @@
 // handler). Each fixture (Fixtures/<name>.c|.rs|.go; its header says what it does) runs under `crashwatch run`: the
 // same exit status as bare, one report that validates against the schema, the crashed thread's frames beginning with
 // the header's CRASH-STACK (gdb's view of the core), the root fault where a handler ran, and — on the core dump of the
-// very crash crashwatch reported — gdb's frames for every thread, address for address and name for name.
+// very crash crashwatch reported — gdb's frames for every thread, address for address, name for name and source line
+// for source line.
 // These are the specification the unwinder is measured against: fewer frames than gdb is a failure.
 import CrashwatchTestSupport
 import Foundation
 import Testing
 
 /// The fixtures of this suite, in the order they run.
-private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "main_exits_first",
+private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "go_cgo", "main_exits_first",
                                  "kill_reraise", "nested_fault"]
 
 /// This suite's fixtures are also written in Rust and Go.
@@ -61,13 +62,15 @@ private func splitFunctionList(_ text: String) -> [String] {
 }
 
 /// A name with the parts two correct symbolizers may legitimately spell differently taken out: a legacy Rust hash
-/// (`::h0123456789abcdef`), generic argument lists (`write_volatile<u64>`, `do_call::<…>`: gdb prints DWARF names with
+/// (`::h0123456789abcdef`), cgo's per-build hash (`_cgo_0123456789ab_Cfunc_f` → `_cgo_Cfunc_f`, which a header cannot
+/// know), generic argument lists (`write_volatile<u64>`, `do_call::<…>`: gdb prints DWARF names with
 /// their generics, a demangler with a turbofish or without), closure spellings (`{{closure}}`, `{closure#0}`,
 /// `{closure_env#0}` → `{closure}`) and leading underscores (gdb's `clone3` for libc's `__clone3`, an alias of the
 /// same code).
 private func normalizedFunction(_ name: String) -> String {
     var text = name
     if let hash = text.firstMatch(of: #/::h[0-9a-f]{16}$/#) { text.removeSubrange(hash.range) }
+    text = text.replacing(#/^_cgo_[0-9a-f]{12}_/#, with: "_cgo_")
     text = text.replacingOccurrences(of: "{{closure}}", with: "{closure}")
     text = text.replacing(#/\{closure(_env)?#\d+\}/#, with: "{closure}")
     // Generic argument lists: a balanced <...> that follows an identifier, `}` or `::` (not a leading `<T as Trait>`).
@@ -128,12 +131,16 @@ private struct GDBFrame: CustomStringConvertible {
     /// gdb's frame type: `normal`, `inline`, `tailcall`, `sigtramp`, ...
     let kind: String
     let function: String?
-    var description: String { "0x\(String(pc, radix: 16)) \(function ?? "??") [\(kind)]" }
+    /// The basename of the frame's source file and its line, when gdb has one.
+    let file: String?
+    let line: Int?
+    var description: String { "0x\(String(pc, radix: 16)) \(function ?? "??") \(file ?? "?"):\(line ?? 0) [\(kind)]" }
 }
 
 /// gdb's Python API walks every thread's frames (with backtrace past-main and past-entry on) and prints one line per
-/// frame: `FRAME 0xPC TYPE NAME`. The pc of every frame, the innermost included, comes from gdb itself (what `bt`
-/// omits where a pc is at the start of a line, `p $pc` would print).
+/// frame: `FRAME 0xPC TYPE FILE:LINE NAME` (FILE the basename of the source file, `?:0` without one). The pc of every
+/// frame, the innermost included, comes from gdb itself (what `bt` omits where a pc is at the start of a line, `p $pc`
+/// would print); the line is gdb's for the frame (for a caller, the call's: gdb looks up pc - 1).
 private let gdbFrameScript = """
     import gdb
     gdb.execute("set backtrace past-main on")
@@ -146,7 +153,9 @@ private let gdbFrameScript = """
         try:
             frame = gdb.newest_frame()
             while frame is not None:
-                print("FRAME 0x%x %s %s" % (frame.pc(), kinds.get(frame.type(), "other"), frame.name() or "??"))
+                sal = frame.find_sal()
+                where = "%s:%d" % (sal.symtab.filename.split("/")[-1], sal.line) if sal.symtab and sal.line else "?:0"
+                print("FRAME 0x%x %s %s %s" % (frame.pc(), kinds.get(frame.type(), "other"), where, frame.name() or "??"))
                 frame = frame.older()
         except gdb.error as error:
             print("STOP %s" % error)
@@ -161,9 +170,11 @@ private func parseGDBFrames(_ text: String) -> [Int: [GDBFrame]] {
             current = tid
             threads[tid] = []
         } else if let tid = current, line.hasPrefix("FRAME 0x") {
-            let parts = line.split(separator: " ", maxSplits: 3)
-            guard parts.count == 4, let pc = UInt64(parts[1].dropFirst(2), radix: 16) else { continue }
-            threads[tid]?.append(GDBFrame(pc: pc, kind: String(parts[2]), function: parts[3] == "??" ? nil : String(parts[3])))
+            let parts = line.split(separator: " ", maxSplits: 4)
+            guard parts.count == 5, let pc = UInt64(parts[1].dropFirst(2), radix: 16), let colon = parts[3].lastIndex(of: ":") else { continue }
+            let file = String(parts[3][..<colon]), number = Int(parts[3][parts[3].index(after: colon)...]) ?? 0
+            threads[tid]?.append(GDBFrame(pc: pc, kind: String(parts[2]), function: parts[4] == "??" ? nil : String(parts[4]),
+                                          file: file == "?" ? nil : file, line: number > 0 ? number : nil))
         }
     }
     return threads
@@ -261,7 +272,7 @@ private func goTraceback(_ stderr: String) -> [String] {
         }
     }
 
-    @Test("every thread's frames agree with gdb on the core dump of the same crash: address and function",
+    @Test("every thread's frames agree with gdb on the core dump of the same crash: address, function and source line",
           arguments: toolchainFixtures)
     func crossCheckWithGDB(_ name: String) throws {
         let fixture = Fixture(name, extensions: toolchainExtensions)
@@ -308,6 +319,14 @@ private func goTraceback(_ stderr: String) -> [String] {
             }
             if let index = differs {
                 Issue.record("thread \(tid) frame \(index): crashwatch \(describe([ours[index]])[0]), gdb \(theirs[index]); crashwatch: \(describe(ours)); gdb: \(theirs)")
+            }
+            // Source lines of the frames that agree, wherever gdb has one: the same file (by basename) and line.
+            for (index, (mine, frame)) in zip(ours, theirs).enumerated() where index < (differs ?? .max) {
+                guard let file = frame.file, let line = frame.line else { continue }
+                let ourFile = (mine["file"] as? String)?.split(separator: "/").last.map(String.init)
+                if ourFile != file || mine["line"] as? Int != line {
+                    Issue.record("thread \(tid) frame \(index) \(frame.function ?? "??"): crashwatch's line is \(ourFile ?? "?"):\(mine["line"] as? Int ?? 0), gdb's \(file):\(line)")
+                }
             }
         }
     }
