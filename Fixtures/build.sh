@@ -47,7 +47,9 @@
 # Fixtures/*.go is a Go program built with the go on PATH as `go build <BUILD flags> -o OUTPUT
 # SOURCE`, with GOPATH and GOCACHE under OUTDIR/.go, GO111MODULE=off, GOFLAGS empty,
 # GOPROXY=off, GOTOOLCHAIN=local and CGO_ENABLED=0 (no network, nothing outside OUTDIR; `CGO: enabled`
-# in the header: CGO_ENABLED=1, the C in its preamble built by gcc, go's default). Both have
+# in the header: CGO_ENABLED=1, the C in its preamble built by gcc, go's default). `GO-FILES: F...`
+# makes the program a package of SOURCE and the named files beside it (Go assembly, go_asm), built in
+# OUTDIR/.go/package/<name> (rebuilt when they change too). Both have
 # no default flags (BUILD may be empty) and are built only when CC targets this machine. The
 # Rust and Go programs are not listed in OUTDIR/fixtures.list (check-bare.sh and the generic
 # tests read only C, C++ and Swift sources); RealToolchainTests runs them.
@@ -161,6 +163,11 @@ debug_manifest() { echo "$out_dir/.$1.debug-files"; }
 needs_build() {
     local source=$1 output=$2 name=$3 debug_mode=$4
     [[ $force -eq 1 || ! -e "$output" || "$source" -nt "$output" || "$self" -nt "$output" ]] && return 0
+    # A Go fixture is rebuilt when one of its GO-FILES changes.
+    local extra
+    for extra in $(header_value "$source" GO-FILES); do
+        [[ "$(dirname "$source")/$extra" -nt "$output" ]] && return 0
+    done
     # A fixture that #includes another fixture's source ("sigsys.c") is rebuilt when that one changes.
     local included
     while read -r included; do
@@ -374,6 +381,18 @@ for pass in lib program; do
                           GOPROXY=off GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=$cgo "$compiler" build "${flags[@]}")
             shown="go build${flags_text:+ $flags_text} $base"
             [[ $cgo == 0 ]] || shown="CGO_ENABLED=1 $shown"
+            # GO-FILES: the program is a package of its source and these files beside it (Go assembly), built
+            # in a directory of its own under OUTDIR/.go.
+            go_files=$(header_value "$source" GO-FILES)
+            go_target=$source
+            if [[ -n "$go_files" ]]; then
+                package="$out_dir/.go/package/$file"
+                rm -rf "$package" && mkdir -p "$package" && cp "$source" "$package/" &&
+                    (cd "$src_dir" && cp $go_files "$package/") || { failed+=("$file"); continue; }
+                command_line=(env --chdir="$package" "${command_line[@]:1}")
+                go_target=.
+                shown+=" + $go_files"
+            fi
         else
             command_line=("$compiler" "${kind[@]}" -pthread -Wall "$source" "${flags[@]}")
             shown="$compiler ${kind[*]:+${kind[*]} }-pthread -Wall $base $flags_text"
@@ -385,7 +404,7 @@ for pass in lib program; do
         [[ -z "$patch" ]] || shown+=" (PATCH-BYTE: $patch)"
         echo "build.sh: $shown -> $(basename "$output")"
         output_args=(-o "$tmp")
-        [[ $extension != go ]] || output_args+=("$source")
+        [[ $extension != go ]] || output_args+=("$go_target")
         if "${command_line[@]}" "${output_args[@]}" &&
             { [[ $separate == 0 ]] || separate_debug "$tmp" "$file" "${command_line[@]}" -DOTHER_BUILD; } &&
             { [[ "$debug_mode" != debuglink ]] || debuglink_debug "$tmp" "$file"; } &&

@@ -1,5 +1,5 @@
 // RealToolchainTests.swift — crashes built by real toolchains, as programs really ship: Rust (rustc, lld, panic=abort),
-// clang + lld -O2 without frame pointers, Go (GOTRACEBACK=crash), and the thread shapes real crash handlers produce (a
+// clang + lld -O2 without frame pointers, Go (GOTRACEBACK=crash; with cgo, with assembly), and the thread shapes real crash handlers produce (a
 // zombie thread-group leader, a handler that re-raises with a process-directed kill(), a fault inside the fault
 // handler). Each fixture (Fixtures/<name>.c|.rs|.go; its header says what it does) runs under `crashwatch run`: the
 // same exit status as bare, one report that validates against the schema, the crashed thread's frames beginning with
@@ -12,7 +12,7 @@ import Foundation
 import Testing
 
 /// The fixtures of this suite, in the order they run.
-private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "go_cgo", "main_exits_first",
+private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "go_cgo", "go_asm", "main_exits_first",
                                  "kill_reraise", "nested_fault"]
 
 /// This suite's fixtures are also written in Rust and Go.
@@ -180,10 +180,19 @@ private func parseGDBFrames(_ text: String) -> [Int: [GDBFrame]] {
     return threads
 }
 
-/// The function names Go's own traceback prints for goroutine `1` on stderr (`goroutine 1 [running...]:` up to the
-/// blank line), innermost first: `panic`, `runtime.panicmem`, `runtime.sigpanic`, `main.crashHere`, ...
-private func goTraceback(_ stderr: String) -> [String] {
-    var functions: [String] = []
+/// One frame of Go's own traceback: the function, the basename of its source file and the line.
+private struct GoFrame: Equatable, CustomStringConvertible {
+    let function: String
+    let file: String?
+    let line: Int?
+    var description: String { "\(function) (\(file ?? "?"):\(line ?? 0))" }
+}
+
+/// The frames Go's own traceback prints for goroutine `1` on stderr (`goroutine 1 [running...]:` up to the blank
+/// line), innermost first: `panic`, `runtime.panicmem`, `runtime.sigpanic`, `main.crashHere`, ..., each with the
+/// `\tFILE:LINE +0x…` line that follows it.
+private func goTraceback(_ stderr: String) -> [GoFrame] {
+    var frames: [GoFrame] = []
     var inside = false
     for line in stderr.split(separator: "\n", omittingEmptySubsequences: false) {
         if !inside {
@@ -191,6 +200,14 @@ private func goTraceback(_ stderr: String) -> [String] {
             continue
         }
         if line.isEmpty { break }
+        if line.hasPrefix("\t"), let last = frames.last, last.file == nil {
+            // "\t/path/file.go:LINE +0x1c fp=… sp=… pc=…"
+            let location = line.dropFirst().split(separator: " ").first ?? ""
+            guard let colon = location.lastIndex(of: ":") else { continue }
+            frames[frames.count - 1] = GoFrame(function: last.function, file: location[..<colon].split(separator: "/").last.map(String.init),
+                                               line: Int(location[location.index(after: colon)...]))
+            continue
+        }
         guard !line.hasPrefix("\t"), !line.hasPrefix("created by "), line.hasSuffix(")") else { continue }
         // "name(args)": the '(' that matches the final ')'.
         var depth = 0
@@ -200,10 +217,13 @@ private func goTraceback(_ stderr: String) -> [String] {
             if line[index] == ")" { depth += 1 } else if line[index] == "(" { depth -= 1 }
             if depth == 0 { break }
         }
-        functions.append(String(line[..<index]))
+        frames.append(GoFrame(function: String(line[..<index]), file: nil, line: nil))
     }
-    return functions
+    return frames
 }
+
+/// The Go fixtures whose faulting goroutine runs on the crashed thread, with the function Go's traceback starts it at.
+private let goroutineFixtures = ["go_nil": "main.crashHere", "go_asm": "main.crashAsm"]
 
 @Suite(.serialized) struct RealToolchainTests {
     @Test("real-toolchain crash: same exit as bare, one valid report, the crashed thread's stack as gdb sees it, the root fault",
@@ -331,21 +351,25 @@ private func goTraceback(_ stderr: String) -> [String] {
         }
     }
 
-    @Test("go_nil: the crashed thread's frames reach the panicking goroutine, as Go's own traceback prints it")
-    func goTracebackAgrees() throws {
-        let fixture = Fixture("go_nil", extensions: toolchainExtensions)
+    @Test("go_nil, go_asm: the crashed thread's frames reach the panicking goroutine, as Go's own traceback prints it: functions, files and lines",
+          arguments: goroutineFixtures.keys.sorted())
+    func goTracebackAgrees(_ name: String) throws {
+        let fixture = Fixture(name, extensions: toolchainExtensions)
         let executable = try fixture.executable()
         let (result, reports, _) = try runCapturing(executable, fixture.arguments, environment: fixture.environment)
         let report = try #require(reports.first, "no report; stderr: \(result.stderr.suffix(3000))")
         let printed = goTraceback(result.stderr)
         // Go prints the panic path first (panic, runtime.panicmem, runtime.sigpanic); the faulting code follows.
-        let sigpanic = try #require(printed.firstIndex(of: "runtime.sigpanic"), "Go's traceback: \(printed); stderr: \(result.stderr.prefix(3000))")
+        let sigpanic = try #require(printed.firstIndex { $0.function == "runtime.sigpanic" }, "Go's traceback: \(printed); stderr: \(result.stderr.prefix(3000))")
         let goroutine = Array(printed[(sigpanic + 1)...])
-        try #require(goroutine.first == "main.crashHere" && goroutine.last == "runtime.goexit", "Go's traceback: \(printed)")
+        try #require(goroutine.first?.function == goroutineFixtures[name] && goroutine.last?.function == "runtime.goexit", "Go's traceback: \(printed)")
         let crashed = try #require(report.crashedThreads.first, "no crashed thread")
-        let functions = report.frames(of: crashed).map { $0["function"] as? String ?? "?" }
-        let start = functions.firstIndex(of: "main.crashHere")
-        #expect(start.map { Array(functions[$0...].prefix(goroutine.count)) } == goroutine,
-                "the goroutine's frames \(goroutine) are not in the crashed thread's frames: \(functions)")
+        let frames = report.frames(of: crashed).map {
+            GoFrame(function: $0["function"] as? String ?? "?", file: ($0["file"] as? String)?.split(separator: "/").last.map(String.init),
+                    line: $0["line"] as? Int)
+        }
+        let start = frames.firstIndex { $0.function == goroutineFixtures[name] }
+        #expect(start.map { Array(frames[$0...].prefix(goroutine.count)) } == goroutine,
+                "the goroutine's frames \(goroutine) are not in the crashed thread's frames: \(frames)")
     }
 }
