@@ -209,9 +209,10 @@ static int inline_chain(cw_symbolizer *s, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Di
     return chain_count;
 }
 
-/* The line table's row for `pc` in `cu`: of the rows at the address of the last row at or before `pc`, the
- * last that begins a statement, as gdb chooses (glibc's pthread_sigmask has rows for lines 40, 43 and 45 at
- * one address, 43 the statement); libdw's own answer, the last row there, when none does. */
+/* The line table's row for `pc` in `cu`. Where several rows share the address of the last row at or before
+ * `pc`, libdw (and eu-stack) answer with the last of them, gdb with the last that begins a statement: glibc's
+ * pthread_sigmask has rows for lines 40, 43 (a statement) and 45 at one address, where gdb says 43 and
+ * eu-stack 45. gdb's line wins where the two lines differ; where they agree, libdw's row (its column). */
 static Dwarf_Line *statement_row(Dwarf_Die *cu, Dwarf_Addr pc) {
     Dwarf_Line *row = dwarf_getsrc_die(cu, pc);
     Dwarf_Lines *lines = NULL;
@@ -236,7 +237,9 @@ static Dwarf_Line *statement_row(Dwarf_Die *cu, Dwarf_Addr pc) {
         if (dwarf_linebeginstatement(candidate, &statement) == 0 && statement &&
             dwarf_lineendsequence(candidate, &end) == 0 && !end) chosen = candidate;
     }
-    return chosen ? chosen : row;
+    int chosen_line = 0, row_line = 0;
+    if (!chosen || dwarf_lineno(chosen, &chosen_line) != 0 || dwarf_lineno(row, &row_line) != 0) return row;
+    return chosen_line != row_line ? chosen : row;
 }
 
 /* Makes room for `max_levels` qualified names, which live until the next call (as many as memory allows). */

@@ -18,6 +18,8 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 static __thread cw_space *current_space;
 static __thread const uint64_t *current_registers;
 static __thread size_t current_register_count;
+/* The last address a read of the unwind in progress (or the latest) found missing from the space. */
+static __thread uint64_t missing_address;
 
 /* ---- libunwind accessors ---- */
 
@@ -59,7 +61,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
     (void)as;
     (void)arg;
     if (write) return -UNW_EREADONLYREG;
-    return cw_space_read_exact(current_space, addr, val, sizeof *val) == 0 ? 0 : -UNW_EINVAL;
+    if (cw_space_read_exact(current_space, addr, val, sizeof *val) == 0) return 0;
+    missing_address = addr;
+    return -UNW_EINVAL;
 }
 
 /* libunwind register number → index in the kernel's NT_PRSTATUS layout. */
@@ -143,6 +147,7 @@ int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
     current_space = s;
     current_registers = registers;
     current_register_count = register_count;
+    missing_address = 0;
     *stop = CW_UNWIND_STOP_END;
 
     unw_cursor_t cursor;
@@ -196,6 +201,10 @@ int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
     }
     current_space = NULL;
     return count;
+}
+
+uint64_t cw_unwind_missing_address(void) {
+    return missing_address;
 }
 
 const char *cw_unwind_error_name(int code) {

@@ -9,7 +9,8 @@ import CrashwatchSymbols
 import CrashwatchSystem
 import FoundationEssentials
 
-/// A stack to copy: which thread (its index among the capture's threads), where, and how much of how much.
+/// A stack to copy: which thread (its index among the capture's threads; -1 for a part that is not the
+/// thread's window, such as its stack's top), where, and how much of how much.
 struct StackPlan {
     let index: Int
     let tid: Int32
@@ -100,6 +101,25 @@ struct CaptureReader {
         captured.append(low..<(low + length))
         plannedBytes += Int(length)
         return StackPlan(index: -1, tid: tid, low: low, length: length, wanted: wanted)
+    }
+
+    /// The top of a stack kept besides its window when the window stops short of the stack's end: the outer
+    /// frames and their return addresses live there, above a frame larger than the window (redis's memory
+    /// test: 1 MiB), and the unwinder steps over such a frame with its CFA from CFI into this region.
+    static let stackTopBytes: UInt64 = 256 << 10
+
+    /// The top `stackTopBytes` of the stack whose window is `window`, when the window was cut short of the
+    /// stack's end (reserved against the total cap now, like the window); nil when it was not, or nothing is left.
+    mutating func planStackTop(above window: StackPlan) -> StackPlan? {
+        guard window.length < window.wanted else { return nil }
+        let end = window.low + window.wanted
+        let low = max(window.low + window.length, end - min(Self.stackTopBytes, window.wanted))
+        let length = min(end - low, UInt64(max(remainingBytes - plannedBytes, 0)))
+        guard length > 0 else { return nil }
+        let top = end - length
+        captured.append(top..<end)
+        plannedBytes += Int(length)
+        return StackPlan(index: -1, tid: window.tid, low: top, length: length, wanted: length)
     }
 
     /// Copies planned stacks in batches — a read per stack and one write each — falling back to a

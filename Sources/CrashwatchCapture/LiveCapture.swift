@@ -87,7 +87,10 @@ public enum LiveCapture {
         var plans: [StackPlan] = []
         for (index, sp) in stackPointers {
             if let plan = reader.planStack(near: sp, tid: threads[index].tid) {
-                plans.append(StackPlan(index: index, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted))
+                let window = StackPlan(index: index, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)
+                plans.append(window)
+                // A window cut short: the stack's top too, where the outer frames are (their index is -1).
+                if let top = reader.planStackTop(above: window) { plans.append(top) }
             }
         }
         let images = reader.identifyImages()
@@ -236,7 +239,7 @@ public struct CaptureInProgress: ~Copyable {
         for index in capture.threads.indices where capture.threads[index].name == nil {
             capture.threads[index].name = names.name(of: capture.threads[index].tid).map(capped)
         }
-        for (index, range, cut) in reader.copyStacks(plans, writer: &writer) {
+        for (index, range, cut) in reader.copyStacks(plans, writer: &writer) where index >= 0 {
             capture.threads[index].stackStart = range.lowerBound
             capture.threads[index].stackEnd = range.upperBound
             capture.threads[index].stackCapped = cut

@@ -119,6 +119,13 @@ public final class CapturedAddressSpace {
             cw_unwind(handle, $0, $1, $2, $3, $4)
         }
     }
+
+    /// The last address the latest `unwind` (on this thread) wanted to read and this space did not hold:
+    /// where an unwind that failed ran out of captured memory. Nil when every read was answered.
+    public var lastMissingRead: UInt64? {
+        let address = cw_unwind_missing_address()
+        return address == 0 ? nil : address
+    }
 }
 
 /// Runs a C unwinder (`call(registers, count, frames, maxFrames, &stop)`, returning how many frames it filled

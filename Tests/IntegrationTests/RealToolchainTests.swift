@@ -12,7 +12,7 @@ import Foundation
 import Testing
 
 /// The fixtures of this suite, in the order they run.
-private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "go_cgo", "go_asm", "main_exits_first",
+private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "go_cgo", "go_asm", "frame_2m", "frame_16m", "main_exits_first",
                                  "kill_reraise", "nested_fault"]
 
 /// This suite's fixtures are also written in Rust and Go.
