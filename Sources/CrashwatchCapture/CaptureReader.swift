@@ -269,7 +269,8 @@ struct CaptureReader {
                 record.buildID = identity.buildID.map(Hex.string)
                 record.architecture = identity.architecture
                 record.package = identity.package
-            } else if image.kind != .vdso {
+            } else if image.kind != .vdso, isELF(image, firstPages: firstPages) {
+                // Mapped files that are no ELF image (locale archives, caches, data files) have no build-id to miss.
                 softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the process's memory"))
             }
             records.append(record)
@@ -341,6 +342,16 @@ struct CaptureReader {
                 let offset = Int(address - base)
                 return Array(page[offset..<offset + count])
             }
+            return memory?.read(address: address, count: count) ?? []
+        }
+    }
+
+    /// Whether `image` begins with an ELF header in memory (without a mapping of its file's start, no loader
+    /// mapped it: it is no image).
+    func isELF(_ image: LoadedImage, firstPages: [UInt64: [UInt8]]) -> Bool {
+        guard let base = image.baseAddress else { return false }
+        return ImageIdentity.isELF(base: base) { address, count in
+            if let page = firstPages[base], address == base, count <= page.count { return Array(page.prefix(count)) }
             return memory?.read(address: address, count: count) ?? []
         }
     }
