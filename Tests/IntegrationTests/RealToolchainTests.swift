@@ -318,6 +318,8 @@ private let goroutineFixtures = ["go_nil": "main.crashHere", "go_asm": "main.cra
         try #require(reference[crashedTID] != nil, "gdb has no thread \(crashedTID) in the core; it has \(reference.keys.sorted()): \(gdb.stdout.suffix(2000)) \(gdb.stderr.suffix(2000))")
         // Every thread, the crashed one first.
         for thread in report.threads {
+            // An exited thread-group leader (main_exits_first: a zombie) is listed without frames and is not in the core.
+            if (thread["unwindStopReason"] as? String)?.hasPrefix("exited:") == true, report.frames(of: thread).isEmpty { continue }
             guard let tid = thread["tid"] as? Int, let all = reference[tid] else {
                 Issue.record("gdb has no thread \(thread["tid"] ?? "?") of the report")
                 continue

@@ -25,3 +25,29 @@ import Testing
         #expect(diagnostics["captureErrors"] as? Int == errors.count, "\(diagnostics)")
     }
 }
+
+extension ReportDetailsTests {
+    @Test("a handled SIGSEGV whose handler returned (siglongjmp), then a default-action abort: no originalFault, no activeFaults")
+    func returnedHandlerIsNoOriginalFault() throws {
+        let (result, report) = try report("recover_then_abort")
+        #expect(result.termination == .signaled(SIGABRT), "\(result.termination)")
+        #expect(report.signal["name"] as? String == "SIGABRT")
+        #expect(report.signal["originalFault"] == nil || report.signal["originalFault"] is NSNull, "\(report.signal["originalFault"] ?? "")")
+        #expect((report.signal["activeFaults"] as? [Any] ?? []).isEmpty, "\(report.signal["activeFaults"] ?? "")")
+        #expect(report.functions(of: try #require(report.crashedThreads.first)).contains("abort_later"))
+    }
+}
+
+extension ReportDetailsTests {
+    @Test("a thread-group leader that ended with pthread_exit is listed, first, as exited: no registers, no frames, no soft error")
+    func exitedLeaderListed() throws {
+        let (_, report) = try report("main_exits_first")
+        let pid = try #require((report.json["process"] as? [String: Any])?["pid"] as? Int)
+        let leader = try #require(report.threads.first { $0["tid"] as? Int == pid }, "the leader \(pid) is not listed: \(report.threads.map { $0["tid"] ?? "?" })")
+        #expect((leader["unwindStopReason"] as? String)?.hasPrefix("exited:") == true, "\(leader["unwindStopReason"] ?? "none")")
+        #expect(report.frames(of: leader).isEmpty && (leader["registers"] as? [Any] ?? []).isEmpty)
+        #expect(leader["crashed"] as? Bool == false)
+        let errors = report.json["softErrors"] as? [[String: Any]] ?? []
+        #expect(!errors.contains { $0["tid"] as? Int == pid }, "\(errors)")
+    }
+}
