@@ -313,7 +313,7 @@ struct ImageReferences {
     /// The images frames referred to (in that order), then the main executable when no frame touched it.
     /// `fileBuildID`: a build-id read from an image's file, for an image whose memory gave none.
     mutating func records(fileBuildID: (UInt64) -> String?) -> [ImageRecord] {
-        let mainExecutable = capture.process.executable
+        let mainExecutable = capture.process.resolvedExecutable
         if let main = table.images.first(where: { $0.path == mainExecutable }) { _ = indexOf(main) }
         let rule = InAppRule(appRoots: capture.options.appRoots, executablePath: mainExecutable)
         return used.map { image in

@@ -51,3 +51,21 @@ extension ReportDetailsTests {
         #expect(!errors.contains { $0["tid"] as? Int == pid }, "\(errors)")
     }
 }
+
+extension ReportDetailsTests {
+    @Test("an executable started through a symlink is named as started, the resolved file beside it; images and in-app go by the file")
+    func executableAsStarted() throws {
+        let directory = try TemporaryDirectory("cw-exe-link")
+        defer { directory.remove() }
+        let link = "\(directory.path)/started-as"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: Paths.fixture("null_deref"))
+        let (result, reports, _) = try runCapturing(link)
+        let report = try #require(reports.first, "no report; stderr: \(result.stderr.suffix(2000))")
+        let process = report.json["process"] as? [String: Any] ?? [:]
+        #expect(process["executable"] as? String == link, "\(process)")
+        #expect(process["executableResolved"] as? String == Paths.fixture("null_deref"), "\(process)")
+        let main = try #require(report.images.first { $0["isMainExecutable"] as? Bool == true }, "no main executable image")
+        #expect(main["path"] as? String == Paths.fixture("null_deref"))
+        #expect(main["inApp"] as? Bool == true)
+    }
+}
