@@ -81,8 +81,9 @@ struct MapsReading: Sendable {
 
 extension LiveCapture {
     /// The file name the process was started with: execve's, which the kernel leaves at the top of the stack and
-    /// names in auxv (`AT_EXECFN`), when it is absolute (a relative one's directory may have changed since) and
-    /// NUL-terminated within 4 KiB. The process could have overwritten it: the resolved path goes beside it.
+    /// names in auxv (`AT_EXECFN`), when it is absolute (a relative one's directory may have changed since), no
+    /// `/proc/…` or `/dev/fd/…` link, and NUL-terminated within 4 KiB. The process could have overwritten it: the
+    /// resolved path goes beside it.
     static func executableAsStarted(through: Int32) -> String? {
         guard let auxv = try? ProcFS.readBytes("/proc/\(through)/auxv", limit: 4096) else { return nil }
         let reader = ByteReader(auxv)
@@ -93,7 +94,9 @@ extension LiveCapture {
         }
         guard let address, let bytes = ProcessMemory(through: through)?.read(address: address, count: 4096),
               let end = bytes.firstIndex(of: 0), end > 0, bytes[0] == UInt8(ascii: "/") else { return nil }
-        return String(decoding: bytes[..<end], as: UTF8.self)
+        let name = String(decoding: bytes[..<end], as: UTF8.self)
+        // fexecve and exec of /proc/self/exe name a descriptor or a link, not how the program is known.
+        return name.hasPrefix("/proc/") || name.hasPrefix("/dev/fd/") ? nil : name
     }
 
     /// The process record of a live (or stopped, or exiting) process, read from /proc through thread `through`.

@@ -323,7 +323,7 @@ struct ImageReferences {
                 loadAddress: Address(image.baseAddress ?? image.start), size: Int(clamping: image.size),
                 fileOffset: Address(image.mappings.first?.offset ?? 0),
                 inApp: image.kind == .file && rule.isInApp(image.path),
-                architecture: identity?.architecture?.rawValue, deleted: image.isDeleted,
+                architecture: (identity?.architecture ?? capture.architecture).rawValue, deleted: image.isDeleted,
                 isMainExecutable: image.path == mainExecutable, package: identity?.package)
         }
     }
