@@ -4,7 +4,9 @@
  * runtime does; later it calls abort() in abort_later, whose SIGABRT has the default action. The
  * handler of the SIGSEGV returned long before the death: that fault is no original fault (README,
  * "When is a signal a crash?"), and the report must have neither signal.originalFault nor
- * signal.activeFaults.
+ * signal.activeFaults. crashwatch's crash line on stderr, printed when the crash is detected and
+ * before any stack is unwound, still names the SIGSEGV the supervisor remembers (STDERR-ORIGINAL-*):
+ * only the report can tell that its handler returned.
  *
  * BUILD: -O0 -g
  * ARGS:
@@ -14,6 +16,8 @@
  * CRASH-CODE: SI_TKILL
  * CRASH-THREAD: main
  * CRASH-FUNCTION: abort_later
+ * STDERR-ORIGINAL-SIGNAL: SIGSEGV
+ * STDERR-ORIGINAL-CODE: SEGV_MAPERR
  * STDOUT: recovered
  */
 #define _GNU_SOURCE
