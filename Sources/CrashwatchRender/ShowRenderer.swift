@@ -70,7 +70,8 @@ public enum ShowRenderer {
         page.field("Time", time)
         page.field("Process", "\(process.pid) (\(clean(process.comm))), parent \(process.ppid)")
         let deleted = report.mainExecutable?.deleted == true ? " (deleted)" : ""
-        page.field("Executable", clean(process.executable) + deleted)
+        let resolved = process.resolvedExecutable == process.executable ? "" : " -> " + clean(process.resolvedExecutable)
+        page.field("Executable", clean(process.executable) + resolved + deleted)
         page.field("Command", commandLine(of: process))
         if let cwd = process.cwd { page.field("Directory", clean(cwd)) }
         if let app = process.app.flatMap(appText) { page.field("App", app) }
