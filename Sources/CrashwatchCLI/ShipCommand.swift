@@ -225,7 +225,7 @@ enum ShipCommand {
         if error.kind == .tls || error.kind == .connection, secure, error.message.contains("wrong version number") {
             return "\n  hint: the server speaks plain HTTP on this port, not HTTPS: use an http:// URL"
         }
-        switch error.kind {
+        return switch error.kind {
         case .resolve: "\n  hint: the host name does not resolve"
         case .connect: "\n  hint: nothing listens there: is the collector running, and is its otlp http receiver on this port (4318 by default)?"
         case .timeout: "\n  hint: no answer in time: a firewall, or the wrong port (4317 is OTLP/gRPC, not HTTP); --timeout sets the limit"
