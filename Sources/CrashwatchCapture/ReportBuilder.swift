@@ -182,7 +182,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     /// Whether the final signal is `fault` retried (same thread, signal, pc and sp): its handler restored the default
     /// action and returned (Rust's std), so the instruction faulted again, fatally.
     private func isRetried(_ fault: RawFault) -> Bool {
-        guard fault.signal.signo == capture.signal.signo,
+        guard fault.signal.signal == capture.signal.signal,
               let crashed = capture.threads.first(where: { $0.crashed && $0.tid == fault.tid }),
               let now = try? RegisterDecoder.decode(crashed.registers, architecture: capture.architecture),
               let then = try? RegisterDecoder.decode(fault.registers, architecture: capture.architecture) else { return false }
