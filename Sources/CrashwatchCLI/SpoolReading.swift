@@ -104,20 +104,6 @@ func decodeReport(_ bytes: [UInt8], _ argument: String?) throws(CommandFailure) 
     }
 }
 
-/// Parses `--since`: an RFC 3339 time, a date (`2026-11-30`, midnight UTC), or a duration ago (`2h`, `7d`).
-func parseSince(_ text: String, now: Int64) throws(UsageError) -> Int64 {
-    if let time = RFC3339.parse(text) { return time }
-    if let time = RFC3339.parse(text + "T00:00:00.000Z") { return time }
-    do {
-        let duration = try DurationText.parse(text)
-        // Longer ago than the epoch (or than Int64 nanoseconds can say) is every report.
-        let (nanoseconds, overflow) = duration.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow || nanoseconds > now ? 0 : now - nanoseconds
-    } catch {
-        throw UsageError("--since takes a time (2026-11-30T09:00:00Z), a date (2026-11-30) or a duration ago (2h, 7d), not '\(text)'")
-    }
-}
-
 /// A `--fingerprint` value: 4 to 32 hex digits (a prefix of a fingerprint), in lower case.
 func fingerprintPrefix(_ text: String, option: String) throws(UsageError) -> String {
     let lowered = text.lowercased()
