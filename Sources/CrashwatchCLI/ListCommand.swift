@@ -15,6 +15,7 @@ enum ListCommand {
             OptionSpec("until", short: "U", value: "TIME", help: "only reports at or before TIME (the same forms)"),
             OptionSpec("reverse", short: "r", help: "oldest first (the newest N with -n, oldest of them first)"),
             OptionSpec("columns", value: "LIST", help: "the columns to show, comma-separated: \(ListRenderer.columnNames.joined(separator: ","))"),
+            OptionSpec("no-pager", help: "never pipe the output into a pager (on a terminal: $SYSTEMD_PAGER, $PAGER or less -FRSX)"),
             OptionSpec("color", value: "WHEN", help: "auto (default: on a terminal, unless NO_COLOR is set), always or never"),
             OptionSpec("group", short: "g", help: "one line per crash group (fingerprint) instead of per report"),
             OptionSpec("fingerprint", value: "F", help: "only reports (or groups) whose fingerprint starts with F (4 to 32 hex digits)"),
@@ -98,9 +99,10 @@ enum ListCommand {
     }
 
     private static func emit(_ summaries: [ReportSummary], parsed: ParsedArguments, spool: String) -> Int32 {
-        StandardStream.out(parsed.has("json") ? ReportSummary.json(summaries)
-                                              : ListRenderer.render(summaries, spool: spool, style: outputStyle(parsed),
-                                                                    columns: parsed.value("columns").map(ListFilter.columns)))
+        ShowCommand.page(parsed.has("json") ? ReportSummary.json(summaries)
+                                            : ListRenderer.render(summaries, spool: spool, style: outputStyle(parsed),
+                                                                  columns: parsed.value("columns").map(ListFilter.columns)),
+                         parsed: parsed)
         return ExitCode.success
     }
 }

@@ -167,6 +167,88 @@ struct CrashedSpool {
     }
 }
 
+/// `show` as coredumpctl's info: by PID and MATCH, the brief and one-thread pages, the pager on a terminal.
+@Suite(.serialized) struct ShowReaderTests {
+    @Test("show PID and show MATCH pick the latest matching report; --brief and --thread print less")
+    func pickAndViews() throws {
+        let spool = try CrashedSpool()
+        defer { spool.directory.remove() }
+        let byPID = try spool.crashwatch("show", [String(spool.segv.pid), "--json"])
+        #expect(byPID.termination == .exited(0), "\(byPID.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(byPID.stdout.utf8)) as? [String: Any])
+        let process = try #require(report["process"] as? [String: Any])
+        #expect(process["pid"] as? Int == Int(spool.segv.pid))
+        let byName = try spool.crashwatch("show", ["null_deref", "signal=SIGSEGV"])
+        #expect(byName.termination == .exited(0) && byName.stdout.contains("Process: \(spool.segv.pid) (null_deref)"), "\(byName.stdout)")
+        let byPath = try spool.crashwatch("show", [Paths.fixture("abort")])
+        #expect(byPath.stdout.contains("Process: \(spool.abrt.pid) (abort)"), "\(byPath.stdout)\(byPath.stderr)")
+        let none = try spool.crashwatch("show", ["null_deref", "signal=SIGABRT"])
+        #expect(none.termination == .exited(66) && none.stderr.contains("no crash report matching null_deref signal=SIGABRT"), "\(none.stderr)")
+
+        // --brief: the headline, then the crashed thread only (no registers, no other threads, no images).
+        let brief = try spool.crashwatch("show", ["--brief", String(spool.segv.pid)])
+        let lines = brief.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "Process \(spool.segv.pid) (null_deref) crashed: SIGSEGV (SEGV_MAPERR) at 0x0 in crash_here (null_deref.c:21)",
+                "\(brief.stdout)")
+        #expect(lines.contains("Crashed thread \(spool.segv.tid) \"null_deref\""), "\(brief.stdout)")
+        #expect(lines.contains { $0.hasPrefix("  * #0 ") && $0.contains("crash_here (null_deref.c:21) in null_deref") }, "\(brief.stdout)")
+        #expect(!brief.stdout.contains("Registers") && !brief.stdout.contains("Images") && !brief.stdout.contains("Other threads"))
+        #expect(lines.count < 20, "\(brief.stdout)")
+
+        // --thread TID: the header and that thread with its registers; an unknown thread is exit 66.
+        let thread = try spool.crashwatch("show", ["--thread", String(spool.segv.tid), String(spool.segv.pid)])
+        #expect(thread.termination == .exited(0))
+        #expect(thread.stdout.contains("Crashed thread \(spool.segv.tid)") && thread.stdout.contains("Registers") && thread.stdout.contains("rip"),
+                "\(thread.stdout)")
+        #expect(!thread.stdout.contains("Images"))
+        let missing = try spool.crashwatch("show", ["--thread", "1", String(spool.segv.pid)])
+        #expect(missing.termination == .exited(66) && missing.stderr.contains("has no thread 1 (threads: \(spool.segv.tid))"), "\(missing.stderr)")
+        #expect(try spool.crashwatch("show", ["--brief", "--json"]).termination == .exited(64))
+    }
+
+    @Test("on a terminal show pages through $PAGER (or $SYSTEMD_PAGER); never with --no-pager or into a pipe")
+    func pager() throws {
+        guard let script = Paths.which("script") else {
+            Issue.record("script(1) (util-linux) is needed to give show a terminal")
+            return
+        }
+        let spool = try CrashedSpool()
+        defer { spool.directory.remove() }
+        let paged = spool.directory.join("paged.txt")
+        // The pager copies its input to a file and says so: what reached it is exactly the page.
+        let pager = "cat > \(paged); echo PAGER-RAN"
+        func onTerminal(_ arguments: [String], environment: [String: String]) throws -> RunResult {
+            // A terminal of 50 rows and 250 columns: each page here fits on one screen.
+            let command = "stty rows 50 cols 250; " + ([Paths.crashwatch, "show", "--spool", spool.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            return try run(script, ["-qec", command, "/dev/null"], environment: environment)
+        }
+        let shown = try onTerminal(["--brief", "--color", "never"], environment: ["PAGER": pager, "SYSTEMD_PAGER": ""].filter { !$0.value.isEmpty })
+        #expect(shown.stdout.contains("PAGER-RAN"), "\(shown.stdout)")
+        let pagedText = try String(contentsOfFile: paged, encoding: .utf8)
+        let direct = try spool.crashwatch("show", ["--brief"])
+        #expect(pagedText == direct.stdout)
+        try FileManager.default.removeItem(atPath: paged)
+
+        let systemd = try onTerminal(["--brief"], environment: ["PAGER": "false", "SYSTEMD_PAGER": pager])
+        #expect(systemd.stdout.contains("PAGER-RAN"), "$SYSTEMD_PAGER wins over $PAGER: \(systemd.stdout)")
+        try FileManager.default.removeItem(atPath: paged)
+
+        let unpaged = try onTerminal(["--brief", "--no-pager"], environment: ["PAGER": pager])
+        #expect(!unpaged.stdout.contains("PAGER-RAN") && unpaged.stdout.contains("crashed: SIGABRT"), "\(unpaged.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: paged))
+        let cat = try onTerminal(["--brief"], environment: ["PAGER": "cat"])
+        #expect(!cat.stdout.contains("PAGER-RAN") && cat.stdout.contains("crashed: SIGABRT"))
+        // Into a pipe: never a pager, whatever $PAGER says.
+        let piped = try run(Paths.crashwatch, ["show", "--spool", spool.path, "--brief"], environment: ["PAGER": pager])
+        #expect(!piped.stdout.contains("PAGER-RAN") && !FileManager.default.fileExists(atPath: paged))
+        // The default pager: less -FRSX, which quits at once when the page fits (script gives a terminal).
+        // (TERM names a real terminal: on a dumb one less asks for RETURN first; lines longer than the
+        // terminal keep `less -F` from quitting by itself, hence the wide terminal.)
+        let less = try onTerminal(["--brief"], environment: ["TERM": "xterm"])
+        #expect(less.termination == .exited(0) && less.stdout.contains("crashed: SIGABRT"), "\(less.stdout)")
+    }
+}
+
 extension String {
     /// The string padded on the left with spaces to `width` characters.
     func leftPadded(to width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
