@@ -1,5 +1,6 @@
 // AckReleaseCommands.swift — `crashwatch ack ID` and `crashwatch release ID`: the two ways a reader ends a
 // claim (the report removed for good, or given back to the spool); one command shape, two verbs.
+import CrashwatchModel
 import CrashwatchSpool
 import CrashwatchSystem
 
@@ -14,7 +15,8 @@ struct FinishClaimCommand: Sendable {
     init(verb: String, about: String, exitZero: String, done: String,
          action: @escaping @Sendable (Spool, String, ClaimHolder?) throws(SpoolError) -> ReportFileName)
     {
-        syntax = CommandSyntax(usage: "crashwatch \(verb) [OPTIONS] ID", options: SpoolSettings.locationSpecs + [ClaimCommand.holderSpec],
+        let json = OptionSpec("json", help: "print {\"action\": \"\(done)\", \"name\": NAME, \"reason\": null} instead of a line")
+        syntax = CommandSyntax(usage: "crashwatch \(verb) [OPTIONS] ID", options: SpoolSettings.locationSpecs + [ClaimCommand.holderSpec, json],
                                about: about,
                                after: "Exit status: 0 \(exitZero), 64 usage error, 66 no such claimed report, 74 refused or the spool cannot be changed.")
         self.done = done
@@ -39,7 +41,7 @@ struct FinishClaimCommand: Sendable {
         spoolCommand(syntax, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
             let holder = try ClaimCommand.holder(parsed)
             let name = try usingSpool { () throws(SpoolError) in try action(try settings.open(), parsed.operands[0], holder) }
-            StandardStream.out("\(done) \(name.text)\n")
+            StandardStream.out(parsed.has("json") ? QuarantineCommand.outcome(done, name.text, nil) : "\(done) \(name.text)\n")
             return ExitCode.success
         }
     }

@@ -23,12 +23,13 @@ public enum CLI {
 
         Commands:
           run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and report its crashes
-          list [OPTIONS]                        list the spool's reports, newest first
-          show [OPTIONS] [ID|FILE|latest]       show one report for people
+          list [OPTIONS] [MATCH...]             list the spool's reports, newest first
+          show [OPTIONS] [ID|PID|MATCH...]      show one report for people
           export [--format json|text|otlp] REPORT  write one report in a format
           prune [OPTIONS]                       apply retention to the spool
           claim [OPTIONS]                       take reports for shipping (a reader)
           ack ID / release ID                   finish or give back a claimed report
+          quarantine list|show|requeue|drop     the files readers could not use
           symbolicate [OPTIONS] REPORT          add names, lines and inline frames to a report offline
           ship [OPTIONS]                        send reports to an OpenTelemetry collector (OTLP/HTTP)
           analyze-core [OPTIONS] CORE           the report of a crash from its core dump
@@ -84,6 +85,7 @@ public enum CLI {
         case "claim": return ClaimCommand.main(rest)
         case "ack": return FinishClaimCommand.ack.main(rest)
         case "release": return FinishClaimCommand.release.main(rest)
+        case "quarantine": return QuarantineCommand.main(rest)
         case "ship": return ShipCommand.main(rest)
         case "analyze-core": return AnalyzeCoreCommand.main(rest)
         case "core-handler": return CoreHandlerCommand.main(rest)

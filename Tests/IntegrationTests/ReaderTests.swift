@@ -249,6 +249,81 @@ struct CrashedSpool {
     }
 }
 
+/// The quarantine's way out, and --json on the commands that print results.
+@Suite(.serialized) struct QuarantineCommandTests {
+    @Test("quarantine list|show|requeue|drop: a repaired file goes back into the spool, checked as a report again")
+    func requeue() throws {
+        let spool = try ExampleSpool()
+        defer { spool.directory.remove() }
+        let good = try spool.add(id: "88888888-0000-4000-8000-000000000008", time: "20261130T090000.000Z", pid: 81)
+        let goodBytes = try Data(contentsOf: URL(fileURLWithPath: spool.directory.join(good)))
+        // A truncated report: `list` quarantines it.
+        try goodBytes.prefix(100).write(to: URL(fileURLWithPath: spool.directory.join(good)))
+        let other = try spool.add(id: "99999999-0000-4000-8000-000000000009", time: "20261130T100000.000Z", pid: 82)
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: spool.directory.join(other)))
+        #expect(try spool.crashwatch(["list"]).stdout.hasPrefix("No crash reports"))
+
+        let listed = try spool.crashwatch(["quarantine", "list", "--json"])
+        #expect(listed.termination == .exited(0), "\(listed.stderr)")
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+        #expect(items.map { $0["name"] as? String } == [good, other])
+        #expect(items.allSatisfy { ($0["reason"] as? String)?.contains("not a valid report") == true && $0["kind"] as? String == "regular" },
+                "\(listed.stdout)")
+        #expect(items.first?["bytes"] as? Int == 100)
+        let text = try spool.crashwatch(["quarantine", "list"]).stdout
+        #expect(text.split(separator: "\n").count == 2 && text.contains("  100 bytes  \(good)  not a valid report"), "\(text)")
+
+        #expect(try spool.crashwatch(["quarantine", "show", "8888"]).stdout == String(decoding: goodBytes.prefix(100), as: UTF8.self))
+        // Still truncated: requeue refuses (65) and the file stays.
+        let refused = try spool.crashwatch(["quarantine", "requeue", "8888"])
+        #expect(refused.termination == .exited(65) && refused.stderr.contains("stays in quarantine: not a valid report"), "\(refused.stderr)")
+        // Repaired: back in the spool, listed and shown again; its reason file is gone.
+        try goodBytes.write(to: URL(fileURLWithPath: "\(spool.path)/.quarantine/\(good)"))
+        let requeued = try spool.crashwatch(["quarantine", "requeue", "--json", "88888888"])
+        #expect(requeued.stdout == "{\"action\": \"requeued\", \"name\": \"\(good)\", \"reason\": null}\n", "\(requeued.stdout)\(requeued.stderr)")
+        #expect(FileManager.default.fileExists(atPath: spool.directory.join(good)))
+        #expect(!FileManager.default.fileExists(atPath: "\(spool.path)/.quarantine/\(good).reason"))
+        #expect(try spool.crashwatch(["show", "--json", "8888"]).stdout == String(decoding: goodBytes, as: UTF8.self))
+        // A valid report under another id's name is refused: the name would lie.
+        try goodBytes.write(to: URL(fileURLWithPath: "\(spool.path)/.quarantine/\(other)"))
+        let lying = try spool.crashwatch(["quarantine", "requeue", other])
+        #expect(lying.termination == .exited(65) && lying.stderr.contains("is not the one in its name"), "\(lying.stderr)")
+        // drop deletes the file and its reason.
+        #expect(try spool.crashwatch(["quarantine", "drop", "9999"]).stdout == "dropped \(other)\n")
+        #expect(try spool.crashwatch(["quarantine", "list"]).stdout.hasPrefix("No quarantined files"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(spool.path)/.quarantine").isEmpty)
+        // Names that could leave the spool are refused; unknown ones are 66.
+        #expect(try spool.crashwatch(["quarantine", "drop", "../\(good)"]).termination == .exited(66))
+        #expect(try spool.crashwatch(["quarantine", "drop", "abcd"]).termination == .exited(66))
+        #expect(try spool.crashwatch(["quarantine", "frobnicate"]).termination == .exited(64))
+    }
+
+    @Test("prune, ack and release print JSON with --json")
+    func jsonOutputs() throws {
+        let spool = try ExampleSpool()
+        defer { spool.directory.remove() }
+        let old = try spool.add(id: "aaaaaaaa-0000-4000-8000-00000000000a", time: "20261130T090000.000Z", pid: 91)
+        let new = try spool.add(id: "bbbbbbbb-0000-4000-8000-00000000000b", time: "20261130T100000.000Z", pid: 92)
+        let dry = try spool.crashwatch(["prune", "--max-reports", "1", "--dry-run", "--json"])
+        let dryObject = try #require(try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any], "\(dry.stdout)")
+        #expect(dryObject["dryRun"] as? Bool == true)
+        #expect((dryObject["removed"] as? [[String: Any]])?.map { $0["name"] as? String } == [old])
+        let pruned = try spool.crashwatch(["prune", "--max-reports", "1", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(pruned.stdout.utf8)) as? [String: Any], "\(pruned.stdout)")
+        #expect(object["dryRun"] as? Bool == false && object["kept"] as? Int == 1)
+        #expect((object["removed"] as? [[String: Any]])?.first?["reason"] as? String != nil)
+        #expect(!FileManager.default.fileExists(atPath: spool.directory.join(old)))
+
+        let claim = try spool.crashwatch(["claim", "--holder", String(getpid())])
+        #expect(claim.stdout.hasPrefix("bbbbbbbb-"), "\(claim.stdout)\(claim.stderr)")
+        let released = try spool.crashwatch(["release", "--json", "--holder", String(getpid()), "bbbb"])
+        #expect(released.stdout == "{\"action\": \"released\", \"name\": \"\(new)\", \"reason\": null}\n", "\(released.stderr)")
+        _ = try spool.crashwatch(["claim", "--holder", String(getpid())])
+        let acked = try spool.crashwatch(["ack", "--json", "--holder", String(getpid()), "bbbb"])
+        #expect(acked.stdout == "{\"action\": \"acknowledged\", \"name\": \"\(new)\", \"reason\": null}\n", "\(acked.stderr)")
+    }
+}
+
 extension String {
     /// The string padded on the left with spaces to `width` characters.
     func leftPadded(to width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
