@@ -298,6 +298,23 @@ struct CrashedSpool {
         #expect(try spool.crashwatch(["quarantine", "frobnicate"]).termination == .exited(64))
     }
 
+    @Test("ship --json prints one JSON line per outcome")
+    func shipJSON() throws {
+        let spool = try CrashedSpool()
+        defer { spool.directory.remove() }
+        // Nothing listens on port 1: both reports are kept for a later attempt, each said in one line.
+        let result = try spool.crashwatch("ship", ["--endpoint", "http://127.0.0.1:1", "--once", "--json"])
+        #expect(result.termination == .exited(75), "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(result.stdout)")
+        for line in lines {
+            let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(event["event"] as? String == "kept" && event["attempt"] as? Int == 1, "\(line)")
+            #expect((event["name"] as? String)?.contains(event["id"] as? String ?? "?") == true)
+            #expect((event["error"] as? String)?.isEmpty == false && event["retryInMs"] is Int)
+        }
+    }
+
     @Test("prune, ack and release print JSON with --json")
     func jsonOutputs() throws {
         let spool = try ExampleSpool()
