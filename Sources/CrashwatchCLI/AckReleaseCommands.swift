@@ -26,13 +26,15 @@ struct FinishClaimCommand: Sendable {
     static let ack = FinishClaimCommand(verb: "ack", about: """
         Removes a claimed report for good, once its receiver confirmed it. ID is the report id or a unique
         prefix. A report claimed by another live process is refused; one whose holder died may be acked.
+        The holder is --holder PID, by default the parent process, as for claim.
         """, exitZero: "removed", done: "acknowledged") { spool, id, holder throws(SpoolError) in
         try spool.acknowledge(id: id, holder: holder)
     }
 
     static let release = FinishClaimCommand(verb: "release", about: """
         Gives a claimed report back to the spool, for another reader (the receiver refused it, or the
-        shipper stops). ID is the report id or a unique prefix.
+        shipper stops). ID is the report id or a unique prefix. The holder is --holder PID, by default the
+        parent process, as for claim.
         """, exitZero: "released", done: "released") { spool, id, holder throws(SpoolError) in
         try spool.release(id: id, holder: holder)
     }

@@ -151,6 +151,9 @@ extension SelfProcess {
 
     /// This process's pid.
     public static var pid: Int32 { getpid() }
+
+    /// The pid of this process's parent (the shell or script that ran it; 1 or a subreaper once it died).
+    public static var parentPID: Int32 { getppid() }
 }
 
 /// The supervisor's own environment.

@@ -315,6 +315,46 @@ struct CrashedSpool {
         }
     }
 
+    @Test("claim's default holder is the shell that runs it: three claims in a row take three reports, ack settles them")
+    func claimInAScript() throws {
+        let spool = try ExampleSpool()
+        defer { spool.directory.remove() }
+        let ids = ["c0000000-0000-4000-8000-00000000000c", "c1000000-0000-4000-8000-00000000000c", "c2000000-0000-4000-8000-00000000000c"]
+        for (index, id) in ids.enumerated() { try spool.add(id: id, time: "20261130T09000\(index).000Z", pid: 100 + index) }
+        let crashwatch = "'\(Paths.crashwatch)' --spool '\(spool.path)'"
+        let script = """
+            set -e
+            a=$(\(crashwatch.replacingOccurrences(of: "' --spool", with: "' claim --spool")) | cut -d' ' -f1)
+            b=$(\(crashwatch.replacingOccurrences(of: "' --spool", with: "' claim --spool")) | cut -d' ' -f1)
+            c=$(\(crashwatch.replacingOccurrences(of: "' --spool", with: "' claim --spool")) | cut -d' ' -f1)
+            echo "$a $b $c"
+            \(crashwatch.replacingOccurrences(of: "' --spool", with: "' ack --spool")) "$a"
+            """
+        // The pipeline's subshell runs crashwatch: its parent is the script's shell only where the shell
+        // execs the last command of the subshell; --holder $$ says it everywhere. Both are tried.
+        let explicit = script.replacingOccurrences(of: "claim --spool '\(spool.path)'", with: "claim --spool '\(spool.path)' --holder $$")
+            .replacingOccurrences(of: "ack --spool '\(spool.path)'", with: "ack --spool '\(spool.path)' --holder $$")
+        let result = try run("/bin/sh", ["-c", explicit])
+        #expect(result.termination == .exited(0), "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == ids.joined(separator: " "), "three claims in a row, three reports: \(result.stdout)")
+        #expect(lines.last?.hasPrefix("acknowledged ") == true && lines.last?.contains(ids[0]) == true)
+        // The script exited: its two other claims are stale, taken again by the next claimer.
+        let next = try spool.crashwatch(["claim", "--limit", "5", "--holder", String(getpid())])
+        #expect(next.stdout.split(separator: "\n").map { String($0.prefix(36)) } == [ids[1], ids[2]], "\(next.stdout)")
+
+        // Without --holder: the default is the parent process, the shell running the lines.
+        let plain = try ExampleSpool()
+        defer { plain.directory.remove() }
+        for (index, id) in ids.enumerated() { try plain.add(id: id, time: "20261130T09000\(index).000Z", pid: 100 + index) }
+        let bare = "'\(Paths.crashwatch)' claim --spool '\(plain.path)'"
+        let threeInARow = try run("/bin/sh", ["-c", "\(bare); \(bare); \(bare); '\(Paths.crashwatch)' ack --spool '\(plain.path)' c100"])
+        #expect(threeInARow.termination == .exited(0), "\(threeInARow.stderr)")
+        let claimed = threeInARow.stdout.split(separator: "\n").map { String($0.prefix(36)) }
+        #expect(Array(claimed.prefix(3)) == ids, "\(threeInARow.stdout)")
+        #expect(threeInARow.stdout.contains("acknowledged "), "ack from the same shell settles its claim")
+    }
+
     @Test("prune, ack and release print JSON with --json")
     func jsonOutputs() throws {
         let spool = try ExampleSpool()
