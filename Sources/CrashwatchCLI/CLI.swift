@@ -30,7 +30,7 @@ public enum CLI {
           claim [OPTIONS]                       take reports for shipping (a reader)
           ack ID / release ID                   finish or give back a claimed report
           quarantine list|show|requeue|drop     the files readers could not use
-          symbolicate [OPTIONS] REPORT          add names, lines and inline frames to a report offline
+          symbolicate [OPTIONS] ID|FILE         add names, lines and inline frames to a report offline
           ship [OPTIONS]                        send reports to an OpenTelemetry collector (OTLP/HTTP)
           analyze-core [OPTIONS] CORE           the report of a crash from its core dump
           core-handler [OPTIONS] PID TID SIG T  a core_pattern helper: report every dumped crash

@@ -164,6 +164,19 @@ public enum ProcessEnvironment {
         setenv(name, value, 0)
     }
 
+    /// Sets `name` to `value` in this process's environment, or removes it when `value` is nil: for libraries
+    /// that read their configuration from the environment (libdw's debuginfod client reads DEBUGINFOD_URLS).
+    public static func set(_ name: String, _ value: String?) {
+        if let value { setenv(name, value, 1) } else { unsetenv(name) }
+    }
+
+    /// This process's working directory, nil when it cannot be told (removed, too long).
+    public static var workingDirectory: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return String(cString: buffer)
+    }
+
     /// Every variable of the supervisor's environment (a later entry of the same name wins).
     public static var current: [String: String] {
         var result: [String: String] = [:]

@@ -381,6 +381,50 @@ struct CrashedSpool {
     }
 }
 
+/// `symbolicate` as a reader: by id from the spool, `--in-place`, a relative `--debug-dir`.
+@Suite(.serialized) struct SymbolicateReaderTests {
+    @Test("symbolicate ID --in-place replaces the spool's copy under its name and recounts its group; --debug-dir may be relative")
+    func inPlace() throws {
+        let (result, bare, spool) = try runCapturing(Paths.fixture("stripped_debuglink"), options: ["--symbolicate", "none"])
+        defer { spool.remove() }
+        let report = try #require(bare.first, "\(result.stderr)")
+        let id = try #require(report.json["id"] as? String)
+        let name = (report.path as NSString).lastPathComponent
+        let groupsBefore = try run(Paths.crashwatch, ["list", "--group", "--json", "--spool", spool.path])
+        let before = try #require(try JSONSerialization.jsonObject(with: Data(groupsBefore.stdout.utf8)) as? [[String: Any]])
+        #expect(before.count == 1 && before.first?["count"] as? Int == 1, "\(groupsBefore.stdout)")
+
+        // From the fixtures directory, `debug` is the separate debug info: a relative --debug-dir.
+        let symbolicated = try run(Paths.crashwatch, ["symbolicate", "--spool", spool.path, "--debug-dir", "debug", "--in-place", String(id.prefix(8))],
+                                   workingDirectory: Paths.fixtures)
+        #expect(symbolicated.termination == .exited(0), "\(symbolicated.stderr)")
+        #expect(symbolicated.stdout == "symbolicated \(name)\n")
+        // Same name, no second file, no temporary file left; the names are in it now.
+        let files = try FileManager.default.contentsOfDirectory(atPath: spool.path).filter { !$0.hasPrefix(".") || $0.hasPrefix(".tmp") }
+        #expect(files == [name], "\(files)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report.path))
+        #expect(try SchemaValidator().validate(reportJSON: data).isEmpty)
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let updated = WrittenReport(path: report.path, data: data, json: json)
+        #expect(json["id"] as? String == id, "the report keeps its identity")
+        let crashed = try #require(updated.crashedThreads.first)
+        let own = updated.frames(of: crashed).filter { (updated.image(of: $0)?["name"] as? String) == "stripped_debuglink" }
+        #expect(!own.isEmpty && own.allSatisfy { $0["function"] is String }, "\(own)")
+        // The group index follows the new fingerprint: still one group, counted once, named by the function now.
+        let groupsAfter = try run(Paths.crashwatch, ["list", "--group", "--json", "--spool", spool.path])
+        let after = try #require(try JSONSerialization.jsonObject(with: Data(groupsAfter.stdout.utf8)) as? [[String: Any]])
+        let fingerprint = (json["fingerprint"] as? [String: Any])?["value"] as? String
+        #expect(after.count == 1 && after.first?["count"] as? Int == 1 && after.first?["fingerprint"] as? String == fingerprint,
+                "\(groupsAfter.stdout)")
+        #expect(fingerprint != nil && fingerprint != before.first?["fingerprint"] as? String, "names change the fingerprint")
+
+        // --in-place needs a spool report, not a file; and excludes --output.
+        let onFile = try run(Paths.crashwatch, ["symbolicate", "--in-place", report.path])
+        #expect(onFile.termination == .exited(64), "\(onFile.stderr)")
+        #expect(try run(Paths.crashwatch, ["symbolicate", "--spool", spool.path, "--in-place", "-o", "/dev/null", id]).termination == .exited(64))
+    }
+}
+
 extension String {
     /// The string padded on the left with spaces to `width` characters.
     func leftPadded(to width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
