@@ -149,6 +149,9 @@ extension SelfProcess {
     /// Whether the supervisor runs as root (effective uid 0).
     public static var isRoot: Bool { geteuid() == 0 }
 
+    /// The effective user id.
+    public static var effectiveUID: UInt32 { geteuid() }
+
     /// This process's pid.
     public static var pid: Int32 { getpid() }
 

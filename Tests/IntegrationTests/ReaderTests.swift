@@ -425,6 +425,54 @@ struct CrashedSpool {
     }
 }
 
+/// `debug`: gdb on a kept core.
+@Suite(.serialized) struct DebugCommandTests {
+    @Test("debug ID opens gdb on the core core-handler --keep-core kept (gdb -batch -ex bt through it); no kept core says how")
+    func keptCore() throws {
+        try Cores.requireDumpedHere()
+        guard Paths.which("gdb") != nil else {
+            Issue.record("gdb is not installed")
+            return
+        }
+        let directory = try TemporaryDirectory("cw-debug")
+        defer { directory.remove() }
+        _ = try run("/bin/sh", ["-c", "ulimit -c unlimited; exec '\(Paths.fixture("null_deref"))'"], workingDirectory: directory.path)
+        let core = "\(directory.path)/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasPrefix("core") }))
+        let spool = "\(directory.path)/spool", kept = "\(directory.path)/kept"
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: true)
+        let handled = try run("/bin/sh", ["-c", "exec '\(Paths.crashwatch)' core-handler --spool '\(spool)' --keep-core '\(kept)' 1 1 11 1796000000 < '\(core)'"])
+        #expect(handled.termination == .exited(0), "\(handled.stderr)")
+        let reportPath = handled.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any])
+        let id = try #require(report["id"] as? String)
+        #expect(report["coreFile"] is String)
+
+        let debugged = try run(Paths.crashwatch, ["debug", "--spool", spool, "--ex", "bt", String(id.prefix(8))])
+        #expect(debugged.termination == .exited(0), "\(debugged.stderr)")
+        let frames = debugged.stdout.split(separator: "\n").filter { $0.hasPrefix("#") }
+        #expect(frames.first?.contains("crash_here () at ") == true && frames.first?.hasSuffix("null_deref.c:21") == true, "\(debugged.stdout)")
+        #expect(frames.contains { $0.contains(" in middle () ") } && frames.contains { $0.contains(" in main () ") }, "\(debugged.stdout)")
+        #expect(debugged.stdout.contains("Program terminated with signal SIGSEGV"), "\(debugged.stdout)")
+        // The inflated core was private and is gone.
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()))?.filter { $0.hasPrefix("crashwatch-debug.") } ?? []
+        #expect(leftovers.isEmpty, "\(leftovers)")
+
+        // A report whose coreFile names another file is refused: the path is the report's word.
+        let tampered = "\(spool)/" + (reportPath as NSString).lastPathComponent
+        let text = try String(contentsOfFile: tampered, encoding: .utf8)
+            .replacingOccurrences(of: report["coreFile"] as! String, with: "/etc/passwd")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: tampered))
+        let refused = try run(Paths.crashwatch, ["debug", "--spool", spool, "--ex", "bt", id])
+        #expect(refused.termination == .exited(65) && refused.stderr.contains("not a core kept for report"), "\(refused.stderr)")
+
+        // A live capture keeps no core: debug says how to keep one.
+        let live = try CrashedSpool()
+        defer { live.directory.remove() }
+        let none = try live.crashwatch("debug", ["--ex", "bt", String(live.segv.pid)])
+        #expect(none.termination == .exited(66) && none.stderr.contains("has no kept core") && none.stderr.contains("--keep-core"), "\(none.stderr)")
+    }
+}
+
 extension String {
     /// The string padded on the left with spaces to `width` characters.
     func leftPadded(to width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
