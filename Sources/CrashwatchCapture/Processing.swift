@@ -310,6 +310,9 @@ public struct CaptureProcessor: FrameProcessor {
             let base = image.baseAddress ?? image.start
             var failure: String?
             if let file = imageFiles[image.start] {
+                // A frame in a mapped file that is no ELF image (a JVM's CDS archive, JIT code in a file) has no
+                // symbols to miss: nothing to say about it.
+                guard (try? file.read(at: 0, count: 4)) == [0x7f, 0x45, 0x4c, 0x46] else { continue }
                 failure = symbolizer.report(name: image.path, fd: file.fd, loadAddress: base)
             } else if copiedImages.contains(image.start), let rebuilt = rebuildFromMemory(image) {
                 imageFiles[image.start] = rebuilt

@@ -12,8 +12,10 @@ extension Spool {
     static let groupIndexName = "index"
     /// The lock file's name in `.groups`.
     static let groupLockName = "lock"
-    /// How long an update waits for another writer's lock.
-    static let groupLockWait: Int64 = 5_000_000_000
+    /// How long an update waits for other writers' lock: generous, as the report it counts is already durable
+    /// and nothing waits on the count but this crashwatch's exit; several writers on a loaded machine each
+    /// fsync the index in turn, and the lock is taken by polling, not in order.
+    static let groupLockWait: Int64 = 20_000_000_000
 
     /// Counts the report just written as `name` (`bytes`, its encoded form) in the group index. A report that
     /// does not decode is not counted (it is quarantined when read). Call it after each final report write,
