@@ -64,12 +64,16 @@ SENTRY_RELAY_VERSION := 0.10.1
 BENCH_DEBS := nginx wrk postgresql
 BENCH_JDK := default-jdk-headless
 
+# test: headless Chromium opens `export --format html` pages (Tests/IntegrationTests/HTMLBrowserTests.swift).
+# browser-deps installs it when missing and root; when it cannot, those tests are skipped, saying why.
+BROWSER_DEBS := chromium
+
 PREFIX ?= /usr
 
 # The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
 WORKER_USER := crashwatch-worker
 
-.PHONY: all deps pydeps sentrydeps elfutils-cores bench-deps build debug fixtures test unit test-systemd test-ship test-deb demo bench install deb clean
+.PHONY: all deps pydeps sentrydeps elfutils-cores bench-deps browser-deps build debug fixtures test unit test-systemd test-ship test-deb demo bench install deb clean
 
 all: build
 
@@ -131,7 +135,7 @@ sentrydeps: deps
 
 # The Swift suites, then the systemd suite (Tests/systemd) and the ship suite (Tests/shipping) against
 # the debug binary just built, then the Debian package's suite (test-deb: the release build, packaged). Each suite runs even when an earlier one failed; any failing fails `make test`.
-test: deps fixtures pydeps elfutils-cores
+test: deps fixtures pydeps elfutils-cores browser-deps
 	$(SWIFT) build
 	@$(SWIFT) test 2>&1 | tee .build/test.log; swift_status=$${PIPESTATUS[0]}; \
 	$(MAKE) --no-print-directory test-systemd; systemd_status=$$?; \
@@ -198,6 +202,18 @@ bench-deps: deps
 	      echo "make bench: could not install$$missing: the workloads that need them are skipped" >&2; \
 	  else \
 	    echo "make bench: missing$$missing (sudo apt-get install$$missing): the workloads that need them are skipped" >&2; \
+	  fi; \
+	fi
+
+browser-deps: deps
+	@missing=""; for p in $(BROWSER_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing for the browser tests:$$missing"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } || \
+	      echo "make test: could not install$$missing: the headless-browser tests are skipped" >&2; \
+	  else \
+	    echo "make test: missing$$missing (sudo apt-get install$$missing): the headless-browser tests are skipped" >&2; \
 	  fi; \
 	fi
 

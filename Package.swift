@@ -41,7 +41,7 @@ let package = Package(
                                                           "CrashwatchRender", "CrashwatchSystem", "CrashwatchModel"]),
         // Spool: atomic report files, listing, retention.
         .target(name: "CrashwatchSpool", dependencies: ["CrashwatchSystem", "CrashwatchModel"]),
-        // Rendering reports for people: list lines, show pages, text export.
+        // Rendering reports for people: list lines, show pages, text and HTML export.
         .target(name: "CrashwatchRender", dependencies: ["CrashwatchModel"]),
         // Shipping: OTLP/HTTP export of spool reports (claim, send, settle), retries and backoff.
         .target(name: "CrashwatchShip", dependencies: ["CrashwatchRender", "CrashwatchSpool", "CrashwatchSystem", "CrashwatchModel"]),

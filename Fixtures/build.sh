@@ -46,7 +46,10 @@
 # as `rustc --crate-name <name> --crate-type bin SOURCE <BUILD flags> -o OUTPUT`; every
 # Fixtures/*.go is a Go program built with the go on PATH as `go build <BUILD flags> -o OUTPUT
 # SOURCE`, with GOPATH and GOCACHE under OUTDIR/.go, GO111MODULE=off, GOFLAGS empty,
-# GOPROXY=off, GOTOOLCHAIN=local and CGO_ENABLED=0 (no network, nothing outside OUTDIR). Both have
+# GOPROXY=off, GOTOOLCHAIN=local and CGO_ENABLED=0 (no network, nothing outside OUTDIR; `CGO: enabled`
+# in the header: CGO_ENABLED=1, the C in its preamble built by gcc, go's default). `GO-FILES: F...`
+# makes the program a package of SOURCE and the named files beside it (Go assembly, go_asm), built in
+# OUTDIR/.go/package/<name> (rebuilt when they change too). Both have
 # no default flags (BUILD may be empty) and are built only when CC targets this machine. The
 # Rust and Go programs are not listed in OUTDIR/fixtures.list (check-bare.sh and the generic
 # tests read only C, C++ and Swift sources); RealToolchainTests runs them.
@@ -179,6 +182,11 @@ manifest_paths() {
 needs_build() {
     local source=$1 output=$2 name=$3 debug_mode=$4
     [[ $force -eq 1 || ! -e "$output" || "$source" -nt "$output" || "$self" -nt "$output" ]] && return 0
+    # A Go fixture is rebuilt when one of its GO-FILES changes.
+    local extra
+    for extra in $(header_value "$source" GO-FILES); do
+        [[ "$(dirname "$source")/$extra" -nt "$output" ]] && return 0
+    done
     # A fixture that #includes another fixture's source ("sigsys.c") is rebuilt when that one changes.
     local included
     while read -r included; do
@@ -382,9 +390,24 @@ for pass in lib program; do
         elif [[ $extension == go ]]; then
             # go wants its flags (-o included) before the source: the source goes last, below.
             mkdir -p "$out_dir/.go/path" "$out_dir/.go/cache"
+            cgo=0
+            [[ "$(header_value "$source" CGO)" != enabled ]] || cgo=1
             command_line=(env GOPATH="$out_dir/.go/path" GOCACHE="$out_dir/.go/cache" GOFLAGS= GO111MODULE=off
-                          GOPROXY=off GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0 "$compiler" build "${flags[@]}")
+                          GOPROXY=off GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=$cgo "$compiler" build "${flags[@]}")
             shown="go build${flags_text:+ $flags_text} $base"
+            [[ $cgo == 0 ]] || shown="CGO_ENABLED=1 $shown"
+            # GO-FILES: the program is a package of its source and these files beside it (Go assembly), built
+            # in a directory of its own under OUTDIR/.go.
+            go_files=$(header_value "$source" GO-FILES)
+            go_target=$source
+            if [[ -n "$go_files" ]]; then
+                package="$out_dir/.go/package/$file"
+                rm -rf "$package" && mkdir -p "$package" && cp "$source" "$package/" &&
+                    (cd "$src_dir" && cp $go_files "$package/") || { failed+=("$file"); continue; }
+                command_line=(env --chdir="$package" "${command_line[@]:1}")
+                go_target=.
+                shown+=" + $go_files"
+            fi
         else
             command_line=("$compiler" "${kind[@]}" -pthread -Wall "$source" "${flags[@]}")
             shown="$compiler ${kind[*]:+${kind[*]} }-pthread -Wall $base $flags_text"
@@ -396,7 +419,7 @@ for pass in lib program; do
         [[ -z "$patch" ]] || shown+=" (PATCH-BYTE: $patch)"
         echo "build.sh: $shown -> $(basename "$output")"
         output_args=(-o "$tmp")
-        [[ $extension != go ]] || output_args+=("$source")
+        [[ $extension != go ]] || output_args+=("$go_target")
         if "${command_line[@]}" "${output_args[@]}" &&
             { [[ $separate == 0 ]] || separate_debug "$tmp" "$file" "${command_line[@]}" -DOTHER_BUILD; } &&
             { [[ "$debug_mode" != debuglink ]] || debuglink_debug "$tmp" "$file"; } &&

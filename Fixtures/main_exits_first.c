@@ -6,8 +6,9 @@
  * frames below its start routine: worker_main -> outer -> middle -> crash_here, a NULL store.
  * At capture time /proc/PID/{maps,mem,exe,cmdline} still answer for the process, but the
  * leader itself cannot be stopped or read: everything must come through the crashed thread.
- * The leader (a zombie) has no registers or frames to offer; a report may list it without
- * frames, and gdb shows no thread for it in the core.
+ * The leader (a zombie) has no registers or frames to offer: the report lists it without frames
+ * or registers, its unwindStopReason beginning "exited:", and gdb shows no thread for it in the
+ * core.
  *
  * BUILD: -O0 -g
  * ARGS:

@@ -1,8 +1,8 @@
 /*
- * debugframe.c — an unwind table for an image without .eh_frame_hdr, built from its file (opened and
- * checked by the caller, cw_space_set_image_file): its .eh_frame indexed in place when it was linked
- * without the header, else its .debug_frame (Go, C built with -fno-asynchronous-unwind-tables) rewritten
- * as .eh_frame records that libunwind reads like any other, placed in the space near the image.
+ * debugframe.c — unwind tables built from an image's file (opened and checked by the caller,
+ * cw_space_set_image_file): its .eh_frame indexed in place when it was linked without .eh_frame_hdr, and
+ * its .debug_frame (Go, cgo's Go code, C built with -fno-asynchronous-unwind-tables) rewritten as
+ * .eh_frame records that libunwind reads like any other, placed in the space near the image.
  */
 #define _GNU_SOURCE
 #include "space_internal.h"
@@ -157,7 +157,8 @@ static Elf_Data *debug_frame_data(Elf_Scn *found) {
 }
 
 /* Places the converted records (`out`, `out_size` bytes, terminated) in the space near the image and
- * indexes them: the image's table from now on. 0, or -1 (freeing `out` when the space did not take it). */
+ * indexes them: the image's .debug_frame table from now on. 0, or -1 (freeing `out` when the space did not
+ * take it). */
 static int place_converted(cw_space *s, struct cw_image *image, uint8_t *out, size_t out_size) {
     /* Below the image if there is room, else above it: within int32 reach of its code. */
     uint64_t length = (out_size + 0xfff) & ~(uint64_t)0xfff, address = 0;
@@ -170,16 +171,34 @@ static int place_converted(cw_space *s, struct cw_image *image, uint8_t *out, si
         free(out);
         return -1;
     }
-    image->converted = out;
+    struct cw_table *table = &image->tables[SLOT_DEBUG_FRAME];
+    table->converted = out;
     /* The records are not inside the image: widen the walk's bounds for the index to them. */
     uint64_t saved_start = image->start, saved_end = image->end;
     image->start = address < saved_start ? address : saved_start;
     image->end = address + out_size > saved_end ? address + out_size : saved_end;
-    size_t entries = cw_ehframe_index(s, image, address, address);
+    size_t entries = cw_ehframe_index(s, image, table, address, address);
     image->start = saved_start;
     image->end = saved_end;
     if (entries == 0) return -1;
-    cw_ehframe_use_table(image, address, image->index_address, entries, "it has no .eh_frame_hdr; its .debug_frame was used");
+    cw_ehframe_use_table(image, table, address, table->index_address, entries);
+    return 0;
+}
+
+int cw_debugframe_index_eh_frame(cw_space *s, struct cw_image *image) {
+    if (image->fd < 0) return -1;
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_begin(image->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+    if (!elf) return -1;
+    Elf_Scn *ignored;
+    uint64_t eh_frame_address = find_frame_sections(elf, image->bias, &ignored);
+    elf_end(elf);
+    /* It is loaded (SHF_ALLOC): index it in place, where it is. */
+    if (eh_frame_address < image->start || eh_frame_address >= image->end) return -1;
+    struct cw_table *table = &image->tables[SLOT_EH_FRAME];
+    size_t entries = cw_ehframe_index(s, image, table, eh_frame_address, eh_frame_address);
+    if (entries == 0) return -1;
+    cw_ehframe_use_table(image, table, eh_frame_address, table->index_address, entries);
     return 0;
 }
 
@@ -188,30 +207,20 @@ static int place_converted(cw_space *s, struct cw_image *image, uint8_t *out, si
  * kept 8-byte absolute (an empty augmentation) — places that in the space near the image, where int32
  * offsets reach its code, and indexes it like .eh_frame. Every field is bounds-checked; CIEs with an
  * augmentation, 64-bit records and FDEs outside the image are skipped. Returns 0 when a table was built. */
-int cw_debugframe_load(cw_space *s, struct cw_image *image, uint64_t bias) {
+int cw_debugframe_load(cw_space *s, struct cw_image *image) {
     if (image->fd < 0) return -1;
     elf_version(EV_CURRENT);
     Elf *elf = elf_begin(image->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
     if (!elf) return -1;
     Elf_Scn *found;
-    uint64_t eh_frame_address = find_frame_sections(elf, bias, &found);
-    /* .eh_frame without its header (linked with --no-eh-frame-hdr): it is loaded, so index it in place. */
-    if (eh_frame_address >= image->start && eh_frame_address < image->end) {
-        size_t entries = cw_ehframe_index(s, image, eh_frame_address, eh_frame_address);
-        if (entries > 0) {
-            elf_end(elf);
-            cw_ehframe_use_table(image, eh_frame_address, image->index_address, entries,
-                      "it has no .eh_frame_hdr; its .eh_frame was indexed instead");
-            return 0;
-        }
-    }
+    (void)find_frame_sections(elf, image->bias, &found);
     Elf_Data *data = debug_frame_data(found);
     if (!data) {
         elf_end(elf);
         return -1;
     }
     struct buffer out = {0};
-    int ok = convert_debug_frame(data->d_buf, data->d_size, bias, image, &out);
+    int ok = convert_debug_frame(data->d_buf, data->d_size, image->bias, image, &out);
     elf_end(elf);
     uint32_t terminator = 0;
     if (!ok || out.size == 0 || put(&out, &terminator, 4) != 0) {

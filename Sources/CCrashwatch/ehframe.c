@@ -1,9 +1,9 @@
 /*
- * ehframe.c — an image's unwind table, found through its ELF header and program headers read from the
+ * ehframe.c — an image's unwind tables, found through its ELF header and program headers read from the
  * captured space: its .eh_frame_hdr binary-search table; where that table is missing or unusable, an
- * index built here over its .eh_frame (as gdb does); without .eh_frame_hdr, its file's .debug_frame
- * (debugframe.c). Every length is checked before use, header counts are capped, and a table libunwind
- * would abort() on is refused before libunwind sees it.
+ * index built here over its .eh_frame (as gdb does); and, for the addresses .eh_frame does not cover (or
+ * all of them, where it has none), its file's .debug_frame (debugframe.c). Every length is checked before
+ * use, header counts are capped, and a table libunwind would abort() on is refused before libunwind sees it.
  */
 #define _GNU_SOURCE
 #include "ccrashwatch/ehframe.h"
@@ -59,19 +59,18 @@ typedef struct {
 } cw_phdr;
 
 /* Points libunwind at a binary-search table of `entries` {pc, fde} int32 pairs relative to `segbase`,
- * sitting in the space at `table`: the image's unwind table from now on. */
-void cw_ehframe_use_table(struct cw_image *image, uint64_t segbase, uint64_t table, uint64_t entries, const char *problem) {
-    memset(&image->info, 0, sizeof image->info);
-    image->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-    image->info.start_ip = image->start;
-    image->info.end_ip = image->end;
-    image->info.u.rti.segbase = segbase;
-    image->info.u.rti.table_data = table;
-    image->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
-    image->problem = problem;
-    image->table_state = TABLE_FOUND;
+ * sitting in the space at `table_address`: `table` from now on. */
+void cw_ehframe_use_table(struct cw_image *image, struct cw_table *table, uint64_t segbase, uint64_t table_address,
+                          uint64_t entries) {
+    memset(&table->info, 0, sizeof table->info);
+    table->info.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    table->info.start_ip = image->start;
+    table->info.end_ip = image->end;
+    table->info.u.rti.segbase = segbase;
+    table->info.u.rti.table_data = table_address;
+    table->info.u.rti.table_len = entries * 8 / sizeof(unw_word_t);
+    table->state = TABLE_FOUND;
 }
-
 
 /* Where an image's unwind information is, from its ELF header and program headers. */
 struct segments {
@@ -144,38 +143,55 @@ static void load_eh_frame_hdr(cw_space *s, struct cw_image *image, uint64_t hdr,
     } else if (header_bytes > hdr_size || fde_count == 0 || fde_count > (hdr_size - header_bytes) / 8) {
         table_problem = "its .eh_frame_hdr table does not fit its segment";
     }
+    struct cw_table *table = &image->tables[SLOT_EH_FRAME];
     if (!table_problem) {
-        cw_ehframe_use_table(image, hdr, at, fde_count, NULL);
+        cw_ehframe_use_table(image, table, hdr, at, fde_count);
         return;
     }
     /* The table is unusable, but .eh_frame itself may be fine: index it ourselves, as gdb does. */
-    size_t entries = pointer_ok ? cw_ehframe_index(s, image, eh_frame, hdr) : 0;
+    size_t entries = pointer_ok ? cw_ehframe_index(s, image, table, eh_frame, hdr) : 0;
     if (entries == 0) {
         image->problem = pointer_ok ? table_problem : "its .eh_frame_hdr header is invalid";
         return;
     }
-    cw_ehframe_use_table(image, hdr, image->index_address, entries, head[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)
+    cw_ehframe_use_table(image, table, hdr, table->index_address, entries);
+    image->problem = head[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)
         ? "its .eh_frame_hdr table encoding is not datarel|sdata4; its .eh_frame was indexed instead"
-        : "its .eh_frame_hdr table is unusable; its .eh_frame was indexed instead");
+        : "its .eh_frame_hdr table is unusable; its .eh_frame was indexed instead";
 }
 
-/* Finds an image's .eh_frame_hdr through its ELF header and program headers and fills `info`. */
+/* Finds an image's loaded .eh_frame through its ELF header and program headers (its .eh_frame_hdr), else
+ * through its file's section headers, and fills its slot. */
 void cw_ehframe_load_table(cw_space *s, struct cw_image *image) {
-    image->table_state = TABLE_MISSING;
+    image->tables[SLOT_EH_FRAME].state = TABLE_MISSING;
     struct segments segments;
     const char *problem = read_segments(s, image, &segments);
     if (problem) {
         image->problem = problem;
         return;
     }
-    if (!segments.have_hdr) {
-        /* .eh_frame without a header, or — Go, C built with -fno-asynchronous-unwind-tables — only the
-         * file's .debug_frame. */
-        if (cw_debugframe_load(s, image, segments.bias) == 0) return;
-        image->problem = "it has no .eh_frame_hdr (PT_GNU_EH_FRAME), and no usable .eh_frame or .debug_frame";
-        return;
+    image->segments_read = 1;
+    image->bias = segments.bias;
+    if (segments.have_hdr) {
+        load_eh_frame_hdr(s, image, segments.bias + segments.hdr_vaddr, segments.hdr_size);
+    } else if (cw_debugframe_index_eh_frame(s, image) == 0) {
+        image->problem = "it has no .eh_frame_hdr; its .eh_frame was indexed instead";
     }
-    load_eh_frame_hdr(s, image, segments.bias + segments.hdr_vaddr, segments.hdr_size);
+}
+
+struct cw_table *cw_image_table(cw_space *s, struct cw_image *image, int slot) {
+    struct cw_table *table = &image->tables[slot];
+    if (table->state == TABLE_UNKNOWN) {
+        if (slot == SLOT_EH_FRAME) {
+            cw_ehframe_load_table(s, image);
+        } else {
+            if (image->tables[SLOT_EH_FRAME].state == TABLE_UNKNOWN) cw_ehframe_load_table(s, image);
+            table->state = TABLE_MISSING;
+            /* .debug_frame's addresses are link-time ones: the bias comes from the program headers. */
+            if (image->segments_read) cw_debugframe_load(s, image);
+        }
+    }
+    return table->state == TABLE_FOUND ? table : NULL;
 }
 
 /* Reads a ULEB128 at *at (advancing it); -1 past `end` or when longer than 10 bytes. */
@@ -242,13 +258,14 @@ static int by_table_start(const void *a, const void *b) {
 
 /* Walks .eh_frame from `eh_frame` to its terminator (or the image's end, at most 64 MiB and 1M FDEs)
  * and builds the binary-search table .eh_frame_hdr should have held: {pc_begin, fde} pairs relative to
- * `hdr`, sorted. The table is placed in the space at an address no process can map (the kernel half),
- * where libunwind reads it through access_mem like any other. Returns the number of entries. */
-size_t cw_ehframe_index(cw_space *s, struct cw_image *image, uint64_t eh_frame, uint64_t hdr) {
+ * `hdr`, sorted, as `table`'s index. The index is placed in the space at an address no process can map
+ * (the kernel half; one slot per image and table), where libunwind reads it through access_mem like any
+ * other. Returns the number of entries. */
+size_t cw_ehframe_index(cw_space *s, struct cw_image *image, struct cw_table *table, uint64_t eh_frame, uint64_t hdr) {
     if (eh_frame < image->start || eh_frame >= image->end) return 0;
     uint64_t end = image->end - eh_frame > (64u << 20) ? eh_frame + (64u << 20) : image->end;
     size_t count = 0, capacity = 0;
-    int32_t *table = NULL;
+    int32_t *entries = NULL;
     uint64_t cached_cie = 0;
     int cached_encoding = -1;
     for (uint64_t at = eh_frame; at + 8 <= end && count < (1u << 20);) {
@@ -269,13 +286,13 @@ size_t cw_ehframe_index(cw_space *s, struct cw_image *image, uint64_t eh_frame, 
                 if (start_offset == (int32_t)start_offset && fde_offset == (int32_t)fde_offset) {
                     if (count == capacity) {
                         size_t bigger = capacity ? capacity * 2 : 256;
-                        int32_t *grown = realloc(table, bigger * 2 * sizeof *table);
+                        int32_t *grown = realloc(entries, bigger * 2 * sizeof *entries);
                         if (!grown) break;
-                        table = grown;
+                        entries = grown;
                         capacity = bigger;
                     }
-                    table[2 * count] = (int32_t)start_offset;
-                    table[2 * count + 1] = (int32_t)fde_offset;
+                    entries[2 * count] = (int32_t)start_offset;
+                    entries[2 * count + 1] = (int32_t)fde_offset;
                     count++;
                 }
             }
@@ -283,28 +300,34 @@ size_t cw_ehframe_index(cw_space *s, struct cw_image *image, uint64_t eh_frame, 
         at = next;
     }
     if (count == 0) {
-        free(table);
+        free(entries);
         return 0;
     }
-    qsort(table, count, 2 * sizeof *table, by_table_start);
-    image->index = table;
-    image->index_address = 0xfff0000000000000ull + ((uint64_t)(image - s->images) << 32);
-    if (cw_space_add_bytes(s, image->index_address, table, count * 2 * sizeof *table) != 0) return 0;
+    qsort(entries, count, 2 * sizeof *entries, by_table_start);
+    free(table->index);
+    table->index = entries;
+    table->index_address = 0xfff0000000000000ull + ((uint64_t)(image - s->images) << 32) +
+                           ((uint64_t)(table - image->tables) << 31);
+    if (cw_space_add_bytes(s, table->index_address, entries, count * 2 * sizeof *entries) != 0) return 0;
     return count;
 }
 
 int cw_space_table_kind(cw_space *s, uint64_t address) {
     struct cw_image *image = cw_space_image_at(s, address);
     if (!image) return CW_TABLE_NONE;
-    if (image->table_state == TABLE_UNKNOWN) cw_ehframe_load_table(s, image);
-    if (image->table_state != TABLE_FOUND) return CW_TABLE_NONE;
-    if (image->converted) return CW_TABLE_DEBUG_FRAME;
-    return image->index ? CW_TABLE_EH_FRAME_INDEXED : CW_TABLE_EH_FRAME_HDR;
+    switch (cw_unwind_covering_slot(s, image, address)) {
+    case SLOT_EH_FRAME: return image->tables[SLOT_EH_FRAME].index ? CW_TABLE_EH_FRAME_INDEXED : CW_TABLE_EH_FRAME_HDR;
+    case SLOT_DEBUG_FRAME: return CW_TABLE_DEBUG_FRAME;
+    default: return CW_TABLE_NONE;
+    }
 }
 
+/* What is wrong with the image's .eh_frame; without one, whether its .debug_frame makes up for it. */
 const char *cw_space_image_problem(cw_space *s, uint64_t address) {
     struct cw_image *image = cw_space_image_at(s, address);
     if (!image) return NULL;
-    if (image->table_state == TABLE_UNKNOWN) cw_ehframe_load_table(s, image);
-    return image->problem;
+    if (cw_image_table(s, image, SLOT_EH_FRAME) || !image->segments_read) return image->problem;
+    /* No .eh_frame at all (Go, C built with -fno-asynchronous-unwind-tables): .debug_frame is its table. */
+    if (cw_image_table(s, image, SLOT_DEBUG_FRAME)) return image->problem;
+    return image->problem ? image->problem : "it has no .eh_frame_hdr (PT_GNU_EH_FRAME), and no usable .eh_frame or .debug_frame";
 }

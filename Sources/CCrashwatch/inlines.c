@@ -184,23 +184,6 @@ static int32_t die_udata(Dwarf_Die *die, int attribute_name) {
     return (int32_t)value;
 }
 
-/* The compilation unit containing `address`, found by each unit's ranges: for objects without
- * .debug_aranges (swiftc emits none), where dwfl_module_addrdie finds nothing. */
-static Dwarf_Die *find_cu_without_aranges(Dwfl_Module *module, uint64_t address, Dwarf_Addr *bias) {
-    /* Only for modules without any: where aranges exist and miss the address, no unit covers it
-     * (assembly without DWARF, _start), and scanning thousands of units would be wasted. */
-    Dwarf_Addr dwarf_bias = 0;
-    Dwarf *dwarf = dwfl_module_getdwarf(module, &dwarf_bias);
-    Dwarf_Aranges *aranges = NULL;
-    size_t arange_count = 0;
-    if (!dwarf || (dwarf_getaranges(dwarf, &aranges, &arange_count) == 0 && arange_count > 0)) return NULL;
-    Dwarf_Die *cu = NULL;
-    while ((cu = dwfl_module_nextcu(module, cu, bias)) != NULL) {
-        if (dwarf_haspc(cu, address - *bias) > 0) return cu;
-    }
-    return NULL;
-}
-
 /* The function-like DIEs containing `pc` in `cu`, innermost first, in a malloc'ed array (`*chain_out`,
  * NULL or freed by the caller); their count, 0 or less when none. */
 static int inline_chain(cw_symbolizer *s, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **chain_out) {
@@ -226,6 +209,39 @@ static int inline_chain(cw_symbolizer *s, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Di
     return chain_count;
 }
 
+/* The line table's row for `pc` in `cu`. Where several rows share the address of the last row at or before
+ * `pc`, libdw (and eu-stack) answer with the last of them, gdb with the last that begins a statement: glibc's
+ * pthread_sigmask has rows for lines 40, 43 (a statement) and 45 at one address, where gdb says 43 and
+ * eu-stack 45. gdb's line wins where the two lines differ; where they agree, libdw's row (its column). */
+static Dwarf_Line *statement_row(Dwarf_Die *cu, Dwarf_Addr pc) {
+    Dwarf_Line *row = dwarf_getsrc_die(cu, pc);
+    Dwarf_Lines *lines = NULL;
+    size_t count = 0;
+    Dwarf_Addr address = 0;
+    if (!row || dwarf_lineaddr(row, &address) != 0 || dwarf_getsrclines(cu, &lines, &count) != 0) return row;
+    /* The first row at that address (rows are sorted by address), then at most 64 rows from there. */
+    size_t low = 0, high = count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        Dwarf_Addr at = 0;
+        dwarf_lineaddr(dwarf_onesrcline(lines, middle), &at);
+        if (at < address) low = middle + 1;
+        else high = middle;
+    }
+    Dwarf_Line *chosen = NULL;
+    for (size_t i = low; i < count && i < low + 64; i++) {
+        Dwarf_Line *candidate = dwarf_onesrcline(lines, i);
+        Dwarf_Addr at = 0;
+        bool statement = false, end = false;
+        if (!candidate || dwarf_lineaddr(candidate, &at) != 0 || at != address) break;
+        if (dwarf_linebeginstatement(candidate, &statement) == 0 && statement &&
+            dwarf_lineendsequence(candidate, &end) == 0 && !end) chosen = candidate;
+    }
+    int chosen_line = 0, row_line = 0;
+    if (!chosen || dwarf_lineno(chosen, &chosen_line) != 0 || dwarf_lineno(row, &row_line) != 0) return row;
+    return chosen_line != row_line ? chosen : row;
+}
+
 /* Makes room for `max_levels` qualified names, which live until the next call (as many as memory allows). */
 static void reserve_level_names(cw_symbolizer *s, int max_levels) {
     if (s->level_name_slots < (size_t)max_levels) {
@@ -242,8 +258,7 @@ int cw_source_levels(cw_symbolizer *s, uint64_t address, cw_source_level *levels
     int count = 0;
     Dwfl_Module *module = dwfl_addrmodule(s->dwfl, address);
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = module ? dwfl_module_addrdie(module, address, &bias) : NULL;
-    if (!cu && module) cu = find_cu_without_aranges(module, address, &bias);
+    Dwarf_Die *cu = module ? cw_unit_at(s, module, address, &bias) : NULL;
     if (!cu || max_levels <= 0) {
         cw_current_symbolizer = NULL;
         return 0;
@@ -251,7 +266,7 @@ int cw_source_levels(cw_symbolizer *s, uint64_t address, cw_source_level *levels
     /* The innermost level's location is the line table's row for the address. */
     const char *file = NULL;
     int line = 0, column = 0;
-    Dwarf_Line *row = dwarf_getsrc_die(cu, address - bias);
+    Dwarf_Line *row = statement_row(cu, address - bias);
     if (row) {
         file = dwarf_linesrc(row, NULL, NULL);
         dwarf_lineno(row, &line);

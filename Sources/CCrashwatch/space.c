@@ -214,8 +214,10 @@ void cw_space_destroy(cw_space *s) {
     if (s->space) unw_destroy_addr_space(s->space);
     free(s->ranges);
     for (size_t i = 0; i < s->image_count; i++) {
-        free(s->images[i].index);
-        free(s->images[i].converted);
+        for (int slot = 0; slot < SLOT_COUNT; slot++) {
+            free(s->images[i].tables[slot].index);
+            free(s->images[i].tables[slot].converted);
+        }
     }
     free(s->images);
     free(s->page_address);

@@ -1,7 +1,8 @@
 /*
  * symbolizer_internal.h — the libdw session from the inside, shared by the files that answer its lookups:
  * symbols.c (the session, symbol names), debuginfo.c (finding debug files), dwarfnames.c (a function's name
- * from DWARF), inlines.c (source lines and inline chains) and demangle.c. Not part of the Swift module.
+ * from DWARF), units.c (the unit covering an address), inlines.c (source lines and inline chains) and
+ * demangle.c. Not part of the Swift module.
  */
 #ifndef CCRASHWATCH_SYMBOLIZER_INTERNAL_H
 #define CCRASHWATCH_SYMBOLIZER_INTERNAL_H
@@ -43,6 +44,20 @@ struct symbol_index {
     size_t count;
 };
 
+/* One address range of a module's compilation unit (module addresses: bias added). */
+struct unit_range {
+    Dwarf_Addr low, high, bias;
+    Dwarf_Die *cu; /* libdw's own, valid for the session */
+};
+
+/* A module's units by address (sorted by `low`), built the first time a unit is needed for an address that
+ * .debug_aranges misses or gives to a unit that does not cover it (units.c). */
+struct module_units {
+    Dwfl_Module *module;
+    struct unit_range *ranges;
+    size_t count;
+};
+
 struct cw_symbolizer {
     Dwfl *dwfl;
     char *debuginfo_path;   /* libdw's search path: ":.debug:/usr/lib/debug" plus the caller's directories */
@@ -56,6 +71,8 @@ struct cw_symbolizer {
     size_t indexed_ranges;
     struct symbol_index *symbol_indexes; /* modules' function symbols by address, for mapping-symbol hits */
     size_t symbol_index_count;
+    struct module_units *module_units;   /* modules' units by address, for addresses aranges do not settle */
+    size_t module_unit_count;
 };
 
 /* The session whose lookup is running: libdw's callbacks get the module, not the session (symbols.c). */
@@ -98,6 +115,10 @@ static inline int is_container_tag(int tag) {
 /* The name a function DIE is known by, qualified in `slot` (CW_NAME_SLOT bytes) where it must be
  * (dwarfnames.c). */
 const char *cw_die_function_name(Dwarf_Die *die, char *slot);
+
+/* The compilation unit of `module` whose ranges cover `address` (a module address), and its bias; NULL when
+ * none does (units.c). */
+Dwarf_Die *cw_unit_at(cw_symbolizer *s, Dwfl_Module *module, uint64_t address, Dwarf_Addr *bias);
 
 /* A Rust symbol demangled, at most CW_NAME_BYTES + 1 bytes; NULL when not a Rust symbol (demangle.c). */
 char *cw_rust_demangle_capped(const char *name);

@@ -95,6 +95,8 @@ void cw_symbolizer_destroy(cw_symbolizer *s) {
     free(s->units);
     for (size_t i = 0; i < s->symbol_index_count; i++) free(s->symbol_indexes[i].symbols);
     free(s->symbol_indexes);
+    for (size_t i = 0; i < s->module_unit_count; i++) free(s->module_units[i].ranges);
+    free(s->module_units);
     free(s);
 }
 

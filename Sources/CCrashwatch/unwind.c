@@ -18,15 +18,32 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 static __thread cw_space *current_space;
 static __thread const uint64_t *current_registers;
 static __thread size_t current_register_count;
+/* The last address a read of the unwind in progress (or the latest) found missing from the space. */
+static __thread uint64_t missing_address;
 
 /* ---- libunwind accessors ---- */
+
+/* Each of the image's tables in turn, for the addresses it covers: the first that has an FDE for `ip`
+ * answers (`*slot` says which); the first error other than "no info" when none has. */
+static int search_tables(unw_addr_space_t as, struct cw_image *image, unw_word_t ip, unw_proc_info_t *pi,
+                         int need_unwind_info, void *arg, int *slot) {
+    int result = -UNW_ENOINFO;
+    for (*slot = 0; *slot < SLOT_COUNT; (*slot)++) {
+        struct cw_table *table = cw_image_table(current_space, image, *slot);
+        if (!table) continue;
+        int found = UNW_OBJ(dwarf_search_unwind_table)(as, ip, &table->info, pi, need_unwind_info, arg);
+        if (found == 0) return 0;
+        if (result == -UNW_ENOINFO) result = found;
+    }
+    *slot = -1;
+    return result;
+}
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg) {
     struct cw_image *image = cw_space_image_at(current_space, ip);
     if (!image) return -UNW_ENOINFO;
-    if (image->table_state == TABLE_UNKNOWN) cw_ehframe_load_table(current_space, image);
-    if (image->table_state != TABLE_FOUND) return -UNW_ENOINFO;
-    return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &image->info, pi, need_unwind_info, arg);
+    int slot;
+    return search_tables(as, image, ip, pi, need_unwind_info, arg, &slot);
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg) {
@@ -44,7 +61,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
     (void)as;
     (void)arg;
     if (write) return -UNW_EREADONLYREG;
-    return cw_space_read_exact(current_space, addr, val, sizeof *val) == 0 ? 0 : -UNW_EINVAL;
+    if (cw_space_read_exact(current_space, addr, val, sizeof *val) == 0) return 0;
+    missing_address = addr;
+    return -UNW_EINVAL;
 }
 
 /* libunwind register number → index in the kernel's NT_PRSTATUS layout. */
@@ -106,6 +125,16 @@ static unw_accessors_t accessors = {
     .get_proc_name = get_proc_name,
 };
 
+int cw_unwind_covering_slot(cw_space *s, struct cw_image *image, uint64_t ip) {
+    cw_space *saved = current_space;
+    current_space = s;
+    unw_proc_info_t info;
+    int slot;
+    (void)search_tables(s->space, image, ip, &info, 0, NULL, &slot);
+    current_space = saved;
+    return slot;
+}
+
 unw_addr_space_t cw_unwind_address_space_create(void) {
     unw_addr_space_t space = unw_create_addr_space(&accessors, 0);
     if (space) unw_set_caching_policy(space, UNW_CACHE_GLOBAL);
@@ -118,6 +147,7 @@ int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
     current_space = s;
     current_registers = registers;
     current_register_count = register_count;
+    missing_address = 0;
     *stop = CW_UNWIND_STOP_END;
 
     unw_cursor_t cursor;
@@ -171,6 +201,10 @@ int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
     }
     current_space = NULL;
     return count;
+}
+
+uint64_t cw_unwind_missing_address(void) {
+    return missing_address;
 }
 
 const char *cw_unwind_error_name(int code) {

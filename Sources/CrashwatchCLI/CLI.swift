@@ -25,7 +25,7 @@ public enum CLI {
           run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and report its crashes
           list [OPTIONS]                        list the spool's reports, newest first
           show [OPTIONS] [ID|FILE|latest]       show one report for people
-          export [--format json|text|otlp] REPORT  write one report in a format
+          export [--format FORMAT] REPORT       write one report: json, text, html, otlp, sentry
           prune [OPTIONS]                       apply retention to the spool
           claim [OPTIONS]                       take reports for shipping (a reader)
           ack ID / release ID                   finish or give back a claimed report

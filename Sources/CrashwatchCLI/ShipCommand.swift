@@ -196,7 +196,7 @@ enum ShipCommand {
                                    + "\(hint(status: response.status, sentry: sentry))\n")
             }
         } catch {
-            StandardStream.err("crashwatch: \(url): \(error.message)\(hint(error.kind, secure: secure))\n")
+            StandardStream.err("crashwatch: \(url): \(error.message)\(hint(error, secure: secure))\n")
         }
         return false
     }
@@ -219,8 +219,13 @@ enum ShipCommand {
         }
     }
 
-    static func hint(_ kind: TransportError.Kind, secure: Bool) -> String {
-        switch kind {
+    static func hint(_ error: TransportError, secure: Bool) -> String {
+        // TLS spoken to a plain-HTTP server fails in the handshake ("wrong version number"), which is no
+        // certificate problem.
+        if error.kind == .tls || error.kind == .connection, secure, error.message.contains("wrong version number") {
+            return "\n  hint: the server speaks plain HTTP on this port, not HTTPS: use an http:// URL"
+        }
+        return switch error.kind {
         case .resolve: "\n  hint: the host name does not resolve"
         case .connect: "\n  hint: nothing listens there: is the collector running, and is its otlp http receiver on this port (4318 by default)?"
         case .timeout: "\n  hint: no answer in time: a firewall, or the wrong port (4317 is OTLP/gRPC, not HTTP); --timeout sets the limit"

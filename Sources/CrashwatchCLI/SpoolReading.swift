@@ -47,8 +47,14 @@ func load(_ name: ReportFileName, from spool: Spool, unreadable: inout Int) -> C
 /// The one line about reports this user may not read, with the fix: `3 reports in /var/lib/crashwatch/reports
 /// are not readable by you (join the crashwatch group, or use sudo)`; `newer` says they are newer than the
 /// one shown.
+/// Joining the readers' group is suggested only when the spool is a readers'-group spool (its reports take
+/// its group): for a spool of group root, joining would not help.
 func unreadableReportsLine(_ count: Int, spool: String, newer: Bool = false) -> String {
     let what = count == 1 ? "1 \(newer ? "newer " : "")report in \(spool) is" : "\(count) \(newer ? "newer " : "")reports in \(spool) are"
+    let readers = groupID(named: Spool.readerGroupName)
+    guard let status = try? FileSystem.status(spool), readers != nil, status.groupID == readers, status.isSetGroupID else {
+        return "\(what) not readable by you (use sudo; a spool of group \(Spool.readerGroupName) with the set-group-ID bit lets its members read every report: README \"The spool\")"
+    }
     return "\(what) not readable by you (join the \(Spool.readerGroupName) group, or use sudo)"
 }
 

@@ -9,7 +9,8 @@ import CrashwatchSymbols
 import CrashwatchSystem
 import FoundationEssentials
 
-/// A stack to copy: which thread (its index among the capture's threads), where, and how much of how much.
+/// A stack to copy: which thread (its index among the capture's threads; -1 for a part that is not the
+/// thread's window, such as its stack's top), where, and how much of how much.
 struct StackPlan {
     let index: Int
     let tid: Int32
@@ -98,6 +99,25 @@ struct CaptureReader {
         captured.append(low..<(low + length))
         plannedBytes += Int(length)
         return StackPlan(index: -1, tid: tid, low: low, length: length, wanted: wanted)
+    }
+
+    /// The top of a stack kept besides its window when the window stops short of the stack's end: the outer
+    /// frames and their return addresses live there, above a frame larger than the window (redis's memory
+    /// test: 1 MiB), and the unwinder steps over such a frame with its CFA from CFI into this region.
+    static let stackTopBytes: UInt64 = 256 << 10
+
+    /// The top `stackTopBytes` of the stack whose window is `window`, when the window was cut short of the
+    /// stack's end (reserved against the total cap now, like the window); nil when it was not, or nothing is left.
+    mutating func planStackTop(above window: StackPlan) -> StackPlan? {
+        guard window.length < window.wanted else { return nil }
+        let end = window.low + window.wanted
+        let low = max(window.low + window.length, end - min(Self.stackTopBytes, window.wanted))
+        let length = min(end - low, UInt64(max(remainingBytes - plannedBytes, 0)))
+        guard length > 0 else { return nil }
+        let top = end - length
+        captured.append(top..<end)
+        plannedBytes += Int(length)
+        return StackPlan(index: -1, tid: window.tid, low: top, length: length, wanted: length)
     }
 
     /// Copies planned stacks in batches — a read per stack and one write each — falling back to a
@@ -247,7 +267,8 @@ struct CaptureReader {
                 record.buildID = identity.buildID.map(Hex.string)
                 record.architecture = identity.architecture
                 record.package = identity.package
-            } else if image.kind != .vdso {
+            } else if image.kind != .vdso, isELF(image, firstPages: firstPages) {
+                // Mapped files that are no ELF image (locale archives, caches, data files) have no build-id to miss.
                 softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the process's memory"))
             }
             records.append(record)
@@ -319,6 +340,16 @@ struct CaptureReader {
                 let offset = Int(address - base)
                 return Array(page[offset..<offset + count])
             }
+            return memory?.read(address: address, count: count) ?? []
+        }
+    }
+
+    /// Whether `image` begins with an ELF header in memory (without a mapping of its file's start, no loader
+    /// mapped it: it is no image).
+    func isELF(_ image: LoadedImage, firstPages: [UInt64: [UInt8]]) -> Bool {
+        guard let base = image.baseAddress else { return false }
+        return ImageIdentity.isELF(base: base) { address, count in
+            if let page = firstPages[base], address == base, count <= page.count { return Array(page.prefix(count)) }
             return memory?.read(address: address, count: count) ?? []
         }
     }

@@ -25,6 +25,12 @@ struct ImageIdentity {
         return identity.buildID == nil ? nil : identity
     }
 
+    /// Whether the bytes at `base` begin with the ELF magic: a mapped file that does not (a locale archive, the
+    /// gconv cache, a JVM's CDS archive or hsperfdata) is no image, and its missing build-id no error.
+    static func isELF(base: UInt64, _ read: (UInt64, Int) -> [UInt8]) -> Bool {
+        read(base, 4) == [0x7f, 0x45, 0x4c, 0x46]
+    }
+
     /// Reads the build-id and the `.note.package` metadata (JSON) from an image's notes.
     init(notes: [ELFNote], architecture: Architecture?) {
         self.buildID = ELFNotes.buildID(in: notes)

@@ -87,7 +87,10 @@ public enum LiveCapture {
         var plans: [StackPlan] = []
         for (index, sp) in stackPointers {
             if let plan = reader.planStack(near: sp, tid: threads[index].tid) {
-                plans.append(StackPlan(index: index, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted))
+                let window = StackPlan(index: index, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)
+                plans.append(window)
+                // A window cut short: the stack's top too, where the outer frames are (their index is -1).
+                if let top = reader.planStackTop(above: window) { plans.append(top) }
             }
         }
         let images = reader.identifyImages()
@@ -137,6 +140,9 @@ public enum LiveCapture {
     }
 
     /// The threads that could not be stopped (a sleep no signal ends, or vfork()), listed without registers.
+    /// The stop reason of a thread-group leader that exited before the crash.
+    static let exitedLeaderReason = "exited: the thread-group leader ended (pthread_exit) and waits as a zombie for the other threads"
+
     private static func notStoppedThreads(_ stopped: StoppedProcess, pid: Int32) -> (threads: [RawThread], errors: [SoftError]) {
         let notStopped = [(stopped.unstopped, "the thread did not stop within a quarter of the capture's time (a sleep no signal ends): not stopped"),
                           (stopped.inVfork, "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped")]
@@ -147,6 +153,14 @@ public enum LiveCapture {
                 threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: pid, tid: tid), crashed: false, registers: [], missingReason: why))
                 errors.append(SoftError(stage: "stop", tid: tid, message: why))
             }
+        }
+        // A thread-group leader that ended (pthread_exit) while the others run on stays a zombie until they end:
+        // no stop, no registers, but the process's first thread all the same — listed as exited, no error.
+        let stoppedLeader = stopped.threads.contains(pid) || threads.contains { $0.tid == pid }
+        if !stoppedLeader, let stat = try? ProcFS.readText("/proc/\(pid)/task/\(pid)/stat"),
+           let state = ProcStat(text: stat)?.state, state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") {
+            threads.insert(RawThread(tid: pid, name: ProcFS.threadName(pid: pid, tid: pid), crashed: false, registers: [],
+                                     missingReason: exitedLeaderReason), at: 0)
         }
         return (threads, errors)
     }
@@ -236,7 +250,7 @@ public struct CaptureInProgress: ~Copyable {
         for index in capture.threads.indices where capture.threads[index].name == nil {
             capture.threads[index].name = names.name(of: capture.threads[index].tid).map(capped)
         }
-        for (index, range, cut) in reader.copyStacks(plans, writer: &writer) {
+        for (index, range, cut) in reader.copyStacks(plans, writer: &writer) where index >= 0 {
             capture.threads[index].stackStart = range.lowerBound
             capture.threads[index].stackEnd = range.upperBound
             capture.threads[index].stackCapped = cut

@@ -80,6 +80,25 @@ struct MapsReading: Sendable {
 }
 
 extension LiveCapture {
+    /// The file name the process was started with: execve's, which the kernel leaves at the top of the stack and
+    /// names in auxv (`AT_EXECFN`), when it is absolute (a relative one's directory may have changed since), no
+    /// `/proc/…` or `/dev/fd/…` link, and NUL-terminated within 4 KiB. The process could have overwritten it: the
+    /// resolved path goes beside it.
+    static func executableAsStarted(through: Int32) -> String? {
+        guard let auxv = try? ProcFS.readBytes("/proc/\(through)/auxv", limit: 4096) else { return nil }
+        let reader = ByteReader(auxv)
+        var offset = 0, address: UInt64?
+        while let type = reader.u64(offset), let value = reader.u64(offset + 8), type != 0 {
+            if type == 31 { address = value }  // AT_EXECFN
+            offset += 16
+        }
+        guard let address, let bytes = ProcessMemory(through: through)?.read(address: address, count: 4096),
+              let end = bytes.firstIndex(of: 0), end > 0, bytes[0] == UInt8(ascii: "/") else { return nil }
+        let name = String(decoding: bytes[..<end], as: UTF8.self)
+        // fexecve and exec of /proc/self/exe name a descriptor or a link, not how the program is known.
+        return name.hasPrefix("/proc/") || name.hasPrefix("/dev/fd/") ? nil : name
+    }
+
     /// The process record of a live (or stopped, or exiting) process, read from /proc through thread `through`.
     public static func processRecord(pid: Int32, through: Int32, options: CaptureOptions) -> ProcessRecord {
         processRecord(pid: pid, through: through, options: options,
@@ -93,7 +112,9 @@ extension LiveCapture {
                               argumentsReadable: Bool? = nil) -> ProcessRecord {
         let readable = argumentsReadable ?? UnreadableFiles(pid: pid).argumentsReadable(pid: pid, through: through)
         let exeLink = ProcFS.readLink("/proc/\(through)/exe") ?? ""
-        let executable = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
+        let resolved = capped(InAppRule.deletedSuffixRemoved(exeLink).path)
+        // As started (a symlink's name, `redis-server`), when execve's absolute file name is still readable.
+        let executable = executableAsStarted(through: through).map(capped) ?? resolved
         var arguments = (readable ? ProcFS.commandLineBytes(through) : []).prefix(CaptureReader.maximumArguments)
         // A program that rewrote its title leaves the rest of its argument area as empty arguments.
         var trimmed = 0
@@ -124,6 +145,7 @@ extension LiveCapture {
             systemdInvocationID: variable("INVOCATION_ID"),
             app: app.name == nil && app.version == nil && app.release == nil ? nil : app,
             environment: allowed)
+        record.executableResolved = resolved
         record.commandLineTrimmed = trimmed
         record.commandLineHex = exact
         return record

@@ -199,14 +199,27 @@ public struct CaptureProcessor: FrameProcessor {
             }
         }
         var reason = stop.text
-        if case .error = stop, let thread, thread.stackCapped, let end = thread.stackEnd,
-           let last = unwound.last, end &- last.sp < 4096 {
+        if case .error = stop, let thread, ranOutOfCapturedStack(thread, last: unwound.last) {
             reason = "stack capture limit (\(capture.stackByteLimitPerThread) bytes) reached"
+            softErrors.append(SoftError(stage: "unwind", tid: thread.tid, message:
+                "the unwind needed stack memory beyond the \(capture.stackByteLimitPerThread) bytes captured from the stack pointer "
+                + "(and the stack's top \(CaptureReader.stackTopBytes / 1024) KiB): the outer frames are missing; raise --max-stack-bytes"))
         } else if stop == .end, let last = unwound.last, !last.hasUnwindInfo, last.pc != 0 {
             // libunwind ends a frame-pointer walk quietly: say that it was not the real end of the stack.
             reason = "frame-pointer chain ended at a frame without unwind info"
         }
         return (frames, reason)
+    }
+
+    /// Whether an unwind of `thread` that failed ran out of its captured stack: its stack was cut at the capture
+    /// limit and the unwind wanted a word of that stack's mapping that was not captured (a frame larger than the
+    /// window whose caller is below the stack's captured top), or it stopped near the window's end.
+    private func ranOutOfCapturedStack(_ thread: RawThread, last: UnwoundFrame?) -> Bool {
+        guard thread.stackCapped, let start = thread.stackStart, let end = thread.stackEnd else { return false }
+        if let missing = space.lastMissingRead, let stack = table.mapping(containing: start), stack.start <= missing, missing < stack.end {
+            return true
+        }
+        return last.map { end &- $0.sp < 4096 } ?? false
     }
 
     /// One thread's frames from its registers, by whichever unwinder fits the capture's architecture.

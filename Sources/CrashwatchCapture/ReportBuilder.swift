@@ -73,7 +73,9 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         // Unwind everything first: the symbolizer is told once which images the frames are in.
         var unwound = capture.threads.map { unwindThread($0) }
         let chain = activeFaults(in: unwound)
-        let root = chain.first ?? capture.originalFault
+        // The oldest fault whose handler still ran, or that the final signal retries (README); unwound stacks only.
+        let root = acceptedChain != nil || processor != nil
+            ? chain.first ?? capture.originalFault.flatMap { isRetried($0) ? $0 : nil } : capture.originalFault
         rootFault = root
         moveCrashed(to: root, in: &unwound)
         activeChain = chain
@@ -175,6 +177,16 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             let pc = strip(registers.pc), sp = registers.sp
             return interrupted[fault.tid]?.contains { $0.pc == pc && $0.sp == sp } == true
         }.sorted { $0.timeNanoseconds < $1.timeNanoseconds }
+    }
+
+    /// Whether the final signal is `fault` retried (same thread, signal, pc and sp): its handler restored the default
+    /// action and returned (Rust's std), so the instruction faulted again, fatally.
+    private func isRetried(_ fault: RawFault) -> Bool {
+        guard fault.signal.signal == capture.signal.signal,
+              let crashed = capture.threads.first(where: { $0.crashed && $0.tid == fault.tid }),
+              let now = try? RegisterDecoder.decode(crashed.registers, architecture: capture.architecture),
+              let then = try? RegisterDecoder.decode(fault.registers, architecture: capture.architecture) else { return false }
+        return strip(now.pc) == strip(then.pc) && now.sp == then.sp
     }
 
     /// A handler that re-raised with `kill(getpid())` or `raise` from another thread, or whose signal the
@@ -301,7 +313,7 @@ struct ImageReferences {
     /// The images frames referred to (in that order), then the main executable when no frame touched it.
     /// `fileBuildID`: a build-id read from an image's file, for an image whose memory gave none.
     mutating func records(fileBuildID: (UInt64) -> String?) -> [ImageRecord] {
-        let mainExecutable = capture.process.executable
+        let mainExecutable = capture.process.resolvedExecutable
         if let main = table.images.first(where: { $0.path == mainExecutable }) { _ = indexOf(main) }
         let rule = InAppRule(appRoots: capture.options.appRoots, executablePath: mainExecutable)
         return used.map { image in
@@ -311,7 +323,7 @@ struct ImageReferences {
                 loadAddress: Address(image.baseAddress ?? image.start), size: Int(clamping: image.size),
                 fileOffset: Address(image.mappings.first?.offset ?? 0),
                 inApp: image.kind == .file && rule.isInApp(image.path),
-                architecture: identity?.architecture?.rawValue, deleted: image.isDeleted,
+                architecture: (identity?.architecture ?? capture.architecture).rawValue, deleted: image.isDeleted,
                 isMainExecutable: image.path == mainExecutable, package: identity?.package)
         }
     }

@@ -18,7 +18,8 @@ public struct ImageRecord: Codable, Sendable, Equatable {
     public var fileOffset: Address
     /// Whether the image ships with the app (see `InAppRule`).
     public var inApp: Bool
-    /// The ELF machine (`x86_64`, `aarch64`), when read.
+    /// The ELF machine (`x86_64`, `aarch64`): from the image's ELF header, else — its header not in memory or
+    /// the core (a qemu core has no NT_FILE and no text) — the process's, whose code every image holds.
     public var architecture: String?
     /// Whether the file was deleted or replaced after it was mapped (its maps path ended in ` (deleted)`).
     public var deleted: Bool

@@ -108,6 +108,7 @@ extension JSONWriter {
         member("pid", indent: inner, first: true); integer(process.pid)
         member("ppid", indent: inner); integer(process.ppid)
         member("executable", indent: inner); string(process.executable)
+        member("executableResolved", indent: inner); string(process.executableResolved)
         member("commandLine", indent: inner); strings(process.commandLine)
         member("redacted", indent: inner); bool(process.redacted)
         member("commandLineTrimmed", indent: inner); integer(process.commandLineTrimmed)

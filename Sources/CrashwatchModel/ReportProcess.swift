@@ -8,8 +8,14 @@ public struct ProcessRecord: Codable, Sendable, Equatable {
     public var pid: Int32
     /// Its parent's pid.
     public var ppid: Int32
-    /// The executable path (`/proc/PID/exe`, ` (deleted)` removed; see `ImageRecord.deleted`).
+    /// The executable as the process was started (execve's file name, a symlink's name such as
+    /// `/usr/bin/redis-server`), else — unknown, or relative — the resolved path.
     public var executable: String
+    /// The file the executable is (`/proc/PID/exe`, ` (deleted)` removed; see `ImageRecord.deleted`): the path
+    /// images and the in-app rule go by. Nil in reports written before it existed (then `executable` is it).
+    public var executableResolved: String?
+    /// The resolved executable path: `executableResolved`, else `executable`.
+    public var resolvedExecutable: String { executableResolved ?? executable }
     /// The command line, argv[0] first; empty when redacted.
     public var commandLine: [String]
     /// Whether the command line was withheld by configuration.

@@ -31,6 +31,14 @@ enum FrameText {
         return source(of: frame).map { function + " " + $0 } ?? function
     }
 
+    /// How many frames at the top of a crashed thread's stack ran in a signal handler: those above the frame the
+    /// signal interrupted (restored from the signal frame's context, at another address than the crashed frame and
+    /// its inline levels). Meaningful when a handler ran, i.e. the report has an original fault.
+    static func handlerFrameCount(_ frames: [FrameRecord]) -> Int {
+        let first = frames.first?.address
+        return frames.firstIndex { $0.how == .context && $0.address != first } ?? 0
+    }
+
     /// Bracketed notes after a show line: `[inlined]`, and how a frame was found when that was less than reliable.
     static func notes(of frame: FrameRecord) -> [String] {
         var notes: [String] = []

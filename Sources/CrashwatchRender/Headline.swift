@@ -14,7 +14,8 @@ public enum Headline {
             ?? ReportSummary.faultFrames(of: report).first { !($0.function ?? "").isEmpty }
     }
 
-    /// `Process PID (COMM)[ of unit UNIT] crashed: SIGNAL (CODE)[ at ADDR][ from pid N][; original fault: …][ in FRAME]`;
+    /// `Process PID (COMM)[ of unit UNIT] crashed: SIGNAL (CODE)[ at ADDR][ from pid N][; the OOM killer: …][; original
+    /// fault: …][ in FRAME]`;
     /// for a hang, `… hung: no watchdog ping for N ms[ in FRAME]`.
     public static func text(_ report: CrashReport) -> String {
         let clean = TextFormatting.sanitized
@@ -28,6 +29,10 @@ public enum Headline {
         } else {
             line += " \(verb(report.kind)): " + fault(name: report.signal.name, code: report.signal.codeName,
                                                      address: report.signal.faultAddress, sender: report.signal.senderPID)
+        }
+        if report.kind == .abnormalExit, let exit = report.exit, exit.reason == "memory" {
+            // The report names the OOM kill; so does its line (the stderr line says it the same way).
+            line += "; the OOM killer: " + clean(exit.evidence ?? "memory")
         }
         if let original = report.signal.originalFault {
             line += "; original fault: " + fault(name: original.name, code: original.codeName, address: original.faultAddress,

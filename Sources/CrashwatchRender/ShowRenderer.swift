@@ -19,12 +19,9 @@ public enum ShowRenderer {
         if let crashed {
             page.blank()
             page.heading("Crashed thread " + threadTitle(crashed))
-            // Above the frame a signal interrupted (restored from the signal frame's context, at another
-            // address than the crashed frame and its inline levels), a handler was running: say so.
-            let first = crashed.frames.first?.address
-            let interrupted = report.signal.originalFault == nil ? nil
-                : crashed.frames.firstIndex { $0.how == .context && $0.address != first }
-            frames(crashed.frames, in: report, into: &page, handlerFrames: interrupted ?? 0)
+            // Above the frame a signal interrupted, a handler was running: say so.
+            let handlerFrames = report.signal.originalFault == nil ? 0 : FrameText.handlerFrameCount(crashed.frames)
+            frames(crashed.frames, in: report, into: &page, handlerFrames: handlerFrames)
             stopReason(crashed.unwindStopReason, into: &page)
             registers(crashed.registers, into: &page)
         }
@@ -73,7 +70,8 @@ public enum ShowRenderer {
         page.field("Time", time)
         page.field("Process", "\(process.pid) (\(clean(process.comm))), parent \(process.ppid)")
         let deleted = report.mainExecutable?.deleted == true ? " (deleted)" : ""
-        page.field("Executable", clean(process.executable) + deleted)
+        let resolved = process.resolvedExecutable == process.executable ? "" : " -> " + clean(process.resolvedExecutable)
+        page.field("Executable", clean(process.executable) + resolved + deleted)
         page.field("Command", commandLine(of: process))
         if let cwd = process.cwd { page.field("Directory", clean(cwd)) }
         if let app = process.app.flatMap(appText) { page.field("App", app) }

@@ -64,6 +64,20 @@ public enum JournalRecord {
         return try? CrashReport.decode(slim)
     }
 
+    /// Sends a line about supervision itself (`supervisorNotice`) as an entry of its own: PRIORITY 4, the line
+    /// without its `crashwatch: ` prefix as MESSAGE, and MESSAGE_ID `noticeMessageID`. Never blocks; no journald,
+    /// no entry (the line went to stderr too).
+    @discardableResult
+    static func sendNotice(_ line: String, socketPath: String = Journal.socketPath) -> JournalSendResult {
+        let message = line.hasPrefix("crashwatch: ") ? String(line.dropFirst("crashwatch: ".count)) : line
+        let fields = [("MESSAGE_ID", noticeMessageID), ("PRIORITY", "4"), ("SYSLOG_IDENTIFIER", "crashwatch"), ("MESSAGE", message)]
+            .compactMap { JournalField($0.0, $0.1) }
+        return Journal.send(fields, socketPath: socketPath)
+    }
+
+    /// The MESSAGE_ID of crashwatch's notices about supervision itself (not reports).
+    static let noticeMessageID = "4b8f2ad3c17e4e0f9a6d5c2e8b1f7a30"
+
     /// Sends the record to the journald socket at `socketPath` (tests give their own) and says what became of it.
     static func deliver(report: CrashReport, path: String, socketPath: String = Journal.socketPath) -> JournalSendResult {
         Journal.send(fields(report: report, path: path), socketPath: socketPath)

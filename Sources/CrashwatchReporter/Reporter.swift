@@ -85,6 +85,11 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         lines.write(line + "\n")
     }
 
+    public func supervisorNotice(_ line: String) {
+        lines.write(line + "\n")
+        JournalRecord.sendNotice(line)
+    }
+
     /// What the reporter keeps for a job: the capture, where its report goes, and the worker's files.
     private final class JobState: @unchecked Sendable {
         let capture: RawCapture

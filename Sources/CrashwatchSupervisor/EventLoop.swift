@@ -162,9 +162,23 @@ extension Supervisor {
                 options.mainChildExited?(status)
             } else {
                 finalStatus = status
+                noteOrphansLeftRunning(status)
             }
         }
         endWhenNothingIsFollowed()
+    }
+
+    /// The main child exited with 0 while processes it started run on: a daemon that forked and exited
+    /// (`Type=forking`). Without `--pid-file`, crashwatch exits with it and they run on unsupervised, their
+    /// crashes unreported: said on stderr and in the journal, naming `--pid-file`. Its orphans are
+    /// crashwatch's children now (a subreaper), workers aside.
+    private func noteOrphansLeftRunning(_ status: WaitStatus) {
+        guard status == .exited(code: 0), options.followForks else { return }
+        let workers = Set(self.workers.runningPIDs)
+        let orphans = ProcFS.children(of: SelfProcess.pid).filter { !workers.contains($0) }
+        guard !orphans.isEmpty else { return }
+        let shown = orphans.prefix(8).map(String.init).joined(separator: ", ") + (orphans.count > 8 ? ", …" : "")
+        observer?.supervisorNotice("crashwatch: \(options.command[0]) exited with status 0 and left \(orphans.count) process\(orphans.count == 1 ? "" : "es") running (pid \(shown)), now unsupervised: their crashes will not be reported; a daemon that forks and exits (systemd Type=forking) needs --pid-file FILE (and PIDFile=FILE)")
     }
 
     /// A PTRACE_EVENT_EXIT stop of a task not released to die: a SIGKILL death or a forced crash is recorded.

@@ -143,6 +143,9 @@ public protocol SupervisorObserver: AnyObject {
     func supervisorSawAbnormalExit(_ exit: AbnormalExit) -> Bool
     /// A line about supervision itself that an operator needs (the watchdog relay failed, …).
     func supervisorWarning(_ line: String)
+    /// A line about supervision itself that an operator must see where the service's log is read, not only on
+    /// stderr (a daemon that forked without `--pid-file` runs on unsupervised): stderr and the journal.
+    func supervisorNotice(_ line: String)
     /// A job's worker ended, was killed at its deadline, or could not run.
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome)
 }

@@ -16,6 +16,9 @@ struct WorkerPool {
         self.maximumWaitingJobs = maximumWaitingJobs
     }
 
+    /// The pids of the workers running.
+    var runningPIDs: [Int32] { Array(running.keys) }
+
     /// Whether no job runs or waits.
     var isIdle: Bool { running.isEmpty && waiting.isEmpty }
 

@@ -92,6 +92,17 @@ public enum ProcFS {
         return tids.sorted()
     }
 
+    /// The processes whose parent is `pid` (any of its threads: `/proc/PID/task/TID/children`), at most 4,096.
+    public static func children(of pid: Int32) -> [Int32] {
+        var children: [Int32] = []
+        for tid in threadIDs(of: pid) {
+            guard let text = try? readText("/proc/\(pid)/task/\(tid)/children") else { continue }
+            children += text.split(separator: " ").compactMap { decimalNumber($0, maxDigits: 10).flatMap { Int32(exactly: $0) } }
+            if children.count >= 4096 { break }
+        }
+        return Array(Set(children).sorted().prefix(4096))
+    }
+
     /// A process's command line as argv; empty for kernel threads and zombies.
     public static func commandLine(_ pid: Int32) -> [String] {
         commandLineBytes(pid).map { String(decoding: $0, as: UTF8.self) }

@@ -81,7 +81,7 @@ public final class CapturedAddressSpace {
     }
 
     /// Gives the image starting at `start` its file (open, checked, kept alive by the caller), where
-    /// `.debug_frame` is read when the image has no `.eh_frame_hdr`.
+    /// `.debug_frame` is read for the addresses the image's `.eh_frame` does not cover.
     public func setImageFile(start: UInt64, fd: Int32) {
         _ = cw_space_set_image_file(handle, start, fd)
     }
@@ -103,7 +103,7 @@ public final class CapturedAddressSpace {
         return bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     }
 
-    /// Whether the unwind table serving `address` is its image's `.debug_frame` (not `.eh_frame`).
+    /// Whether the unwind table covering `address` is its image's `.debug_frame` (not `.eh_frame`).
     public func usesDebugFrame(at address: UInt64) -> Bool {
         cw_space_table_kind(handle, address) == CW_TABLE_DEBUG_FRAME
     }
@@ -118,6 +118,13 @@ public final class CapturedAddressSpace {
         unwindThrough(registers, maxFrames: maxFrames, message: { String(cString: cw_unwind_error_name($0)) }) {
             cw_unwind(handle, $0, $1, $2, $3, $4)
         }
+    }
+
+    /// The last address the latest `unwind` (on this thread) wanted to read and this space did not hold:
+    /// where an unwind that failed ran out of captured memory. Nil when every read was answered.
+    public var lastMissingRead: UInt64? {
+        let address = cw_unwind_missing_address()
+        return address == 0 ? nil : address
     }
 }
 

@@ -68,6 +68,18 @@ import Testing
         #expect(report.signal.senderPID == nil && report.signal.description == "Killed: seen at the process's exit; who sent it is not known")
     }
 
+    @Test("an OOM kill: the line names the OOM killer and its evidence, as the report and the stderr line do")
+    func oomKill() {
+        var report = plain
+        report.kind = .abnormalExit
+        report.signal = .seenAtExit(.kill, sentByKernel: true)
+        report.exit = ExitRecord(reason: "memory", source: "platform", evidence: "memory cgroup /system.slice/x.service: oom_kill 0 -> 1")
+        for index in report.threads.indices { report.threads[index].crashed = false }
+        #expect(Headline.text(report).hasPrefix(
+            "Process 4242 (checkout) of unit checkout.service was killed: SIGKILL (SI_KERNEL); the OOM killer: memory cgroup /system.slice/x.service: oom_kill 0 -> 1"),
+                "\(Headline.text(report))")
+    }
+
     @Test("with no in-app frame, the first frame that has a function is named; frames without one are skipped")
     func fallbackFrame() {
         var report = plain

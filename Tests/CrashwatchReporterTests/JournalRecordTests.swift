@@ -154,6 +154,18 @@ import Testing
         #expect(parsed.map(\.1) == expected.map(\.1))
     }
 
+    @Test("a notice about supervision itself (a forking daemon left unsupervised) is an entry of its own: its MESSAGE_ID, priority 4, the line")
+    func notice() throws {
+        let receiver = try DatagramSocket("cw-journal-notice")
+        let line = "crashwatch: forkd exited with status 0 and left 1 process running (pid 42), now unsupervised: … needs --pid-file FILE"
+        #expect(JournalRecord.sendNotice(line, socketPath: receiver.path) == .sent)
+        let datagram = try #require(receiver.receive())
+        let parsed = try #require(parseEntry(datagram.payload))
+        #expect(parsed.map(\.0) == ["MESSAGE_ID", "PRIORITY", "SYSLOG_IDENTIFIER", "MESSAGE"])
+        #expect(parsed.map(\.1) == [JournalRecord.noticeMessageID, "4", "crashwatch", String(line.dropFirst("crashwatch: ".count))])
+        #expect(JournalRecord.noticeMessageID != JournalRecord.messageID)
+    }
+
     @Test("without a journal socket the record is not sent, and the caller hears so (to fall back to stderr)")
     func noJournal() {
         #expect(JournalRecord.deliver(report: Self.report, path: Self.path, socketPath: "/nonexistent/journal/socket") == .noJournal)

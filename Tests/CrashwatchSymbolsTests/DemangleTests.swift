@@ -54,13 +54,16 @@ let rustLegacyVectors: [DemangleVector] = [
           "hashbrown::raw::RawTable<T,A>::reserve_rehash"),
 ]
 
-/// C++ (Itanium, through `__cxa_demangle`), including `_ZN` names that are not Rust's (no hash).
+/// C++ (Itanium, through libiberty), including `_ZN` names that are not Rust's (no hash); a template function's
+/// return type is left out, as gdb and eu-stack print names (c++filt prints `void std::__invoke_impl<…>`).
 let cxxVectors: [DemangleVector] = [
     .init("_ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector<int, std::allocator<int> >::push_back(int const&)"),
     .init("_ZN3app3useERKNS_6HolderINS_12_GLOBAL__N_13BoxEEE",
           "app::use(app::Holder<app::(anonymous namespace)::Box> const&)"),
     .init("_ZN3foo3barE", "foo::bar"),
     .init("_Z4fillRSt6vectorIiSaIiEEi", "fill(std::vector<int, std::allocator<int> >&, int)"),
+    .init("_ZSt13__invoke_implIvPFvvEJEET_St14__invoke_otherOT0_DpOT1_",
+          "std::__invoke_impl<void, void (*)()>(std::__invoke_other, void (*&&)())"),
 ]
 
 /// Swift (through the runtime's `swift_demangle`).
@@ -178,11 +181,11 @@ func backReferenceBomb(levels: Int) -> String {
         #expect(v0Name.utf8.count <= maximumNameBytes)
         #expect(v0Name.hasPrefix("mycrate::xxxx"))
         #expect(v0Name.hasSuffix(truncationMark))
-        // void f<int, int, …>() with 1,000 template arguments: 5,008 bytes demangled.
+        // f<int, int, …>() with 1,000 template arguments (its return type left out): 5,003 bytes demangled.
         let cxx = demangle("_Z1fI" + String(repeating: "i", count: 1_000) + "Evv")
         let cxxName = try #require(cxx)
         #expect(cxxName.utf8.count <= maximumNameBytes)
-        #expect(cxxName.hasPrefix("void f<int, int, "))
+        #expect(cxxName.hasPrefix("f<int, int, "))
         #expect(cxxName.hasSuffix(truncationMark))
     }
 

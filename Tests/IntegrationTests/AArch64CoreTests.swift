@@ -141,6 +141,9 @@ struct AArch64CoreTests {
         #expect(report.json["source"] as? String == "core")
         #expect((report.json["host"] as? [String: Any])?["architecture"] as? String == "aarch64")
         #expect((report.json["process"] as? [String: Any])?["executable"] as? String == executable)
+        // No NT_FILE, no text in the core: every image's architecture is still the process's.
+        #expect(!report.images.isEmpty && report.images.allSatisfy { $0["architecture"] as? String == "aarch64" },
+                "\(report.images.map { "\($0["path"] ?? "?"): \($0["architecture"] ?? "null")" })")
         let crashed = try #require(report.crashedThreads.first)
         // The crashed thread, outermost frames included: its functions in order (unnamed libc frames between).
         let functions = report.functions(of: crashed).filter { $0 != "?" }

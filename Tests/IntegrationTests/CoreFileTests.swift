@@ -52,11 +52,18 @@ import Testing
         let process = { (report: WrittenReport) in report.json["process"] as? [String: Any] ?? [:] }
         #expect(process(fromCore)["executable"] as? String == process(live)["executable"] as? String)
         #expect(process(fromCore)["pid"] as? Int == process(live)["pid"] as? Int)
+        // A frame larger than the stack window: a live capture keeps the stack's top too (issue 29); the core path does
+        // not yet, so its unwind stops at the large frame. Known, and a failure once it does (then remove this).
+        let stackTopMissing = ["frame_2m", "frame_16m"].contains(name)
         let buildIDs = { (report: WrittenReport) in Set(report.images.compactMap { $0["buildID"] as? String }) }
-        #expect(buildIDs(fromCore).isSuperset(of: buildIDs(live)), "build-ids: \(buildIDs(fromCore)) vs \(buildIDs(live))")
+        withKnownIssue("the core path keeps no stack top beyond the window (issue 29, point 3)") {
+            #expect(buildIDs(fromCore).isSuperset(of: buildIDs(live)), "build-ids: \(buildIDs(fromCore)) vs \(buildIDs(live))")
+        } when: { name == "frame_2m" }  // its libc frames are the core's missing ones (frame_16m's main thread is in libc)
 
         let liveThreads = Dictionary(uniqueKeysWithValues: live.threads.map { ($0["tid"] as? Int ?? -1, $0) })
-        #expect(fromCore.threads.count == live.threads.count)
+        // A thread-group leader that exited before the crash (main_exits_first) is listed live, not dumped in the core.
+        let exitedLive = live.threads.filter { ($0["unwindStopReason"] as? String)?.hasPrefix("exited:") == true }.count
+        #expect(fromCore.threads.count == live.threads.count - exitedLive)
         for thread in fromCore.threads {
             let tid = thread["tid"] as? Int ?? -1
             let theirs = try #require(liveThreads[tid], "the live report has no thread \(tid)")
@@ -69,7 +76,9 @@ import Testing
             let shape = { (frames: [[String: Any]]) in
                 frames.map { "\($0["address"] ?? "") \($0["function"] ?? "?") \($0["file"] ?? "") \($0["line"] ?? "") \($0["inlined"] ?? "")" }
             }
-            #expect(shape(fromCore.frames(of: thread)) == shape(live.frames(of: theirs)), "thread \(tid)")
+            withKnownIssue("the core path keeps no stack top beyond the window (issue 29, point 3)") {
+                #expect(shape(fromCore.frames(of: thread)) == shape(live.frames(of: theirs)), "thread \(tid)")
+            } when: { stackTopMissing && thread["crashed"] as? Bool == true }
         }
         // The thread that took the fatal signal is the core's first, and the crashed one.
         #expect(fromCore.crashedThreads.first?["tid"] as? Int == (live.signal["originalFault"] == nil

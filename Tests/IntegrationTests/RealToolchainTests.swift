@@ -1,17 +1,18 @@
 // RealToolchainTests.swift — crashes built by real toolchains, as programs really ship: Rust (rustc, lld, panic=abort),
-// clang + lld -O2 without frame pointers, Go (GOTRACEBACK=crash), and the thread shapes real crash handlers produce (a
+// clang + lld -O2 without frame pointers, Go (GOTRACEBACK=crash; with cgo, with assembly), and the thread shapes real crash handlers produce (a
 // zombie thread-group leader, a handler that re-raises with a process-directed kill(), a fault inside the fault
 // handler). Each fixture (Fixtures/<name>.c|.rs|.go; its header says what it does) runs under `crashwatch run`: the
 // same exit status as bare, one report that validates against the schema, the crashed thread's frames beginning with
 // the header's CRASH-STACK (gdb's view of the core), the root fault where a handler ran, and — on the core dump of the
-// very crash crashwatch reported — gdb's frames for every thread, address for address and name for name.
+// very crash crashwatch reported — gdb's frames for every thread, address for address, name for name and source line
+// for source line.
 // These are the specification the unwinder is measured against: fewer frames than gdb is a failure.
 import CrashwatchTestSupport
 import Foundation
 import Testing
 
 /// The fixtures of this suite, in the order they run.
-private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "main_exits_first",
+private let toolchainFixtures = ["rust_oob", "rust_panic_abort", "lld_c", "no_eh_frame_hdr", "go_nil", "go_cgo", "go_asm", "frame_2m", "frame_16m", "main_exits_first",
                                  "kill_reraise", "nested_fault"]
 
 /// This suite's fixtures are also written in Rust and Go.
@@ -61,13 +62,15 @@ private func splitFunctionList(_ text: String) -> [String] {
 }
 
 /// A name with the parts two correct symbolizers may legitimately spell differently taken out: a legacy Rust hash
-/// (`::h0123456789abcdef`), generic argument lists (`write_volatile<u64>`, `do_call::<…>`: gdb prints DWARF names with
+/// (`::h0123456789abcdef`), cgo's per-build hash (`_cgo_0123456789ab_Cfunc_f` → `_cgo_Cfunc_f`, which a header cannot
+/// know), generic argument lists (`write_volatile<u64>`, `do_call::<…>`: gdb prints DWARF names with
 /// their generics, a demangler with a turbofish or without), closure spellings (`{{closure}}`, `{closure#0}`,
 /// `{closure_env#0}` → `{closure}`) and leading underscores (gdb's `clone3` for libc's `__clone3`, an alias of the
 /// same code).
 private func normalizedFunction(_ name: String) -> String {
     var text = name
     if let hash = text.firstMatch(of: #/::h[0-9a-f]{16}$/#) { text.removeSubrange(hash.range) }
+    text = text.replacing(#/^_cgo_[0-9a-f]{12}_/#, with: "_cgo_")
     text = text.replacingOccurrences(of: "{{closure}}", with: "{closure}")
     text = text.replacing(#/\{closure(_env)?#\d+\}/#, with: "{closure}")
     // Generic argument lists: a balanced <...> that follows an identifier, `}` or `::` (not a leading `<T as Trait>`).
@@ -128,12 +131,16 @@ private struct GDBFrame: CustomStringConvertible {
     /// gdb's frame type: `normal`, `inline`, `tailcall`, `sigtramp`, ...
     let kind: String
     let function: String?
-    var description: String { "0x\(String(pc, radix: 16)) \(function ?? "??") [\(kind)]" }
+    /// The basename of the frame's source file and its line, when gdb has one.
+    let file: String?
+    let line: Int?
+    var description: String { "0x\(String(pc, radix: 16)) \(function ?? "??") \(file ?? "?"):\(line ?? 0) [\(kind)]" }
 }
 
 /// gdb's Python API walks every thread's frames (with backtrace past-main and past-entry on) and prints one line per
-/// frame: `FRAME 0xPC TYPE NAME`. The pc of every frame, the innermost included, comes from gdb itself (what `bt`
-/// omits where a pc is at the start of a line, `p $pc` would print).
+/// frame: `FRAME 0xPC TYPE FILE:LINE NAME` (FILE the basename of the source file, `?:0` without one). The pc of every
+/// frame, the innermost included, comes from gdb itself (what `bt` omits where a pc is at the start of a line, `p $pc`
+/// would print); the line is gdb's for the frame (for a caller, the call's: gdb looks up pc - 1).
 private let gdbFrameScript = """
     import gdb
     gdb.execute("set backtrace past-main on")
@@ -146,7 +153,9 @@ private let gdbFrameScript = """
         try:
             frame = gdb.newest_frame()
             while frame is not None:
-                print("FRAME 0x%x %s %s" % (frame.pc(), kinds.get(frame.type(), "other"), frame.name() or "??"))
+                sal = frame.find_sal()
+                where = "%s:%d" % (sal.symtab.filename.split("/")[-1], sal.line) if sal.symtab and sal.line else "?:0"
+                print("FRAME 0x%x %s %s %s" % (frame.pc(), kinds.get(frame.type(), "other"), where, frame.name() or "??"))
                 frame = frame.older()
         except gdb.error as error:
             print("STOP %s" % error)
@@ -161,18 +170,29 @@ private func parseGDBFrames(_ text: String) -> [Int: [GDBFrame]] {
             current = tid
             threads[tid] = []
         } else if let tid = current, line.hasPrefix("FRAME 0x") {
-            let parts = line.split(separator: " ", maxSplits: 3)
-            guard parts.count == 4, let pc = UInt64(parts[1].dropFirst(2), radix: 16) else { continue }
-            threads[tid]?.append(GDBFrame(pc: pc, kind: String(parts[2]), function: parts[3] == "??" ? nil : String(parts[3])))
+            let parts = line.split(separator: " ", maxSplits: 4)
+            guard parts.count == 5, let pc = UInt64(parts[1].dropFirst(2), radix: 16), let colon = parts[3].lastIndex(of: ":") else { continue }
+            let file = String(parts[3][..<colon]), number = Int(parts[3][parts[3].index(after: colon)...]) ?? 0
+            threads[tid]?.append(GDBFrame(pc: pc, kind: String(parts[2]), function: parts[4] == "??" ? nil : String(parts[4]),
+                                          file: file == "?" ? nil : file, line: number > 0 ? number : nil))
         }
     }
     return threads
 }
 
-/// The function names Go's own traceback prints for goroutine `1` on stderr (`goroutine 1 [running...]:` up to the
-/// blank line), innermost first: `panic`, `runtime.panicmem`, `runtime.sigpanic`, `main.crashHere`, ...
-private func goTraceback(_ stderr: String) -> [String] {
-    var functions: [String] = []
+/// One frame of Go's own traceback: the function, the basename of its source file and the line.
+private struct GoFrame: Equatable, CustomStringConvertible {
+    let function: String
+    let file: String?
+    let line: Int?
+    var description: String { "\(function) (\(file ?? "?"):\(line ?? 0))" }
+}
+
+/// The frames Go's own traceback prints for goroutine `1` on stderr (`goroutine 1 [running...]:` up to the blank
+/// line), innermost first: `panic`, `runtime.panicmem`, `runtime.sigpanic`, `main.crashHere`, ..., each with the
+/// `\tFILE:LINE +0x…` line that follows it.
+private func goTraceback(_ stderr: String) -> [GoFrame] {
+    var frames: [GoFrame] = []
     var inside = false
     for line in stderr.split(separator: "\n", omittingEmptySubsequences: false) {
         if !inside {
@@ -180,6 +200,14 @@ private func goTraceback(_ stderr: String) -> [String] {
             continue
         }
         if line.isEmpty { break }
+        if line.hasPrefix("\t"), let last = frames.last, last.file == nil {
+            // "\t/path/file.go:LINE +0x1c fp=… sp=… pc=…"
+            let location = line.dropFirst().split(separator: " ").first ?? ""
+            guard let colon = location.lastIndex(of: ":") else { continue }
+            frames[frames.count - 1] = GoFrame(function: last.function, file: location[..<colon].split(separator: "/").last.map(String.init),
+                                               line: Int(location[location.index(after: colon)...]))
+            continue
+        }
         guard !line.hasPrefix("\t"), !line.hasPrefix("created by "), line.hasSuffix(")") else { continue }
         // "name(args)": the '(' that matches the final ')'.
         var depth = 0
@@ -189,10 +217,13 @@ private func goTraceback(_ stderr: String) -> [String] {
             if line[index] == ")" { depth += 1 } else if line[index] == "(" { depth -= 1 }
             if depth == 0 { break }
         }
-        functions.append(String(line[..<index]))
+        frames.append(GoFrame(function: String(line[..<index]), file: nil, line: nil))
     }
-    return functions
+    return frames
 }
+
+/// The Go fixtures whose faulting goroutine runs on the crashed thread, with the function Go's traceback starts it at.
+private let goroutineFixtures = ["go_nil": "main.crashHere", "go_asm": "main.crashAsm"]
 
 @Suite(.serialized) struct RealToolchainTests {
     @Test("real-toolchain crash: same exit as bare, one valid report, the crashed thread's stack as gdb sees it, the root fault",
@@ -261,7 +292,7 @@ private func goTraceback(_ stderr: String) -> [String] {
         }
     }
 
-    @Test("every thread's frames agree with gdb on the core dump of the same crash: address and function",
+    @Test("every thread's frames agree with gdb on the core dump of the same crash: address, function and source line",
           arguments: toolchainFixtures)
     func crossCheckWithGDB(_ name: String) throws {
         let fixture = Fixture(name, extensions: toolchainExtensions)
@@ -287,6 +318,8 @@ private func goTraceback(_ stderr: String) -> [String] {
         try #require(reference[crashedTID] != nil, "gdb has no thread \(crashedTID) in the core; it has \(reference.keys.sorted()): \(gdb.stdout.suffix(2000)) \(gdb.stderr.suffix(2000))")
         // Every thread, the crashed one first.
         for thread in report.threads {
+            // An exited thread-group leader (main_exits_first: a zombie) is listed without frames and is not in the core.
+            if (thread["unwindStopReason"] as? String)?.hasPrefix("exited:") == true, report.frames(of: thread).isEmpty { continue }
             guard let tid = thread["tid"] as? Int, let all = reference[tid] else {
                 Issue.record("gdb has no thread \(thread["tid"] ?? "?") of the report")
                 continue
@@ -309,24 +342,36 @@ private func goTraceback(_ stderr: String) -> [String] {
             if let index = differs {
                 Issue.record("thread \(tid) frame \(index): crashwatch \(describe([ours[index]])[0]), gdb \(theirs[index]); crashwatch: \(describe(ours)); gdb: \(theirs)")
             }
+            // Source lines of the frames that agree, wherever gdb has one: the same file (by basename) and line.
+            for (index, (mine, frame)) in zip(ours, theirs).enumerated() where index < (differs ?? .max) {
+                guard let file = frame.file, let line = frame.line else { continue }
+                let ourFile = (mine["file"] as? String)?.split(separator: "/").last.map(String.init)
+                if ourFile != file || mine["line"] as? Int != line {
+                    Issue.record("thread \(tid) frame \(index) \(frame.function ?? "??"): crashwatch's line is \(ourFile ?? "?"):\(mine["line"] as? Int ?? 0), gdb's \(file):\(line)")
+                }
+            }
         }
     }
 
-    @Test("go_nil: the crashed thread's frames reach the panicking goroutine, as Go's own traceback prints it")
-    func goTracebackAgrees() throws {
-        let fixture = Fixture("go_nil", extensions: toolchainExtensions)
+    @Test("go_nil, go_asm: the crashed thread's frames reach the panicking goroutine, as Go's own traceback prints it: functions, files and lines",
+          arguments: goroutineFixtures.keys.sorted())
+    func goTracebackAgrees(_ name: String) throws {
+        let fixture = Fixture(name, extensions: toolchainExtensions)
         let executable = try fixture.executable()
         let (result, reports, _) = try runCapturing(executable, fixture.arguments, environment: fixture.environment)
         let report = try #require(reports.first, "no report; stderr: \(result.stderr.suffix(3000))")
         let printed = goTraceback(result.stderr)
         // Go prints the panic path first (panic, runtime.panicmem, runtime.sigpanic); the faulting code follows.
-        let sigpanic = try #require(printed.firstIndex(of: "runtime.sigpanic"), "Go's traceback: \(printed); stderr: \(result.stderr.prefix(3000))")
+        let sigpanic = try #require(printed.firstIndex { $0.function == "runtime.sigpanic" }, "Go's traceback: \(printed); stderr: \(result.stderr.prefix(3000))")
         let goroutine = Array(printed[(sigpanic + 1)...])
-        try #require(goroutine.first == "main.crashHere" && goroutine.last == "runtime.goexit", "Go's traceback: \(printed)")
+        try #require(goroutine.first?.function == goroutineFixtures[name] && goroutine.last?.function == "runtime.goexit", "Go's traceback: \(printed)")
         let crashed = try #require(report.crashedThreads.first, "no crashed thread")
-        let functions = report.frames(of: crashed).map { $0["function"] as? String ?? "?" }
-        let start = functions.firstIndex(of: "main.crashHere")
-        #expect(start.map { Array(functions[$0...].prefix(goroutine.count)) } == goroutine,
-                "the goroutine's frames \(goroutine) are not in the crashed thread's frames: \(functions)")
+        let frames = report.frames(of: crashed).map {
+            GoFrame(function: $0["function"] as? String ?? "?", file: ($0["file"] as? String)?.split(separator: "/").last.map(String.init),
+                    line: $0["line"] as? Int)
+        }
+        let start = frames.firstIndex { $0.function == goroutineFixtures[name] }
+        #expect(start.map { Array(frames[$0...].prefix(goroutine.count)) } == goroutine,
+                "the goroutine's frames \(goroutine) are not in the crashed thread's frames: \(frames)")
     }
 }

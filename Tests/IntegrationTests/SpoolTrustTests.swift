@@ -208,7 +208,9 @@ import Testing
         }
         // The two older reports are readable by everyone; the newest (0640, root's group) not by nobody.
         for name in names.prefix(2) { try #require(chmod("\(spool.path)/\(name)", 0o644) == 0) }
-        let line = "crashwatch: 1 report in \(spool.path) is not readable by you (join the crashwatch group, or use sudo)\n"
+        // The spool is root's group: joining the readers' group would not help, so it is not suggested.
+        let fix = "(use sudo; a spool of group crashwatch with the set-group-ID bit lets its members read every report: README \"The spool\")"
+        let line = "crashwatch: 1 report in \(spool.path) is not readable by you \(fix)\n"
 
         let list = try asAttacker("exec '\(Paths.crashwatch)' list --spool '\(spool.path)'")
         #expect(list.termination == .exited(0), "\(list.stderr)")
@@ -218,7 +220,7 @@ import Testing
         #expect(json.termination == .exited(0) && json.stderr == line, "\(json.stderr)")
 
         // show and export of the latest: the newest readable one, and a line saying newer ones were skipped.
-        let newer = "crashwatch: 1 newer report in \(spool.path) is not readable by you (join the crashwatch group, or use sudo)\n"
+        let newer = "crashwatch: 1 newer report in \(spool.path) is not readable by you \(fix)\n"
         let show = try asAttacker("exec '\(Paths.crashwatch)' show --spool '\(spool.path)'")
         #expect(show.termination == .exited(0), "\(show.stderr)")
         #expect(show.stdout.contains("Report: 22222222-0000-4000-8000-000000000002"), "\(show.stdout)")
@@ -231,7 +233,7 @@ import Testing
         let none = try asAttacker("exec '\(Paths.crashwatch)' list --spool '\(spool.path)'")
         #expect(none.termination == .exited(74))
         #expect(none.stdout.isEmpty, "\(none.stdout)")
-        #expect(none.stderr == "crashwatch: 3 reports in \(spool.path) are not readable by you (join the crashwatch group, or use sudo)\n")
+        #expect(none.stderr == "crashwatch: 3 reports in \(spool.path) are not readable by you \(fix)\n")
         let showNone = try asAttacker("exec '\(Paths.crashwatch)' show --spool '\(spool.path)'")
         #expect(showNone.termination == .exited(74) && showNone.stderr.contains("3 reports in"), "\(showNone.stderr)")
         // Root reads them all, silently; nothing was quarantined on the way.

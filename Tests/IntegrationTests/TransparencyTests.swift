@@ -25,7 +25,7 @@ import Testing
         "stdin_pipe", "forward_signals", "group_signals_once", "ctrl_c_once", "job_control", "job_control_stops",
         "stop_cont_app_alone", "cgroup_stop_cont", "cgroup_freezer", "raw_terminal",
         "inherited_attributes", "supervisor_killed", "orphans_reaped", "exit_status_signal", "pid1_exit_status", "command_errors",
-        "notify_relay_and_hang", "notify_relay_filter", "abnormal_exit_report", "pid_file_daemon", "ptrace_refused", "mincore_refused",
+        "notify_relay_and_hang", "notify_relay_filter", "abnormal_exit_report", "pid_file_daemon", "forking_without_pid_file", "ptrace_refused", "mincore_refused",
     ])
     func transparency(_ name: String) throws {
         let result = try run(Self.python.executable, Self.python.arguments + [Self.script, Paths.crashwatch, Paths.fixtures, name],

@@ -1122,6 +1122,32 @@ def case_pid_file_daemon():
         shutil.rmtree(spool, ignore_errors=True)
 
 
+def case_forking_without_pid_file():
+    """A forking daemon run without `--pid-file`: crashwatch ends as its first process did (0), and says on
+    stderr that the daemon it left runs on unsupervised, naming its pid and `--pid-file` (and in the journal)."""
+    spool = tempfile.mkdtemp(prefix="cw-forkd-")
+    daemon = None
+    try:
+        # Output to a file: the daemon keeps a pipe open after crashwatch exits.
+        with tempfile.TemporaryFile(mode="w+") as output:
+            result = subprocess.run([CRASHWATCH, "run", "--spool", spool, "--", fixture("forkd")],
+                                    stdout=output, stderr=subprocess.STDOUT, timeout=TIMEOUT)
+            output.seek(0)
+            text = output.read()
+        daemon = int(text.split("daemon ")[1].split()[0])
+        check(result.returncode == 0, f"crashwatch ended with {result.returncode}: {text}")
+        notices = [line for line in text.splitlines() if line.startswith("crashwatch: ") and "unsupervised" in line]
+        check(len(notices) == 1 and f"pid {daemon}" in notices[0] and "--pid-file" in notices[0],
+              f"expected one line naming the daemon {daemon} and --pid-file: {text!r}")
+    finally:
+        if daemon:
+            try:
+                os.kill(daemon, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(spool, ignore_errors=True)
+
+
 def case_ptrace_refused():
     """Under a seccomp filter that kills on ptrace, crashwatch says so in one line and runs the command
     unsupervised (it replaces itself with it): the command runs and its exit status is crashwatch's."""

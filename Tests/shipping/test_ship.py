@@ -956,6 +956,17 @@ def case_https_ca_file():
     check(result.returncode == 0, lambda: f"OTEL_EXPORTER_OTLP_CERTIFICATE: {result.describe()}")
 
 
+def case_https_to_plain_http():
+    """https:// to a receiver that speaks plain HTTP: the check's hint says so (use http://), not that a
+    certificate is untrusted; the report stays."""
+    receiver = Receiver()
+    url = receiver.url.replace("http://", "https://", 1)
+    result = crashwatch("ship", "--check", "--endpoint", url)
+    check(result.returncode != 0, lambda: f"ship --check to {url}: {result.describe()}")
+    check("speaks plain HTTP" in result.stderr and "certificate is not trusted" not in result.stderr,
+          lambda: f"ship --check to {url}: the hint does not say plain HTTP: {result.describe()}")
+
+
 def case_mutual_tls():
     """A receiver that requires a client certificate: --client-cert/--client-key are accepted (the receiver
     sees the client's subject); without them the handshake is refused and the report kept."""

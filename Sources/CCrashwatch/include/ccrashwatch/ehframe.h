@@ -1,5 +1,6 @@
 /*
- * ehframe.h — which unwind table serves an image of a captured space, and why none does (ehframe.c).
+ * ehframe.h — which unwind table of an image of a captured space covers an address, and what is wrong with
+ * the image's tables (ehframe.c).
  */
 #ifndef CCRASHWATCH_EHFRAME_H
 #define CCRASHWATCH_EHFRAME_H
@@ -19,7 +20,7 @@ extern "C" {
 #define CW_TABLE_EH_FRAME_INDEXED 2 /* its .eh_frame, indexed because .eh_frame_hdr was unusable */
 #define CW_TABLE_DEBUG_FRAME 3      /* its file's .debug_frame */
 
-/** Which unwind table serves the image containing `address` (CW_TABLE_*). */
+/** Which of its image's unwind tables covers `address` (CW_TABLE_*): an image may need several. */
 int cw_space_table_kind(cw_space *space, uint64_t address);
 
 /** Why the image containing `address` has no usable unwind table (static text), or NULL when it has one or no image contains it. */

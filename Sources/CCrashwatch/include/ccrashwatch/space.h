@@ -38,7 +38,8 @@ int cw_space_add_zeros(cw_space *space, uint64_t address, uint64_t length);
 int cw_space_add_image(cw_space *space, uint64_t start, uint64_t end, uint64_t base);
 
 /** Gives the image starting at `start` its file (which must outlive the space), where .debug_frame is read
- * when the image has no .eh_frame_hdr. 0, or -1 when no image starts there. */
+ * for the addresses the image's .eh_frame does not cover (and .eh_frame itself without .eh_frame_hdr).
+ * 0, or -1 when no image starts there. */
 int cw_space_set_image_file(cw_space *space, uint64_t start, int fd);
 
 /** Reads from the space; returns the bytes read (short where the captured ranges end) or -1. */

@@ -34,6 +34,10 @@ typedef struct {
 int cw_unwind(cw_space *space, const uint64_t *registers, size_t register_count,
               cw_frame *frames, int max_frames, int *stop);
 
+/** The last address the latest cw_unwind on this thread wanted to read and the space did not hold (0: none):
+ * where an unwind that failed ran out of captured memory (a frame larger than the stack captured). */
+uint64_t cw_unwind_missing_address(void);
+
 /** libunwind's text for a negative UNW_E* code. */
 const char *cw_unwind_error_name(int code);
 
