@@ -156,7 +156,7 @@ struct DoctorChecks {
         }
         let text = String(decoding: result.errorOutput + result.output, as: UTF8.self)
         let lines = text.split(separator: "\n").map { String($0).replacingPrefix("crashwatch: ", with: "") }
-        if result.status == .exited(code: ExitCode.usage), text.contains("no destination") {
+        if result.status == .exited(code: ExitCode.usage), text.contains("no destination") || text.contains("no endpoint") {
             return DoctorCheck(name: "shipping", outcome: .skipped, detail: "no destination configured (reports stay in the spool)")
         }
         guard result.status == .exited(code: 0) else {

@@ -101,18 +101,12 @@ struct CaptureReader {
         return StackPlan(index: -1, tid: tid, low: low, length: length, wanted: wanted)
     }
 
-    /// The top of a stack kept besides its window when the window stops short of the stack's end: the outer
-    /// frames and their return addresses live there, above a frame larger than the window (redis's memory
-    /// test: 1 MiB), and the unwinder steps over such a frame with its CFA from CFI into this region.
-    static let stackTopBytes: UInt64 = 256 << 10
-
-    /// The top `stackTopBytes` of the stack whose window is `window`, when the window was cut short of the
+    /// The stack's top (`StackWindow.top`) beside the window `window`, when the window was cut short of the
     /// stack's end (reserved against the total cap now, like the window); nil when it was not, or nothing is left.
     mutating func planStackTop(above window: StackPlan) -> StackPlan? {
-        guard window.length < window.wanted else { return nil }
         let end = window.low + window.wanted
-        let low = max(window.low + window.length, end - min(Self.stackTopBytes, window.wanted))
-        let length = min(end - low, UInt64(max(remainingBytes - plannedBytes, 0)))
+        guard let wanted = StackWindow.top(window: window.low..<(window.low + window.length), end: end) else { return nil }
+        let length = min(end - wanted.lowerBound, UInt64(max(remainingBytes - plannedBytes, 0)))
         guard length > 0 else { return nil }
         let top = end - length
         captured.append(top..<end)

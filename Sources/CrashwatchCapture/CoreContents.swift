@@ -183,7 +183,11 @@ struct CoreContents {
                 record.package = identity.package
             } else if let fromFile = buildIDsFromFiles[image.path] {
                 record.buildID = fromFile
-            } else if image.kind != .vdso {
+            } else if image.kind != .vdso, let base = image.baseAddress,
+                      ImageIdentity.isELF(base: base, { address, count in Self.read(regions, address, count) }) {
+                // Only an ELF image misses a build-id: a mapped data file (locale archive, gconv cache) has
+                // none, and under the default coredump_filter the kernel dumps a file mapping's first page only
+                // when it is an ELF header, so a mapping without one is no image.
                 softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the core dump"))
             }
             images.append(record)

@@ -175,28 +175,33 @@ struct StreamScan: ~Copyable {
             let (sum, overflow) = start.addingReportingOverflow(most)
             return start..<(overflow ? end : min(end, sum))
         }
-        var range: Range<UInt64>?
+        var ranges: [Range<UInt64>] = []
         if stackLows == nil { stackLows = computeStackLows() }
         if let low = stackLows?[index], low >= segment.vaddr, low < end {
-            range = piece(from: low, at: stackBytes)
+            // The window, and the stack's top when the window stops short of it (`StackWindow.top`).
+            let window = piece(from: low, at: stackBytes)
+            ranges = [window] + (StackWindow.top(window: window, end: end).map { [$0] } ?? [])
         } else if fileStarts.contains(segment.vaddr) || segment.vaddr == vdso {
-            range = piece(from: segment.vaddr, at: CoreStream.fileHeadBytes)
+            ranges = [piece(from: segment.vaddr, at: CoreStream.fileHeadBytes)]
         } else if !hasFileNote && notes.threadCount > 0 {
-            range = piece(from: segment.vaddr, at: CoreStream.unnamedSegmentBytes)
+            ranges = [piece(from: segment.vaddr, at: CoreStream.unnamedSegmentBytes)]
         }
-        let memoryLeft = UInt64(max(limit - notes.keptByteCount - keptTotal, 0))
-        guard let range, range.upperBound - range.lowerBound <= memoryLeft else {
-            try input.skip(segment.filesz)
-            return
+        // Ranges ascend and do not overlap: each is read where the stream is, the bytes between skipped.
+        var position = segment.vaddr
+        for range in ranges {
+            let memoryLeft = UInt64(max(limit - notes.keptByteCount - keptTotal, 0))
+            guard range.upperBound - range.lowerBound <= memoryLeft else { break }
+            try input.skip(range.lowerBound - position)
+            let bytes = try input.read(Int(range.upperBound - range.lowerBound))
+            keptTotal += bytes.count
+            position = range.lowerBound + UInt64(bytes.count)
+            if !bytes.isEmpty {
+                pieces.append((range.lowerBound, Int(writer.regionBytes) + RawCaptureWriter.regionHeaderBytes, bytes.count))
+                try writer.appendRegion(address: range.lowerBound, bytes: bytes)
+            }
+            guard position == range.upperBound else { break }
         }
-        try input.skip(range.lowerBound - segment.vaddr)
-        let bytes = try input.read(Int(range.upperBound - range.lowerBound))
-        keptTotal += bytes.count
-        if !bytes.isEmpty {
-            pieces.append((range.lowerBound, Int(writer.regionBytes) + RawCaptureWriter.regionHeaderBytes, bytes.count))
-            try writer.appendRegion(address: range.lowerBound, bytes: bytes)
-        }
-        try input.skip(end - range.upperBound)
+        try input.skip(end - position)
     }
 
     /// Each thread's stack (`StackWindow`: the dumped bytes of the segment its stack pointer is in, or the

@@ -203,7 +203,7 @@ public struct CaptureProcessor: FrameProcessor {
             reason = "stack capture limit (\(capture.stackByteLimitPerThread) bytes) reached"
             softErrors.append(SoftError(stage: "unwind", tid: thread.tid, message:
                 "the unwind needed stack memory beyond the \(capture.stackByteLimitPerThread) bytes captured from the stack pointer "
-                + "(and the stack's top \(CaptureReader.stackTopBytes / 1024) KiB): the outer frames are missing; raise --max-stack-bytes"))
+                + "(and the stack's top \(StackWindow.topBytes / 1024) KiB): the outer frames are missing; raise --max-stack-bytes"))
         } else if stop == .end, let last = unwound.last, !last.hasUnwindInfo, last.pc != 0 {
             // libunwind ends a frame-pointer walk quietly: say that it was not the real end of the stack.
             reason = "frame-pointer chain ended at a frame without unwind info"

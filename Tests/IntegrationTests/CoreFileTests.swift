@@ -52,13 +52,10 @@ import Testing
         let process = { (report: WrittenReport) in report.json["process"] as? [String: Any] ?? [:] }
         #expect(process(fromCore)["executable"] as? String == process(live)["executable"] as? String)
         #expect(process(fromCore)["pid"] as? Int == process(live)["pid"] as? Int)
-        // A frame larger than the stack window: a live capture keeps the stack's top too (issue 29); the core path does
-        // not yet, so its unwind stops at the large frame. Known, and a failure once it does (then remove this).
-        let stackTopMissing = ["frame_2m", "frame_16m"].contains(name)
+        // A frame larger than the stack window (frame_2m, frame_16m): both paths keep the stack's top beside the
+        // window (StackWindow.top), so the unwind steps over the frame in both.
         let buildIDs = { (report: WrittenReport) in Set(report.images.compactMap { $0["buildID"] as? String }) }
-        withKnownIssue("the core path keeps no stack top beyond the window (issue 29, point 3)") {
-            #expect(buildIDs(fromCore).isSuperset(of: buildIDs(live)), "build-ids: \(buildIDs(fromCore)) vs \(buildIDs(live))")
-        } when: { name == "frame_2m" }  // its libc frames are the core's missing ones (frame_16m's main thread is in libc)
+        #expect(buildIDs(fromCore).isSuperset(of: buildIDs(live)), "build-ids: \(buildIDs(fromCore)) vs \(buildIDs(live))")
 
         let liveThreads = Dictionary(uniqueKeysWithValues: live.threads.map { ($0["tid"] as? Int ?? -1, $0) })
         // A thread-group leader that exited before the crash (main_exits_first) is listed live, not dumped in the core.
@@ -76,9 +73,7 @@ import Testing
             let shape = { (frames: [[String: Any]]) in
                 frames.map { "\($0["address"] ?? "") \($0["function"] ?? "?") \($0["file"] ?? "") \($0["line"] ?? "") \($0["inlined"] ?? "")" }
             }
-            withKnownIssue("the core path keeps no stack top beyond the window (issue 29, point 3)") {
-                #expect(shape(fromCore.frames(of: thread)) == shape(live.frames(of: theirs)), "thread \(tid)")
-            } when: { stackTopMissing && thread["crashed"] as? Bool == true }
+            #expect(shape(fromCore.frames(of: thread)) == shape(live.frames(of: theirs)), "thread \(tid)")
         }
         // The thread that took the fatal signal is the core's first, and the crashed one.
         #expect(fromCore.crashedThreads.first?["tid"] as? Int == (live.signal["originalFault"] == nil

@@ -374,6 +374,48 @@ def case_bugsink_issue_page():
 
 # --- cases: the scripted receiver ---------------------------------------------------------------------------
 
+def case_bugsink_same_bug_variants():
+    """The same bug reached another way is the same Bugsink issue: fingerprint_site's site a with another input on
+    another thread, and rebuilt at -O2 with another build-id (same file name, another directory), joins site a's
+    first crash; site b, the same program, is another issue."""
+    bugsink = BUGSINK["server"]
+    rebuilt_dir = ts.new_dir("rebuilt-")
+    rebuilt = os.path.join(rebuilt_dir, "fingerprint_site")
+    source = os.path.join(ts.common.REPO, "Fixtures", "fingerprint_site.c")
+    build = subprocess.run(["gcc", "-O2", "-g", "-pthread", "-Wl,--build-id=0x5eed" + "0" * 36, "-o", rebuilt, source],
+                           capture_output=True, text=True)
+    check(build.returncode == 0, lambda: f"rebuilding fingerprint_site: {build.stderr}")
+
+    def crash(program, *args):
+        spool = ts.new_dir("src-site-")
+        result = ts.crashwatch("run", "--spool", spool, "--", program, *args, timeout=60)
+        found = [os.path.join(spool, n) for n in spool_reports(spool)]
+        check(len(found) == 1, lambda: f"{program} {args}: {len(found)} reports; {result.describe()}")
+        return ts.Report(found[0])
+
+    site_a = [crash(ts.fixture("fingerprint_site"), "a", "main", "1"),
+              crash(ts.fixture("fingerprint_site"), "a", "thread", "7"),
+              crash(rebuilt, "a", "main", "3")]
+    site_b = crash(ts.fixture("fingerprint_site"), "b", "main", "1")
+    build_ids = {next(i["buildID"] for i in r.data["images"] if i["isMainExecutable"]) for r in (site_a[0], site_a[2])}
+    check_equal(len(build_ids), 2, "the rebuilt program's build-id differs")
+    check_equal(len({r.data["fingerprint"]["value"] for r in site_a}), 1, "site a's fingerprints")
+    check(site_b.data["fingerprint"]["value"] != site_a[0].data["fingerprint"]["value"], "site b's fingerprint differs")
+    spool = make_spool(site_a + [site_b])
+    result = ship(spool, bugsink.dsn)
+    check(result.returncode == 0, lambda: result.describe())
+    issues = bugsink.stored()
+    by_event = {event["event_id"]: issue for issue in issues for event in issue["events"]}
+    issue_a = {id(by_event.get(r.id.replace("-", ""))) for r in site_a}
+    check(None not in [by_event.get(r.id.replace("-", "")) for r in site_a + [site_b]],
+          lambda: f"Bugsink did not store every event: {[(i['title'], i['count']) for i in issues]}")
+    check_equal(len(issue_a), 1, "Bugsink issues of site a's three crashes")
+    a = by_event[site_a[0].id.replace("-", "")]
+    check_equal(a["count"], 3, "site a's issue: events")
+    check(by_event[site_b.id.replace("-", "")] is not a, "site b is an issue of its own")
+    check_equal((a["title"], by_event[site_b.id.replace("-", "")]["title"]), ("store_a", "store_b"), "the issues' titles")
+
+
 def case_mapping_every_kind():
     """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang) as one
     event in its own envelope, field by field; the envelope header names the event and the DSN, the item its
