@@ -118,3 +118,44 @@ void cw_gzip_writer_destroy(cw_gzip_writer *w) {
     deflateEnd(&w->stream);
     free(w);
 }
+
+int cw_gunzip_fd(int in, int out) {
+    int copy = dup(in);
+    if (copy < 0) return -1;
+    gzFile file = gzdopen(copy, "rb");
+    if (file == NULL) {
+        close(copy);
+        errno = ENOMEM;
+        return -1;
+    }
+    unsigned char buffer[65536];
+    int result = 0;
+    for (;;) {
+        int got = gzread(file, buffer, sizeof buffer);
+        if (got == 0) break;
+        if (gzdirect(file)) { /* zlib passes other data through as it is: only gzip is taken */
+            errno = EINVAL;
+            result = -1;
+            break;
+        }
+        if (got < 0) {
+            errno = EINVAL;
+            result = -1;
+            break;
+        }
+        for (int done = 0; done < got;) {
+            ssize_t written = write(out, buffer + done, (size_t)(got - done));
+            if (written < 0 && errno == EINTR) continue;
+            if (written <= 0) {
+                result = -1;
+                break;
+            }
+            done += (int)written;
+        }
+        if (result != 0) break;
+    }
+    int saved = errno;
+    gzclose(file);
+    errno = saved;
+    return result;
+}

@@ -23,15 +23,17 @@ public enum CLI {
 
         Commands:
           run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and report its crashes
-          list [OPTIONS]                        list the spool's reports, newest first
-          show [OPTIONS] [ID|FILE|latest]       show one report for people
+          list [OPTIONS] [MATCH...]             list the spool's reports, newest first
+          show [OPTIONS] [ID|PID|MATCH...]      show one report for people
           export [--format FORMAT] REPORT       write one report: json, text, html, otlp, sentry
           prune [OPTIONS]                       apply retention to the spool
           claim [OPTIONS]                       take reports for shipping (a reader)
           ack ID / release ID                   finish or give back a claimed report
-          symbolicate [OPTIONS] REPORT          add names, lines and inline frames to a report offline
+          quarantine list|show|requeue|drop     the files readers could not use
+          symbolicate [OPTIONS] ID|FILE         add names, lines and inline frames to a report offline
           ship [OPTIONS]                        send reports to an OpenTelemetry collector (OTLP/HTTP)
           analyze-core [OPTIONS] CORE           the report of a crash from its core dump
+          debug [OPTIONS] [ID|PID|MATCH...]     gdb on the core kept for a report
           core-handler [OPTIONS] PID TID SIG T  a core_pattern helper: report every dumped crash
           doctor [OPTIONS]                      check what a crash report needs, before a crash does
 
@@ -84,6 +86,8 @@ public enum CLI {
         case "claim": return ClaimCommand.main(rest)
         case "ack": return FinishClaimCommand.ack.main(rest)
         case "release": return FinishClaimCommand.release.main(rest)
+        case "quarantine": return QuarantineCommand.main(rest)
+        case "debug": return DebugCommand.main(rest)
         case "ship": return ShipCommand.main(rest)
         case "analyze-core": return AnalyzeCoreCommand.main(rest)
         case "core-handler": return CoreHandlerCommand.main(rest)

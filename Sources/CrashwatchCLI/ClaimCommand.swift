@@ -5,7 +5,7 @@ import CrashwatchSpool
 import CrashwatchSystem
 
 enum ClaimCommand {
-    static let holderSpec = OptionSpec("holder", value: "PID", help: "claim on behalf of process PID (default: this process, so the claim goes stale when it exits)")
+    static let holderSpec = OptionSpec("holder", value: "PID", help: "the process the claim is for (default: the parent process, the shell or script that runs crashwatch)")
 
     static let syntax = CommandSyntax(
         usage: "crashwatch claim [OPTIONS]",
@@ -22,6 +22,12 @@ enum ClaimCommand {
             again, and taken first. A minimal report whose crashwatch is still making the full report is
             left until the full one replaces it. A report another user wrote is taken only when its name,
             owner and content agree (see the README's spool trust model); others are left where they are.
+            The claim is held by a process: --holder PID, by default the parent process — the shell or
+            script that runs 'crashwatch claim', so three claims in a row from one script take three reports,
+            and its 'crashwatch ack'/'release' (same default) may settle them; when that script exits, its
+            claims go stale and are taken again. A parent that is PID 1 (crashwatch started by init or
+            systemd directly) never exits: give --holder then. In a command substitution that runs in a
+            short-lived subshell, pass --holder $$.
             """,
         after: "Exit status: 0 done (also when nothing was claimable), 64 usage error, 74 the spool cannot be changed.")
 
@@ -48,9 +54,19 @@ enum ClaimCommand {
         }
     }
 
-    /// `--holder PID`: the live process the claim is for, or nil for this one.
+    /// `--holder PID`: the live process the claim is for; by default the parent process (the shell or script
+    /// that runs crashwatch, which outlives this command: a claim held by crashwatch itself would go stale
+    /// as it exits). A parent that is PID 1 never exits, so its claims would never go stale: refused.
     static func holder(_ parsed: ParsedArguments) throws(CommandFailure) -> ClaimHolder? {
-        guard let text = parsed.value("holder") else { return nil }
+        guard let text = parsed.value("holder") else {
+            let parent = SelfProcess.parentPID
+            guard parent > 1 else {
+                throw CommandFailure("the parent process is PID 1, which would hold the claim forever: give --holder PID", status: ExitCode.usage)
+            }
+            do throws(SystemError) { return try ClaimHolder(process: parent) } catch {
+                throw CommandFailure("the parent process \(parent) as claim holder: \(error)", status: ExitCode.ioError)
+            }
+        }
         guard let pid = Int32(text), pid > 0 else { throw CommandFailure("--holder needs a process id, not '\(text)'", status: ExitCode.usage) }
         do throws(SystemError) { return try ClaimHolder(process: pid) } catch {
             throw CommandFailure("--holder \(pid): \(error)", status: ExitCode.usage)

@@ -28,9 +28,11 @@ enum CommandCatalog {
         DocumentedCommand(name: "claim", syntax: ClaimCommand.syntax),
         DocumentedCommand(name: "ack", syntax: FinishClaimCommand.ack.syntax),
         DocumentedCommand(name: "release", syntax: FinishClaimCommand.release.syntax),
+        DocumentedCommand(name: "quarantine", syntax: QuarantineCommand.syntax),
         DocumentedCommand(name: "symbolicate", syntax: SymbolicateCommand.syntax),
         DocumentedCommand(name: "ship", syntax: ShipCommand.syntax),
         DocumentedCommand(name: "analyze-core", syntax: AnalyzeCoreCommand.syntax),
+        DocumentedCommand(name: "debug", syntax: DebugCommand.syntax),
         DocumentedCommand(name: "core-handler", syntax: CoreHandlerCommand.syntax),
         DocumentedCommand(name: "doctor", syntax: DoctorCommand.syntax),
     ]

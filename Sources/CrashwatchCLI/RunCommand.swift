@@ -220,7 +220,7 @@ enum RunCommand {
     }
 
     /// The debuginfod servers processing may ask: `--debuginfod`, else the settings file's.
-    private static func debuginfodURLs(_ parsed: ParsedArguments, settings: SpoolSettings) throws(UsageError) -> [String] {
+    static func debuginfodURLs(_ parsed: ParsedArguments, settings: SpoolSettings) throws(UsageError) -> [String] {
         var urls = parsed.all("debuginfod")
         if urls.isEmpty, let configured = settings.config.value("debuginfod", overriddenBy: parsed) {
             urls = configured.split(separator: " ").map(String.init)

@@ -27,6 +27,7 @@ enum ShipCommand {
             OptionSpec("client-key", value: "FILE", help: "the client certificate's key (PEM), when not in --client-cert's file"),
             OptionSpec("max-body", value: "SIZE", help: "attach the whole report as the record body up to SIZE (default 1M; 0: never)"),
             OptionSpec("max-backoff", value: "DURATION", help: "the longest wait between retries (default 5m)"),
+            OptionSpec("json", help: "print each outcome as one JSON line: {\"event\": shipped|quarantined|kept, \"id\", \"name\", \"attempt\", \"retryInMs\", \"error\"}"),
             OptionSpec("check", help: "send one request that carries nothing to each destination and say whether it works"),
         ],
         about: """
@@ -75,7 +76,8 @@ enum ShipCommand {
             let destinations = try destinations(configuration)
             if configuration.check { return check(destinations) }
             let spool = try usingSpool { () throws(SpoolError) in try settings.open() }
-            let shipper = Shipper(spool: spool, destinations: destinations, options: configuration.options, observe: printEvent)
+            let json = parsed.has("json")
+            let shipper = Shipper(spool: spool, destinations: destinations, options: configuration.options, observe: { event in json ? printEventJSON(event) : printEvent(event) })
             return configuration.follow ? try follow(shipper) : try once(shipper)
         }
     }
@@ -236,6 +238,31 @@ enum ShipCommand {
                    : "\n  hint: the connection broke: is the server speaking plain HTTP on this port?"
         case .other, .cancelled: ""
         }
+    }
+
+    /// Prints one event as a JSON line (`ship --json`): outcomes on standard output, warnings on standard error as text.
+    static func printEventJSON(_ event: ShipEvent) {
+        switch event {
+        case .shipped(let name): StandardStream.out(eventLine("shipped", name, attempt: nil, retryInMs: nil, error: nil))
+        case .quarantined(let name, let reason): StandardStream.out(eventLine("quarantined", name, attempt: nil, retryInMs: nil, error: reason))
+        case .kept(let name, let attempts, let retryInMs, let error):
+            StandardStream.out(eventLine("kept", name, attempt: attempts, retryInMs: retryInMs, error: error))
+        case .warning: printEvent(event)
+        }
+    }
+
+    /// One `ship --json` line.
+    static func eventLine(_ kind: String, _ name: ReportFileName, attempt: Int?, retryInMs: Int64?, error: String?) -> String {
+        var json = JSONWriter(spaced: true)
+        json.object { json in
+            json.member("event", kind)
+            json.member("id", name.idText)
+            json.member("name", name.text)
+            json.member("attempt", attempt)
+            json.member("retryInMs", retryInMs)
+            json.member("error", error)
+        }
+        return String(decoding: json.bytes, as: UTF8.self) + "\n"
     }
 
     /// Prints one event: outcomes on standard output, warnings on standard error.

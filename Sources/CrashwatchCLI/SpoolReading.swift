@@ -72,22 +72,10 @@ func reportBytes(_ argument: String?, settings: SpoolSettings, fingerprint: Stri
         let spool = try settings.open()
         let name: ReportFileName
         if argument == nil || argument == "latest" {
-            // The newest report that is one: a corrupt or foreign file under a newer name is quarantined
-            // (and said so), as `list` does, and the next newest taken. Newer reports this user may not
-            // read are skipped too, and said so: the one shown is then not the newest there is.
-            var unreadable = 0
-            for entry in try spool.reports().reversed() {
-                if let report = load(entry.name, from: spool, unreadable: &unreadable),
-                   fingerprint.map({ hasFingerprint(report, $0) }) ?? true, let bytes = try? spool.read(entry.name) {
-                    if unreadable > 0 {
-                        StandardStream.err("crashwatch: \(unreadableReportsLine(unreadable, spool: settings.spool, newer: true))\n")
-                    }
-                    return bytes
-                }
+            return try latestReportBytes(in: spool, settings: settings,
+                                         absent: fingerprint.map { "no crash report with fingerprint \($0) in \(settings.spool)" }) { report in
+                fingerprint.map { hasFingerprint(report, $0) } ?? true
             }
-            if unreadable > 0 { throw CommandFailure(unreadableReportsLine(unreadable, spool: settings.spool), status: ExitCode.ioError) }
-            throw CommandFailure(fingerprint.map { "no crash report with fingerprint \($0) in \(settings.spool)" }
-                                 ?? "no crash reports in \(settings.spool)", status: ExitCode.noInput)
         } else if let argument, argument.hasSuffix(ReportFileName.suffix) {
             name = try spool.validatedName(argument)
         } else {
@@ -103,24 +91,29 @@ func reportBytes(_ argument: String?, settings: SpoolSettings, fingerprint: Stri
     }
 }
 
+/// The bytes of the newest report for which `admits` holds. A corrupt or foreign file under a newer name is
+/// quarantined (and said so), as `list` does, and the next newest taken; newer reports this user may not read
+/// are skipped too, and said so: the one shown is then not the newest there is. `absent` is the message when
+/// none is found (default: no crash reports in the spool).
+func latestReportBytes(in spool: Spool, settings: SpoolSettings, absent: String? = nil,
+                       admits: (CrashReport) -> Bool) throws(CommandFailure) -> [UInt8] {
+    var unreadable = 0
+    for entry in try usingSpool({ () throws(SpoolError) in try spool.reports() }).reversed() {
+        if let report = load(entry.name, from: spool, unreadable: &unreadable), admits(report), let bytes = try? spool.read(entry.name) {
+            if unreadable > 0 {
+                StandardStream.err("crashwatch: \(unreadableReportsLine(unreadable, spool: settings.spool, newer: true))\n")
+            }
+            return bytes
+        }
+    }
+    if unreadable > 0 { throw CommandFailure(unreadableReportsLine(unreadable, spool: settings.spool), status: ExitCode.ioError) }
+    throw CommandFailure(absent ?? "no crash reports in \(settings.spool)", status: ExitCode.noInput)
+}
+
 /// Decodes report bytes, or fails with the data-error status.
 func decodeReport(_ bytes: [UInt8], _ argument: String?) throws(CommandFailure) -> CrashReport {
     do { return try CrashReport.decode(bytes) } catch {
         throw CommandFailure("\(argument ?? "latest") is not a crash report: \(error)", status: ExitCode.dataError)
-    }
-}
-
-/// Parses `--since`: an RFC 3339 time, a date (`2026-11-30`, midnight UTC), or a duration ago (`2h`, `7d`).
-func parseSince(_ text: String, now: Int64) throws(UsageError) -> Int64 {
-    if let time = RFC3339.parse(text) { return time }
-    if let time = RFC3339.parse(text + "T00:00:00.000Z") { return time }
-    do {
-        let duration = try DurationText.parse(text)
-        // Longer ago than the epoch (or than Int64 nanoseconds can say) is every report.
-        let (nanoseconds, overflow) = duration.components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow || nanoseconds > now ? 0 : now - nanoseconds
-    } catch {
-        throw UsageError("--since takes a time (2026-11-30T09:00:00Z), a date (2026-11-30) or a duration ago (2h, 7d), not '\(text)'")
     }
 }
 

@@ -1,6 +1,6 @@
 // ReportSummary.swift — the handful of fields one `crashwatch list` line shows, taken from a report, and their
 // JSON form for `list --json`: an array of objects whose keys always appear in the order time, pid, executable,
-// signal, code, topFrame, id, app, shipAttempts, shipError, fingerprint, written with `JSONWriter` (not by
+// signal, code, topFrame, id, app, shipAttempts, shipError, fingerprint, kind, unit, written with `JSONWriter` (not by
 // JSONEncoder, whose key order is unspecified).
 import CrashwatchModel
 
@@ -28,11 +28,18 @@ public struct ReportSummary: Codable, Sendable, Equatable {
     public var shipError: String?
     /// The report's fingerprint value (computed for a report written before fingerprints).
     public var fingerprint: String?
+    /// What ended the process: `crash`, `hang` or `abnormalExit` (the report's kind).
+    public var kind: String = ReportKind.crash.rawValue
+    /// The systemd unit the process ran in, when it ran in one.
+    public var unit: String?
+
+    /// The app version the report names, when it names one.
+    public var version: String? { app?.version }
 
     /// The JSON keys, in the order they are written.
     enum CodingKeys: String, CodingKey {
         /// The summary's fields, in JSON order.
-        case time, pid, executable, signal, code, topFrame, id, app, shipAttempts, shipError, fingerprint
+        case time, pid, executable, signal, code, topFrame, id, app, shipAttempts, shipError, fingerprint, kind, unit
     }
 
     /// Creates a summary from its fields.
@@ -55,6 +62,8 @@ public struct ReportSummary: Codable, Sendable, Equatable {
                   topFrame: Self.topFrame(of: report).map { FrameText.brief($0, in: report) }, id: report.id,
                   app: report.process.app)
         fingerprint = (report.fingerprint ?? Fingerprint.of(report)).value
+        kind = report.kind.rawValue
+        unit = report.process.systemdUnit
     }
 
     /// The stack where the fault happened: the original fault's when a handler ran first (not the handler's),
@@ -108,6 +117,8 @@ public struct ReportSummary: Codable, Sendable, Equatable {
             json.member("shipAttempts", shipAttempts)
             json.member("shipError", shipError)
             json.member("fingerprint", fingerprint)
+            json.member("kind", kind)
+            json.member("unit", unit)
         }
         return String(decoding: json.bytes, as: UTF8.self)
     }

@@ -26,6 +26,13 @@ public final class OwnedDescriptor: Sendable {
         return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
     }
 
+    /// `fstat`'s type, mode, size and owner.
+    public func status() -> FileStatus? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return FileStatus(info)
+    }
+
     /// The file's size in bytes.
     public func size() -> Int64? {
         var info = stat()

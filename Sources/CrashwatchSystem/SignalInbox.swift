@@ -149,8 +149,14 @@ extension SelfProcess {
     /// Whether the supervisor runs as root (effective uid 0).
     public static var isRoot: Bool { geteuid() == 0 }
 
+    /// The effective user id.
+    public static var effectiveUID: UInt32 { geteuid() }
+
     /// This process's pid.
     public static var pid: Int32 { getpid() }
+
+    /// The pid of this process's parent (the shell or script that ran it; 1 or a subreaper once it died).
+    public static var parentPID: Int32 { getppid() }
 }
 
 /// The supervisor's own environment.
@@ -159,6 +165,19 @@ public enum ProcessEnvironment {
     /// was spawned: the child's environment must stay the one crashwatch was given.
     public static func setDefault(_ name: String, _ value: String) {
         setenv(name, value, 0)
+    }
+
+    /// Sets `name` to `value` in this process's environment, or removes it when `value` is nil: for libraries
+    /// that read their configuration from the environment (libdw's debuginfod client reads DEBUGINFOD_URLS).
+    public static func set(_ name: String, _ value: String?) {
+        if let value { setenv(name, value, 1) } else { unsetenv(name) }
+    }
+
+    /// This process's working directory, nil when it cannot be told (removed, too long).
+    public static var workingDirectory: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return String(cString: buffer)
     }
 
     /// Every variable of the supervisor's environment (a later entry of the same name wins).

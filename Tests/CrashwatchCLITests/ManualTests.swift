@@ -91,7 +91,8 @@ import Testing
         defer { directory.remove() }
         try Subprocess.output("/bin/mkdir", [directory.join("spooldir")])
         try Subprocess.output("/usr/bin/touch", [directory.join("spoolfile")])
-        #expect(try Self.bashCompletion(["crashwatch", "d"], in: directory.path) == ["doctor"])
+        #expect(try Self.bashCompletion(["crashwatch", "do"], in: directory.path) == ["doctor"])
+        #expect(try Self.bashCompletion(["crashwatch", "d"], in: directory.path) == ["debug", "doctor"])
         #expect(try Self.bashCompletion(["crashwatch", "list", "--li"], in: directory.path) == ["--limit"])
         #expect(try Self.bashCompletion(["crashwatch", "list", "--spool", "spool"], in: directory.path) == ["spooldir"])
         #expect(try Self.bashCompletion(["crashwatch", "list", "--config", "spool"], in: directory.path) == ["spooldir", "spoolfile"])

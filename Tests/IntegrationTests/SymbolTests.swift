@@ -80,7 +80,8 @@ private func comparable(_ report: WrittenReport) -> [[String]] {
         #expect(wrong.termination == .exited(65) && wrong.stderr.contains("not a crash report"), "\(wrong.stderr)")
         let missing = try run(Paths.crashwatch, ["symbolicate", "\(directory.path)/none.json"])
         #expect(missing.termination == .exited(66) && missing.stderr.contains("none.json"), "\(missing.stderr)")
-        let usage = try run(Paths.crashwatch, ["symbolicate", "--debug-dir", "relative", notReport])
+        // A relative --debug-dir is taken from the working directory; one with a colon is refused.
+        let usage = try run(Paths.crashwatch, ["symbolicate", "--debug-dir", "a:b", notReport])
         #expect(usage.termination == .exited(64))
     }
 
@@ -116,7 +117,8 @@ private func comparable(_ report: WrittenReport) -> [[String]] {
         try? FileManager.default.removeItem(atPath: "\(state.path)/cache")
 
         // DEBUGINFOD_URLS in the environment (which the crashed program shares) picks no server.
-        let (unasked, unaskedReports, _) = try runCapturing(Paths.fixture("stripped_debuglink"), environment: environment)
+        let (unasked, unaskedReports, unaskedSpool) = try runCapturing(Paths.fixture("stripped_debuglink"), environment: environment)
+        defer { withExtendedLifetime(unaskedSpool) {} }
         let unaskedReport = try #require(unaskedReports.first, "\(unasked.stderr)")
         let unaskedCrashed = try #require(unaskedReport.crashedThreads.first)
         let unaskedTop = try #require(unaskedReport.frames(of: unaskedCrashed).first)
@@ -129,6 +131,22 @@ private func comparable(_ report: WrittenReport) -> [[String]] {
         let top = try #require(report.frames(of: crashed).first)
         #expect(top["function"] as? String == "crash_here", "\(top)")
         #expect((top["file"] as? String)?.hasSuffix("stripped_debuglink.c") == true && top["line"] as? Int == 48, "\(top)")
+
+        // symbolicate keeps the same rule: $DEBUGINFOD_URLS alone asks no server; --debuginfod does.
+        try? FileManager.default.removeItem(atPath: "\(state.path)/cache")
+        let fromEnvironment = try run(Paths.crashwatch, ["symbolicate", unaskedReport.path], environment: environment)
+        #expect(fromEnvironment.termination == .exited(0), "\(fromEnvironment.stderr)")
+        let unchanged = try #require(try JSONSerialization.jsonObject(with: Data(fromEnvironment.stdout.utf8)) as? [String: Any])
+        let unchangedReport = WrittenReport(path: "-", data: Data(fromEnvironment.stdout.utf8), json: unchanged)
+        let unchangedThread = try #require(unchangedReport.crashedThreads.first)
+        let unchangedTop = try #require(unchangedReport.frames(of: unchangedThread).first)
+        #expect(unchangedTop["line"] == nil || unchangedTop["line"] is NSNull, "\(unchangedTop)")
+        let asked = try run(Paths.crashwatch, ["symbolicate", "--debuginfod", "http://127.0.0.1:\(port)", unaskedReport.path], environment: environment)
+        let askedJSON = try #require(try JSONSerialization.jsonObject(with: Data(asked.stdout.utf8)) as? [String: Any], "\(asked.stderr)")
+        let askedReport = WrittenReport(path: "-", data: Data(asked.stdout.utf8), json: askedJSON)
+        let askedThread = try #require(askedReport.crashedThreads.first)
+        let askedTop = try #require(askedReport.frames(of: askedThread).first)
+        #expect(askedTop["function"] as? String == "crash_here" && askedTop["line"] as? Int == 48, "\(askedTop)")
     }
 
     @Test("Swift programs keep the Swift runtime's own backtracer and still give one report with the original fault")

@@ -32,6 +32,10 @@ uint64_t cw_gzip_writer_written(const cw_gzip_writer *writer);
 
 void cw_gzip_writer_destroy(cw_gzip_writer *writer);
 
+/* Inflates the gzip stream read from `in` and writes it to `out`. 0, or -1 with errno (EINVAL: not gzip or
+ * damaged). */
+int cw_gunzip_fd(int in, int out);
+
 #ifdef __cplusplus
 }
 #endif
