@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // crashwatch: an out-of-process crash reporter for Linux.
 // Layers (dependencies point down): CLI → Reporter → Capture → Supervisor, Symbols → Model/System → CCrashwatch
-// (C shim); Spool, Render and Ship beside them. README "Layers" says what each holds and where a crash goes.
+// (C shim); Spool, Render and Ship beside them. docs/how-it-works.md "Layers" says what each holds and where a crash goes.
 import PackageDescription
 
 let package = Package(

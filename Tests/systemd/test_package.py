@@ -8,10 +8,11 @@ container gets no crashwatch of its own and no Swift toolchain: only the package
     python3 Tests/systemd/test_package.py -v          # make test-deb builds the package, then runs this
     CRASHWATCH_DEB=path/to/crashwatch_0.1.0_amd64.deb python3 Tests/systemd/test_package.py -v
 
-The tests run in order (test_1 installs, test_3 purges): install, a wrapped service's crash into the
-packaged spool, `crashwatch list` for a member of the readers' group and refused to others, writers that
+The tests run in order (test_1 installs, test_3 purges): install (the README quick start's install
+block, as written), a wrapped service's crash into the packaged spool, `crashwatch list` for a member of the readers' group and refused to others, writers that
 may add but not read, readers that may read but not write; `man crashwatch` against every command's
-`--help`; purge leaves no file of the package.
+`--help`; the quick start's drop-in (taken from the README) on a crashing service; purge leaves no file of
+the package.
 """
 
 from __future__ import annotations
@@ -41,6 +42,32 @@ UNRELATED = re.compile(r"^/(var/lib/(dpkg|apt|systemd|ucf)|var/cache/(apt|man|de
 container: harness.Container | None = None
 PACKAGE: Path | None = None
 STATE: dict = {}
+
+
+def quick_start_blocks() -> list[str]:
+    """The README quick start's ```sh blocks marked `<!-- quickstart: package -->`, as QuickStartTests.swift
+    finds them (that test runs the others): from `## Quick start` to the next `## ` heading."""
+    lines = (REPO / "README.md").read_text().split("\n")
+    start = lines.index("## Quick start")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    blocks, i = [], start + 1
+    while i < end:
+        if lines[i] == "```sh":
+            marker = next((line for line in reversed(lines[start:i]) if line), "")
+            close = lines.index("```", i + 1)
+            if marker == "<!-- quickstart: package -->":
+                blocks.append("\n".join(lines[i + 1:close]))
+            i = close
+        i += 1
+    return blocks
+
+
+def quick_start_block(needle: str) -> str:
+    """The one package block of the quick start that holds NEEDLE."""
+    found = [block for block in quick_start_blocks() if needle in block]
+    if len(found) != 1:
+        raise AssertionError(f"README quick start: {len(found)} package blocks hold {needle!r}, expected 1")
+    return found[0]
 
 
 def package_path() -> Path:
@@ -116,10 +143,18 @@ class PackageTests(unittest.TestCase):
         c.run(["useradd", "--system", "--no-create-home", "bob"])
         STATE["before"] = file_list()
 
-        c.write_file(f"/tmp/pkg/{PACKAGE.name}", PACKAGE.read_bytes())
-        installed = c.run(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y",
-                           f"/tmp/pkg/{PACKAGE.name}"], timeout=120, check=False)
-        self.assertEqual(installed.returncode, 0, f"apt-get install failed:\n{installed.stdout}\n{installed.stderr}")
+        # The README quick start's install block, as written, in a checkout's place of the package: its
+        # `make` lines ran on the host (make test-deb builds the package first), the rest run here as root,
+        # answering apt-get's question as a reader would.
+        install = quick_start_block("apt-get install")
+        steps = "\n".join(line for line in install.splitlines() if not line.startswith("make "))
+        c.write_file(f"/tmp/pkg/.build/deb/{PACKAGE.name}", PACKAGE.read_bytes())
+        c.write_file("/etc/apt/apt.conf.d/99quickstart-yes", 'APT::Get::Assume-Yes "true";\n')
+        installed = c.run(["env", "DEBIAN_FRONTEND=noninteractive", "sh", "-ec", f"cd /tmp/pkg\n{steps}"],
+                          timeout=120, check=False)
+        c.run(["rm", "/etc/apt/apt.conf.d/99quickstart-yes"])
+        self.assertEqual(installed.returncode, 0, f"the README's install block failed:\n{steps}\n"
+                                                  f"{installed.stdout}\n{installed.stderr}")
         self.assertEqual(c.run(["crashwatch", "--version"]).stdout.split()[0], "crashwatch", "the packaged binary runs")
         c.run(["rm", "-r", "/tmp/pkg"])
         for name in ("crashwatch", "crashwatch-writers"):
@@ -207,6 +242,41 @@ ExecStart=/usr/bin/crashwatch run -- /opt/t/null_deref
             self.assertRegex(conf, rf"(?m)^ {{7}}{re.escape(key)} = ", f"crashwatch.conf(5) describes {key}")
         completion = c.run(["bash", "-c", "source /usr/share/bash-completion/completions/crashwatch; complete -p crashwatch"])
         self.assertIn("-F _crashwatch crashwatch", completion.stdout)
+
+    def test_2b_quick_start_drop_in(self):
+        """The README quick start's drop-in, as written, on a service whose program crashes: systemd sees the
+        signal, the report lands in the packaged spool with the unit, a reader lists it."""
+        c = container
+        c.run(["cp", "/opt/t/null_deref", "/usr/local/bin/myapp"])
+        c.install_unit("myapp.service", """\
+[Service]
+User=svc
+ExecStart=/usr/local/bin/myapp --serve
+""")
+        self.addCleanup(c.run, ["rm", "-rf", "/etc/systemd/system/myapp.service", "/etc/systemd/system/myapp.service.d",
+                                "/usr/local/bin/myapp"])
+        drop_in = quick_start_block(".service.d/")
+        done = c.run(["sh", "-ec", drop_in], timeout=60, check=False)
+        self.assertEqual(done.returncode, 0, f"the README's drop-in block failed:\n{drop_in}\n{done.stdout}\n{done.stderr}")
+        self.assertIn("/usr/bin/crashwatch run", c.show("myapp.service", "ExecStart")["ExecStart"])
+        self.wait_until(lambda: c.show("myapp.service", "Result")["Result"] == "signal", 30,
+                        "myapp.service ends with Result=signal")
+
+        def report_of_unit():
+            for name in os.listdir(c.host_path(SPOOL)):
+                try:
+                    data = json.loads(Path(c.host_path(f"{SPOOL}/{name}")).read_text())
+                except (ValueError, OSError):
+                    continue
+                if (data.get("process") or {}).get("systemdUnit") == "myapp.service":
+                    return data
+            return None
+        data = self.wait_until(report_of_unit, 30, f"a report of myapp.service in {SPOOL}")
+        self.assertEqual(data["signal"]["name"], "SIGSEGV")
+        self.assertEqual(((data.get("process") or {}).get("app") or {}).get("name"), "myapp", "--app-name %N")
+        listed = self.run_as("alice", "crashwatch", "list")
+        self.assertEqual(listed.returncode, 0, f"crashwatch list as a reader:\n{listed.stderr}")
+        self.assertIn(data["id"][:8], listed.stdout, "the reader's list names the service's report")
 
     def test_3_purge_leaves_nothing(self):
         c = container
