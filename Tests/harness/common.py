@@ -18,6 +18,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import traceback
 
 # The package root: this file is Tests/harness/common.py.
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,6 +36,52 @@ def check(condition, message):
     """Fails the case with `message` (a string, or a callable that makes one) unless `condition` holds."""
     if not condition:
         raise Fail(message() if callable(message) else message)
+
+
+# --- running cases --------------------------------------------------------------------------------
+
+def run_cases(cases, selected, setup, *, after_each, cleanup, notes=(), label="suite"):
+    """Runs `setup` (it returns what it set up, for the log), then each of `selected` (names in `cases`), one
+    line each — PASS, FAIL with the reason, or skip — calling `after_each` after every case and `cleanup` at
+    the end; a failure in `setup` fails every case. Prints `notes`, the time and the plain 'N passed, N failed'
+    summary last; returns the exit status (1 when a case failed)."""
+    passed, failed, skipped = [], [], []
+    suite_started = time.monotonic()
+    try:
+        started = time.monotonic()
+        what = setup()
+        print(f"setup: {what} in {time.monotonic() - started:.1f} s", flush=True)
+    except Exception as error:  # noqa: BLE001 — any setup failure fails every case, with its reason
+        message = str(error) if isinstance(error, Fail) else traceback.format_exc()
+        for name in selected:
+            print(f"FAIL {name}: setup: {message}")
+        cleanup()
+        print(f"0 passed, {len(selected)} failed")
+        return 1
+    for name in selected:
+        started = time.monotonic()
+        try:
+            cases[name]()
+        except Skip as skip:
+            skipped.append(name)
+            print(f"skip {name}: {skip}", flush=True)
+        except Fail as failure:
+            failed.append(name)
+            print(f"FAIL {name} ({time.monotonic() - started:.1f} s): {failure}", flush=True)
+        except Exception:  # noqa: BLE001 — a bug in a case is its failure, and the next cases still run
+            failed.append(name)
+            print(f"FAIL {name} ({time.monotonic() - started:.1f} s): {traceback.format_exc()}", flush=True)
+        else:
+            passed.append(name)
+            print(f"PASS {name} ({time.monotonic() - started:.1f} s)", flush=True)
+        finally:
+            after_each()
+    cleanup()
+    for note in notes:
+        print(f"note: {note}")
+    print(f"{label}: {time.monotonic() - suite_started:.1f} s")
+    print(f"{len(passed)} passed, {len(failed)} failed" + (f", {len(skipped)} skipped" if skipped else ""))
+    return 1 if failed else 0
 
 
 # --- paths ----------------------------------------------------------------------------------------

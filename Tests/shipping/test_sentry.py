@@ -647,42 +647,13 @@ def main(argv):
     selected = [name for name in CASES if not words or any(w in name for w in words)]
     ts.ROOT = tempfile.mkdtemp(prefix="cw-sentry-test-")
     os.chmod(ts.ROOT, 0o755)
-    passed, failed, skipped = [], [], []
-    suite_started = time.monotonic()
-    try:
-        started = time.monotonic()
+
+    def set_up():
         setup()
-        print(f"setup: {len(ts.REPORTS)} real reports and Bugsink in {time.monotonic() - started:.1f} s", flush=True)
-    except Exception as error:  # noqa: BLE001 — any setup failure fails every case, with its reason
-        message = str(error) if isinstance(error, Fail) else traceback.format_exc()
-        for name in selected:
-            print(f"FAIL {name}: setup: {message}")
-        cleanup()
-        print(f"0 passed, {len(selected)} failed")
-        return 1
-    for name in selected:
-        started = time.monotonic()
-        try:
-            CASES[name]()
-            passed.append(name)
-            print(f"ok   {name} ({time.monotonic() - started:.1f} s)", flush=True)
-        except Skip as skip:
-            skipped.append(name)
-            print(f"skip {name}: {skip}", flush=True)
-        except Fail as failure:
-            failed.append(name)
-            print(f"FAIL {name}: {failure}", flush=True)
-        except Exception:  # noqa: BLE001
-            failed.append(name)
-            print(f"FAIL {name}: {traceback.format_exc()}", flush=True)
-        finally:
-            ts.end_started()
-    cleanup()
-    for note in ts.NOTES:
-        print(f"note: {note}")
-    print(f"suite: {time.monotonic() - suite_started:.1f} s")
-    print(f"{len(passed)} passed, {len(failed)} failed" + (f", {len(skipped)} skipped" if skipped else ""))
-    return 1 if failed else 0
+        return f"{len(ts.REPORTS)} real reports and Bugsink"
+
+    return ts.common.run_cases(CASES, selected, set_up, after_each=ts.end_started, cleanup=cleanup, notes=ts.NOTES,
+                               label="sentry suite")
 
 
 def cleanup():

@@ -1720,47 +1720,22 @@ def main(argv):
     help_result = subprocess.run([CRASHWATCH, "ship", "--help"], capture_output=True, text=True, timeout=10)
     ROOT = tempfile.mkdtemp(prefix="cw-ship-test-")
     os.chmod(ROOT, 0o755)
-    passed, failed = [], []
-    suite_started = time.monotonic()
-    try:
+
+    def set_up():
         if help_result.returncode != 0:
             raise Fail(f"`crashwatch ship --help` exited {help_result.returncode}: {help_result.stderr.strip()}")
-        started = time.monotonic()
         setup()
-        print(f"setup: certificates and {len(REPORTS)} real reports in {time.monotonic() - started:.1f} s", flush=True)
-    except Exception as error:  # noqa: BLE001 — any setup failure fails every case, with its reason
-        message = str(error) if isinstance(error, Fail) else traceback.format_exc()
-        for name in selected:
-            print(f"FAIL {name}: setup: {message}")
+        return f"certificates and {len(REPORTS)} real reports"
+
+    def clean_up():
         end_started()
-        if not KEEP:
-            shutil.rmtree(ROOT, ignore_errors=True)
-        print(f"0 passed, {len(selected)} failed")
-        return 1
-    for name in selected:
-        started = time.monotonic()
-        try:
-            CASES[name]()
-        except Fail as failure:
-            failed.append(name)
-            print(f"FAIL {name} ({time.monotonic() - started:.1f} s): {failure}", flush=True)
-        except Exception:  # noqa: BLE001 — a bug in a case is its failure, and the next cases still run
-            failed.append(name)
-            print(f"FAIL {name} ({time.monotonic() - started:.1f} s): {traceback.format_exc()}", flush=True)
+        if KEEP:
+            print(f"kept the temporary files in {ROOT}")
         else:
-            passed.append(name)
-            print(f"PASS {name} ({time.monotonic() - started:.1f} s)", flush=True)
-        finally:
-            end_started()
-    for note in NOTES:
-        print(f"note: {note}")
-    if KEEP:
-        print(f"kept the temporary files in {ROOT}")
-    else:
-        shutil.rmtree(ROOT, ignore_errors=True)
-    print(f"ship suite: {time.monotonic() - suite_started:.1f} s")
-    print(f"{len(passed)} passed, {len(failed)} failed")
-    return 0 if not failed else 1
+            shutil.rmtree(ROOT, ignore_errors=True)
+
+    return common.run_cases(CASES, selected, set_up, after_each=end_started, cleanup=clean_up, notes=NOTES,
+                            label="ship suite")
 
 
 if __name__ == "__main__":
