@@ -84,10 +84,8 @@ if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
 """.replace("UNITS", " ".join(UNITS))
 
 COPYRIGHT = """\
-Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: crashwatch
+crashwatch
 
-Files: *
 Copyright: crashwatch developers
 License: see the crashwatch source repository
 """
