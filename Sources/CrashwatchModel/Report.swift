@@ -56,6 +56,13 @@ public struct CrashReport: Codable, Sendable, Equatable {
     /// What identifies the bug rather than the run (`Fingerprint.of`), set as the report is written: reports of
     /// the same bug share its `value`. Nil in reports written before crashwatch computed it.
     public var fingerprint: FingerprintRecord?
+    /// What the app and the operator said about the run (README "Annotations and breadcrumbs"): the app's own
+    /// annotations read from its memory, merged with the operator's `--annotate` facts (the operator's win a
+    /// shared key); denied keys hold `<redacted>`. Nil when neither declared any.
+    public var annotations: [String: String]?
+    /// The app's breadcrumbs, oldest first, as its ring held them at the crash; nil when the process declared
+    /// no breadcrumb ring.
+    public var breadcrumbs: [BreadcrumbRecord]?
     /// The process that died.
     public var process: ProcessRecord
     /// The machine it died on.
@@ -89,6 +96,8 @@ public struct CrashReport: Codable, Sendable, Equatable {
         self.source = nil
         self.coreFile = nil
         self.fingerprint = nil
+        self.annotations = nil
+        self.breadcrumbs = nil
         self.process = process
         self.host = host
         self.threads = threads

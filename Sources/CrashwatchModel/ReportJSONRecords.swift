@@ -26,6 +26,10 @@ extension JSONWriter {
         member("coreFile", indent: indent); string(report.coreFile)
         member("fingerprint", indent: indent)
         if let fingerprint = report.fingerprint { write(fingerprint, indent: indent) } else { null() }
+        member("annotations", indent: indent)
+        if let annotations = report.annotations { write(environment: annotations, indent: indent) } else { null() }
+        member("breadcrumbs", indent: indent)
+        if let breadcrumbs = report.breadcrumbs { lines(breadcrumbs, indent: indent) { $0.write($1) } } else { null() }
         member("process", indent: indent); write(report.process, indent: indent)
         member("host", indent: indent); write(report.host, indent: indent)
         member("threads", indent: indent); lines(report.threads, indent: indent) { $0.write($1, indent: indent + 2) }
@@ -137,7 +141,15 @@ extension JSONWriter {
         closeObject(indent: indent)
     }
 
-    /// Writes the environment as an object with sorted keys at `indent + 2`, or `{}` when it is empty.
+    /// Writes a breadcrumb as a one-line object.
+    mutating func write(_ breadcrumb: BreadcrumbRecord) {
+        field(#"{"time": "#); string(breadcrumb.time)
+        field(#", "level": "#); string(breadcrumb.level)
+        field(#", "message": "#); string(breadcrumb.message)
+        endObject()
+    }
+
+    /// Writes the environment (or the annotations) as an object with sorted keys at `indent + 2`, or `{}` when it is empty.
     mutating func write(environment: [String: String], indent: Int) {
         if environment.isEmpty { literal("{}"); return }
         for (offset, variable) in environment.sorted(by: { $0.key < $1.key }).enumerated() {

@@ -75,7 +75,7 @@ private func walk(_ value: Any, path: String, _ visit: (String, String, Any) -> 
         let topKeys = text.split(separator: "\n").filter { $0.hasPrefix("  \"") && !$0.hasPrefix("   ") }
             .map { $0.dropFirst(3).prefix { $0 != "\"" } }
         #expect(topKeys == ["schemaVersion", "format", "id", "kind", "captureTime", "captureDurationMs", "holdDurationMs", "crashwatchVersion",
-                            "signal", "hang", "exit", "hangReportID", "runID", "source", "coreFile", "fingerprint", "process", "host", "threads", "images", "diagnostics", "softErrors"])
+                            "signal", "hang", "exit", "hangReportID", "runID", "source", "coreFile", "fingerprint", "annotations", "breadcrumbs", "process", "host", "threads", "images", "diagnostics", "softErrors"])
         #expect(text.contains(#""captureTime": "2026-11-30T09:01:57.123Z""#))
         #expect(text.contains(#""captureDurationMs": 18.75"#))
         #expect(text.contains(#""senderPID": 4242"#) && text.contains(#""syscall": null"#))

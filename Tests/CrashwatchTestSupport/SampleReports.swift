@@ -81,7 +81,7 @@ public enum SampleReport {
             registers: registers(rip: crashPC, rsp: 0x7ffd_5e3c_a0f0, rbp: 0x7ffd_5e3c_a110),
             frames: Array(mainFrames[0...2]))
         let final = SignalInfo(signo: 11, code: -6, pid: 4242, uid: 1000)
-        return CrashReport(
+        var report = CrashReport(
             id: "3f2b8c1e-9a4d-4c7e-8b21-5d0f6a7e9c13",
             kind: .crash,
             captureTime: RFC3339.format(nanosecondsSinceEpoch: 1_796_029_317_123_456_789),
@@ -112,7 +112,12 @@ public enum SampleReport {
                      SampleImages.libc(base: libcBase)],
             diagnostics: Diagnostics(ptraceScope: 1, seccompMode: 0, captureErrors: 1),
             softErrors: [SoftError(stage: "unwind", tid: 4243, message: "libunwind: no unwind info for 0x7f3a9c29d134")])
-            .fingerprinted()
+        report.annotations = ["region": "eu-west-1", "request_id": "7f3a-19", "session_token": "<redacted>"]
+        report.breadcrumbs = [
+            BreadcrumbRecord(time: "2026-11-30T09:01:56.214Z", level: "info", message: "GET /orders/42"),
+            BreadcrumbRecord(time: "2026-11-30T09:01:57.019Z", level: "warning", message: "cache miss for user 42"),
+        ]
+        return report.fingerprinted()
     }()
 }
 
