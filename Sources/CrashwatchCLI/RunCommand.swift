@@ -19,6 +19,7 @@ enum RunCommand {
             appRoot,
             OptionSpec("env-allow", value: "NAME", repeatable: true, help: "record environment variable NAME in reports (none are recorded otherwise)"),
             redactArgs,
+        ] + AnnotationOptions.specs + [
             OptionSpec("app-name", value: "NAME", help: "app name for reports (default: $CRASHWATCH_APP_NAME of the crashed process)"),
             OptionSpec("app-version", value: "VERSION", help: "app version for reports (default: $CRASHWATCH_APP_VERSION)"),
             OptionSpec("app-release", value: "RELEASE", help: "app release for reports (default: $CRASHWATCH_APP_RELEASE)"),
@@ -155,6 +156,8 @@ enum RunCommand {
         let supervisor = try supervisorOptions(parsed, environment: environment)
         var capture = try captureOptions(parsed)
         capture.debuginfodURLs = try debuginfodURLs(parsed, settings: settings)
+        capture.annotations = try AnnotationOptions.annotations(parsed, settings: settings.config)
+        capture.annotationDeny = try AnnotationOptions.denyList(parsed, settings: settings.config)
         var debugCache = defaultDebugCache(environment: environment, isRoot: SelfProcess.isRoot)
         if let text = parsed.value("debug-cache") {
             guard text == "none" || text.hasPrefix("/") else {
