@@ -18,12 +18,15 @@ public struct RawAnnotationTable: Codable, Sendable, Equatable {
     public var annotationSlots: Int
     /// The breadcrumb slots copied (from the first).
     public var breadcrumbSlots: Int
+    /// The bytes copied: the header and both arrays' slots.
+    public var bytes: Int
 
-    public init(address: UInt64, image: String?, annotationSlots: Int, breadcrumbSlots: Int) {
+    public init(address: UInt64, image: String?, annotationSlots: Int, breadcrumbSlots: Int, bytes: Int) {
         self.address = address
         self.image = image
         self.annotationSlots = annotationSlots
         self.breadcrumbSlots = breadcrumbSlots
+        self.bytes = bytes
     }
 }
 
@@ -97,7 +100,8 @@ extension CaptureReader {
             let bytes = AnnotationFormat.headerSize + header.annotations.bytes(annotationSlots) + header.breadcrumbs.bytes(breadcrumbSlots)
             totalBytes += bytes
             capturedBytes += bytes
-            tables.append(RawAnnotationTable(address: address, image: image, annotationSlots: annotationSlots, breadcrumbSlots: breadcrumbSlots))
+            tables.append(RawAnnotationTable(address: address, image: image, annotationSlots: annotationSlots,
+                                              breadcrumbSlots: breadcrumbSlots, bytes: bytes))
             if header.next != 0 { pending.append((header.next, nil)) }
         }
         return tables

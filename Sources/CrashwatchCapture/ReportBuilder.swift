@@ -143,6 +143,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         report.annotations = AnnotationRules.merged(app: (appAnnotations?.annotations ?? []).map { ($0.key, $0.value) },
                                                     operator: capture.operatorAnnotations ?? [:], deny: capture.annotationDeny)
         report.breadcrumbs = appAnnotations?.breadcrumbs
+        report.diagnostics.annotationBytes = capture.annotationTables.map { $0.reduce(0) { $0 + $1.bytes } }
         return report
     }
 
