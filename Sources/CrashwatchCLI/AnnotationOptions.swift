@@ -7,7 +7,7 @@ import CrashwatchCapture
 
 enum AnnotationOptions {
     static let annotate = OptionSpec("annotate", value: "KEY=VALUE", repeatable: true, help: "record KEY=VALUE in every report's annotations (a deployment fact: region, environment, cluster); wins over the app's own value of KEY; at most 64, keys of 1 to 128 printable ASCII characters, values up to 1024 bytes")
-    static let deny = OptionSpec("annotation-deny", value: "WORD[,WORD...]", help: "record annotations whose key contains one of these words (case-insensitively) as <redacted>, the app's and --annotate's alike (default: password,secret,token,authorization,cookie)")
+    static let deny = OptionSpec("annotation-deny", value: "WORDS", help: "record annotations whose key contains one of these comma-separated words (case-insensitively) as <redacted>, the app's and --annotate's alike (default: password,secret,token,authorization,cookie)")
     static let specs = [annotate, deny]
 
     /// The operator's annotations: the settings file's `annotate`, then each `--annotate` (the command line's

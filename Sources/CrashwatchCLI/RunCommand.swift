@@ -54,7 +54,8 @@ enum RunCommand {
             A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
             delivered with its default action; a signal the program handles and recovers from is not one.
             For each crash crashwatch stops every thread and copies what only the live process has
-            (registers, the used part of every stack, maps, build-ids, the bytes of deleted images), writes
+            (registers, the used part of every stack, maps, build-ids, the bytes of deleted images, the
+            annotation tables the program declares), writes
             a minimal JSON report (schema version 1) into the spool and lets the program die as it would
             have. A confined worker process then unwinds every stack and adds symbols, and the full report
             replaces the minimal one. crashwatch prints one line naming the crash and one naming the report

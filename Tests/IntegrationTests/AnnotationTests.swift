@@ -45,6 +45,19 @@ import Testing
         #expect(report.json["breadcrumbs"] is NSNull, "a program without a ring has no breadcrumbs")
     }
 
+    @Test("the settings file's annotate pairs are recorded, --annotate winning a key both give; its annotation-deny replaces the default words")
+    func settingsFile() throws {
+        let directory = try TemporaryDirectory("cw-annotate-settings")
+        defer { directory.remove() }
+        let path = "\(directory.path)/crashwatch.conf"
+        try Data("annotate = region=us-east-1, environment=prod\nannotation-deny = environ\n".utf8).write(to: URL(fileURLWithPath: path))
+        let (result, reports, _) = try runCapturing(Paths.fixture("null_deref"), options: ["--config", path, "--annotate", "region=eu-west-1",
+                                                                                          "--annotate", "api_token=t"])
+        #expect(!result.stderr.contains("settings left out"), "\(result.stderr)")
+        let report = try #require(reports.first)
+        #expect(report.json["annotations"] as? [String: String] == ["region": "eu-west-1", "environment": "<redacted>", "api_token": "t"])
+    }
+
     @Test("a malformed --annotate is a usage error naming it", arguments: ["novalue", "=x", "has space=1", "k=\(String(repeating: "v", count: 1025))"])
     func badAnnotate(_ text: String) throws {
         let result = try run(Paths.crashwatch, ["run", "--annotate", text, "--", "/bin/true"])
