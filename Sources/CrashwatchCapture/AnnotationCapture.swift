@@ -38,12 +38,18 @@ struct AnnotationRoot {
 
 extension CaptureReader {
     /// Copies the tables `roots` declare, and those their `next` fields lead to, into the capture; nil when no
-    /// image declared any. The executable's (at the path `executable`) come first, then the libraries' by address.
+    /// image declared any. `roots` come in address order; the executable's (at the path `executable`) go first,
+    /// then the libraries' from the highest address down: the dynamic linker maps each library below the ones
+    /// before it, so this is their load order (a dlopen'ed one last) without reading its link map while held.
     mutating func copyAnnotationTables(_ roots: [AnnotationRoot], executable: String?, writer: inout RawCaptureWriter)
         -> [RawAnnotationTable]?
     {
         guard !roots.isEmpty else { return nil }
-        let ordered = roots.filter { $0.image == executable } + roots.filter { $0.image != executable }
+        var libraries: [[AnnotationRoot]] = []
+        for root in roots where root.image != executable {
+            if libraries.last?.first?.image == root.image { libraries[libraries.count - 1].append(root) } else { libraries.append([root]) }
+        }
+        let ordered = roots.filter { $0.image == executable } + libraries.reversed().flatMap { $0 }
         var pending: [(address: UInt64, image: String?)] = ordered.map { ($0.address, $0.image) }
         var visited = Set<UInt64>()
         var tables: [RawAnnotationTable] = []

@@ -291,7 +291,7 @@ struct CaptureReader {
         }
         if identity.notesCut && identity.annotationNotes > 0 {
             softErrors.append(SoftError(stage: "annotations", image: image, message:
-                "a note segment is larger than \(ImageIdentity.noteByteLimit) bytes: the notes past them were not read"))
+                "a note segment is larger than \(ImageIdentity.noteByteLimit) bytes: the notes past its first \(ImageIdentity.noteByteLimit) were not read"))
         }
     }
 
