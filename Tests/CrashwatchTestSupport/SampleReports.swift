@@ -117,6 +117,8 @@ public enum SampleReport {
             BreadcrumbRecord(time: "2026-11-30T09:01:56.214Z", level: "info", message: "GET /orders/42"),
             BreadcrumbRecord(time: "2026-11-30T09:01:57.019Z", level: "warning", message: "cache miss for user 42"),
         ]
+        // One table of the header's default sizes: 72 + 64 × 328 + 64 × 152 bytes.
+        report.diagnostics.annotationBytes = 30792
         return report.fingerprinted()
     }()
 }
