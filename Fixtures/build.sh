@@ -72,6 +72,7 @@ if [[ $# -lt 1 || $# -gt 2 ]]; then
 fi
 
 src_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root_dir=$(dirname "$src_dir")
 self="$src_dir/$(basename "${BASH_SOURCE[0]}")"
 mkdir -p "$1"
 out_dir=$(cd "$1" && pwd)
@@ -179,19 +180,38 @@ manifest_paths() {
     done <"$manifest"
 }
 
+# The files SOURCE depends on, one absolute path per line: its GO-FILES and C-FILES (relative to
+# Fixtures/), and what it names by a quoted path relative to its own directory — `#include "F"` (C,
+# C++), `#[path = "F"]` (Rust), a Go import of "./D" or "../D" (every file in D) — each followed in
+# turn, four levels deep at most.
+dependencies() {
+    local source=$1 depth=$2 directory named
+    directory=$(dirname "$source")
+    ((depth <= 4)) || return 0
+    for named in $(header_value "$source" GO-FILES) $(header_value "$source" C-FILES); do
+        [[ -f "$src_dir/$named" ]] && echo "$src_dir/$named" && dependencies "$src_dir/$named" $((depth + 1))
+    done
+    while read -r named; do
+        [[ -n "$named" ]] || continue
+        if [[ -f "$directory/$named" ]]; then
+            echo "$directory/$named"
+            dependencies "$directory/$named" $((depth + 1))
+        elif [[ -d "$directory/$named" && "$named" == .* ]]; then
+            find "$directory/$named" -maxdepth 1 -type f
+        fi
+    done < <(sed -n -e 's/^[ \t]*#[ \t]*include "\([^"]*\)".*$/\1/p' -e 's/^[ \t]*#\[path = "\([^"]*\)"\].*$/\1/p' \
+                 -e 's/^[ \t]*\(import \)\{0,1\}[A-Za-z_]* *"\(\.\{1,2\}\/[^"]*\)"$/\2/p' "$source")
+}
+
 needs_build() {
     local source=$1 output=$2 name=$3 debug_mode=$4
     [[ $force -eq 1 || ! -e "$output" || "$source" -nt "$output" || "$self" -nt "$output" ]] && return 0
-    # A Go fixture is rebuilt when one of its GO-FILES changes.
-    local extra
-    for extra in $(header_value "$source" GO-FILES); do
-        [[ "$(dirname "$source")/$extra" -nt "$output" ]] && return 0
-    done
-    # A fixture that #includes another fixture's source ("sigsys.c") is rebuilt when that one changes.
-    local included
-    while read -r included; do
-        [[ -e "$(dirname "$source")/$included" && "$(dirname "$source")/$included" -nt "$output" ]] && return 0
-    done < <(sed -n 's/^#include "\([^"/]*\)"$/\1/p' "$source")
+    # A fixture is rebuilt when a file it depends on changes (another fixture's source it #includes,
+    # its GO-FILES and C-FILES, the annotation helpers).
+    local dependency
+    while read -r dependency; do
+        [[ "$dependency" -nt "$output" ]] && return 0
+    done < <(dependencies "$source" 0)
     if [[ -n $debug_mode ]]; then
         local placed
         [[ -f "$(debug_manifest "$name")" && -n "$(manifest_paths "$name")" ]] || return 0
@@ -380,10 +400,17 @@ for pass in lib program; do
         read -r -a flags <<<"$flags_text"
         # After splitting, so an OUTDIR with spaces stays one argument.
         flags=("${flags[@]//@OUTDIR@/$out_dir}")
+        flags=("${flags[@]//@ROOT@/$root_dir}")
 
         if [[ $extension == swift ]]; then
-            command_line=("$compiler" -module-name "$file" "$source" "${flags[@]}")
-            shown="swiftc -module-name $file $base $flags_text"
+            # C-FILES: C sources (relative to Fixtures/) compiled with CC into objects linked into the program.
+            objects=()
+            for c_file in $(header_value "$source" C-FILES); do
+                objects+=("$out_dir/.$file.$(basename "$c_file" .c).o")
+                "$cc" -c -O2 -g -Wall "$src_dir/$c_file" -o "${objects[-1]}" || { failed+=("$file"); continue 2; }
+            done
+            command_line=("$compiler" -module-name "$file" "$source" "${objects[@]}" "${flags[@]}")
+            shown="swiftc -module-name $file $base${objects[*]:+ + C-FILES} $flags_text"
         elif [[ $extension == rs ]]; then
             command_line=("$compiler" --crate-name "$file" --crate-type bin "$source" "${flags[@]}")
             shown="rustc --crate-name $file --crate-type bin $base $flags_text"
