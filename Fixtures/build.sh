@@ -9,14 +9,18 @@
 # after the source file). CC is the second argument, else $CC, else gcc; a cross compiler such
 # as aarch64-linux-gnu-gcc works too. @OUTDIR@ in BUILD stands for the absolute OUTDIR, so a
 # program can link against a lib*.so built here (-L@OUTDIR@ -lNAME); shared objects are built
-# before programs.
+# before programs. @ROOT@ stands for the repository's root (the parent of Fixtures/), for files
+# outside Fixtures/ such as the annotation helpers (-I@ROOT@/annotations/swift).
 #
 # Every Fixtures/*.cpp is built the same way with the C++ compiler that matches CC (gcc -> g++,
 # PREFIX-gcc -> PREFIX-g++, clang -> clang++, cc -> c++), which links libstdc++. Every
 # Fixtures/*.swift is a program built with the swiftc found on PATH as
 # `swiftc -module-name <name> SOURCE <BUILD flags> -o OUTPUT` (no -pthread -Wall), only when CC
-# targets this machine. A .cpp or .swift file whose compiler is missing (the C++ one of a cross
-# CC, or swiftc) is skipped with a message, is not listed and does not fail the build.
+# targets this machine. `C-FILES: F...` in a Swift file's header names C sources (relative to
+# Fixtures/, e.g. ../annotations/swift/crashwatch_annotations.c) compiled with CC (-c -O2 -g
+# -Wall) into objects linked into the program. A .cpp or .swift file whose compiler is missing
+# (the C++ one of a cross CC, or swiftc) is skipped with a message, is not listed and does not
+# fail the build.
 #
 # DEBUG: separate in a header (see README.md) splits the program's DWARF into a file found by
 # build-id: after compiling (BUILD must link a build-id note, -Wl,--build-id), the debug file is
@@ -58,9 +62,12 @@
 # compiler), the line printed says why and OUTDIR/<name>.skipped holds that reason, so a test
 # can report a skip instead of a failure; a build removes it.
 #
-# A file is rebuilt only when its source (or this script, or a fixture source it #includes by a
-# quoted name) is newer than its output (or a file
-# DEBUG: separate placed is missing), or when OUTDIR was last built with another compiler. One
+# A file is rebuilt only when its source, this script, or a file it depends on is newer than its
+# output (or a file DEBUG: separate placed is missing), or when OUTDIR was last built with another
+# compiler. A source depends on its GO-FILES and C-FILES and on what it names by a quoted path
+# relative to its own directory, followed four levels deep: `#include "F"` (C, C++; another
+# fixture's source, ../annotations/crashwatch_annotations.h), `#[path = "F"]` (Rust), an import of
+# "./D" or "../D" (Go, GOPATH mode: every file in D, ../annotations/go). One
 # line is printed per compiled file. Every file is attempted; the exit status is non-zero when
 # any compile failed. OUTDIR/fixtures.list names every program fixture built, one per line
 # (shared objects and skipped files are not listed).
