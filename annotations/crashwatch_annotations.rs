@@ -45,21 +45,23 @@ struct Table {
 #[repr(C)]
 struct Storage { table: Table, annotations: [AnnotationSlot; ANNOTATION_SLOTS], breadcrumbs: [BreadcrumbSlot; BREADCRUMB_SLOTS] }
 
+#[repr(transparent)]
 struct Cell(UnsafeCell<Storage>);
 unsafe impl Sync for Cell {}
 
 const EMPTY_ANNOTATION: AnnotationSlot = AnnotationSlot { sequence: AtomicU32::new(0), key_length: 0, value_length: 0, text: [0; (KEY_SIZE + VALUE_SIZE + 7) & !7] };
 const EMPTY_BREADCRUMB: BreadcrumbSlot = BreadcrumbSlot { sequence: AtomicU32::new(0), level: 0, reserved: 0, message_length: 0, index: 0, time: 0, message: [0; (MESSAGE_SIZE + 7) & !7] };
 
-/// The table and its slots, in writable data; the slot pointers are relocated by the loader.
-#[no_mangle]
+/// The table and its slots, in writable data; the slot pointers are relocated by the loader. Not
+/// `#[no_mangle]`: an exported symbol could be preempted in a cdylib, and the note's address difference
+/// must be resolved when the image is linked.
 #[used]
-static crashwatch_rust_table: Cell = Cell(UnsafeCell::new(Storage {
+static CRASHWATCH_TABLE: Cell = Cell(UnsafeCell::new(Storage {
     table: Table {
         magic: *b"CWTABLE\0", version: 1, header_size: core::mem::size_of::<Table>() as u32,
-        annotations: unsafe { (&raw const crashwatch_rust_table as *mut Storage as *mut u8).add(core::mem::offset_of!(Storage, annotations)) as *mut AnnotationSlot },
+        annotations: unsafe { (&raw const CRASHWATCH_TABLE as *mut Storage as *mut u8).add(core::mem::offset_of!(Storage, annotations)) as *mut AnnotationSlot },
         annotation_slots: ANNOTATION_SLOTS as u32, key_size: KEY_SIZE as u16, value_size: VALUE_SIZE as u16,
-        breadcrumbs: unsafe { (&raw const crashwatch_rust_table as *mut Storage as *mut u8).add(core::mem::offset_of!(Storage, breadcrumbs)) as *mut BreadcrumbSlot },
+        breadcrumbs: unsafe { (&raw const CRASHWATCH_TABLE as *mut Storage as *mut u8).add(core::mem::offset_of!(Storage, breadcrumbs)) as *mut BreadcrumbSlot },
         breadcrumb_slots: BREADCRUMB_SLOTS as u32, message_size: MESSAGE_SIZE as u16, reserved: 0,
         breadcrumb_next: AtomicU64::new(0), next: 0, reserved2: 0,
     },
@@ -76,10 +78,10 @@ core::arch::global_asm!(
     ".balign 4",
     "1: .quad {table} - 1b",
     ".popsection",
-    table = sym crashwatch_rust_table,
+    table = sym CRASHWATCH_TABLE,
 );
 
-fn storage() -> *mut Storage { crashwatch_rust_table.0.get() }
+fn storage() -> *mut Storage { CRASHWATCH_TABLE.0.get() }
 
 /// The length of `text` cut to `limit` bytes without splitting a UTF-8 character.
 fn fit(text: &str, limit: usize) -> usize {
