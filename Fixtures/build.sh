@@ -67,7 +67,7 @@
 # compiler. A source depends on its GO-FILES and C-FILES and on what it names by a quoted path
 # relative to its own directory, followed four levels deep: `#include "F"` (C, C++; another
 # fixture's source, ../annotations/crashwatch_annotations.h), `#[path = "F"]` (Rust), an import of
-# "./D" or "../D" (Go, GOPATH mode: every file in D, ../annotations/go). One
+# "./D" or "../D" (Go, GOPATH mode: every file in D, ../annotations/go, not followed further). One
 # line is printed per compiled file. Every file is attempted; the exit status is non-zero when
 # any compile failed. OUTDIR/fixtures.list names every program fixture built, one per line
 # (shared objects and skipped files are not listed).

@@ -52,14 +52,15 @@ extension Fixture {
         let breadcrumbs = try #require(report.json["breadcrumbs"] as? [[String: Any]], "no breadcrumbs in \(report.path)")
         #expect(breadcrumbs.map { $0["message"] as? String } == numbers.map { "step \($0)" })
         #expect(breadcrumbs.map { $0["level"] as? String } == numbers.map { ["debug", "info", "warning", "error", "fatal"][$0 % 5] })
-        // Times: each one the program's clock when it wrote the breadcrumb, so within this run and in order.
+        // Times: each one the program's clock when it wrote the breadcrumb, so within this run and in order (a
+        // millisecond either way: the report keeps milliseconds).
         let parser = ISO8601DateFormatter()
         parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let times = breadcrumbs.map { ($0["time"] as? String).flatMap(parser.date(from:)) }
         let captured = try #require((report.json["captureTime"] as? String).flatMap(parser.date(from:)))
         #expect(times.allSatisfy { $0 != nil }, "\(breadcrumbs.map { $0["time"] ?? "nil" })")
         let known = times.compactMap { $0 }
-        #expect(known.allSatisfy { $0 >= started.addingTimeInterval(-0.001) && $0 <= captured }, "\(known), run started \(started), captured \(captured)")
+        #expect(known.allSatisfy { $0 >= started.addingTimeInterval(-0.001) && $0 <= captured.addingTimeInterval(0.001) }, "\(known), run started \(started), captured \(captured)")
         #expect(zip(known, known.dropFirst()).allSatisfy { $0 <= $1 }, "\(known)")
 
         // A well-formed table leaves nothing to complain about.
@@ -93,7 +94,8 @@ extension Fixture {
 
     @Test("the C header builds warning-free as C99, C11, C++11 and C++17, with gcc and clang, and for aarch64",
           arguments: [["gcc", "-std=c99"], ["gcc", "-std=c11"], ["clang", "-std=c99"], ["g++", "-std=c++11"],
-                      ["clang++", "-std=c++17"], ["aarch64-linux-gnu-gcc", "-std=c99"], ["aarch64-linux-gnu-g++", "-std=c++11"]])
+                      ["clang++", "-std=c++17"],
+                      ["aarch64-linux-gnu-gcc", "-std=c99"]]])
     func headerBuilds(_ command: [String]) throws {
         let compiler = try #require(Paths.which(command[0]), "\(command[0]) is not installed (make deps); skip")
         let directory = try TemporaryDirectory("cw-header")
