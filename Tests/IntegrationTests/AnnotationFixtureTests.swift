@@ -94,8 +94,7 @@ extension Fixture {
 
     @Test("the C header builds warning-free as C99, C11, C++11 and C++17, with gcc and clang, and for aarch64",
           arguments: [["gcc", "-std=c99"], ["gcc", "-std=c11"], ["clang", "-std=c99"], ["g++", "-std=c++11"],
-                      ["clang++", "-std=c++17"],
-                      ["aarch64-linux-gnu-gcc", "-std=c99"]]])
+                      ["clang++", "-std=c++17"], ["aarch64-linux-gnu-gcc", "-std=c99"]])
     func headerBuilds(_ command: [String]) throws {
         let compiler = try #require(Paths.which(command[0]), "\(command[0]) is not installed (make deps); skip")
         let directory = try TemporaryDirectory("cw-header")
