@@ -27,6 +27,9 @@ Measured in one run, on this machine, against references measured in the same ru
   memory    the supervisor's own peak RSS (VmHWM at its exit, bench/peak_rss.c; its worker's memory is
             the worker's) for 10x more signals and threads, and across crashes: it must stay flat;
   spool     `list` and `prune` over 10,000 reports;
+  annotations  the hold of a crash of bench/annotated_crash.c declaring an annotation table (100 annotations,
+            64 breadcrumbs) against the same program without one, interleaved, target <= 1.05x.
+            `bench.py annotations` runs it alone;
   groups    `list --group` over 10,000 reports of 50 bugs (the group index read, target <= 200 ms; its counts
             and first/last seen checked), and the one-off rebuild of a missing index from the reports.
             `bench.py groups` runs it alone;
@@ -76,6 +79,10 @@ def build_helpers():
     for name, extra in flags.items():
         source = os.path.join(ROOT, "bench", name + ".c")
         subprocess.run(["gcc", "-pthread", "-Wall", "-Wextra", "-Werror"] + extra + ["-o", helper(name), source], check=True)
+    # The annotation benchmark's pair: the same program with a table (annotated_crash) and without (_plain).
+    source = os.path.join(ROOT, "bench", "annotated_crash.c")
+    for name, extra in {"annotated_crash": ["-DANNOTATED", "-I" + os.path.join(ROOT, "annotations")], "annotated_crash_plain": []}.items():
+        subprocess.run(["gcc", "-pthread", "-Wall", "-Wextra", "-Werror", "-O0", "-g"] + extra + ["-o", helper(name), source], check=True)
     if shutil.which("javac"):
         result = subprocess.run(["javac", "-d", BENCH_BUILD, os.path.join(ROOT, "bench", "NpeLoop.java")],
                                 capture_output=True, text=True)
@@ -145,6 +152,50 @@ def crash_runs(runs, mode="full"):
     shutil.rmtree(cache)
     return {"hold": statistics.median(holds), "capture": statistics.median(captures),
             "handled": statistics.median(handled), "cold": cold, "threads": threads, "frames": frames}
+
+
+def annotation_benchmarks(runs=15):
+    """The hold of a crash of bench/annotated_crash.c with its table (100 annotations, 100 breadcrumbs into 64
+    slots) against the same program without one, interleaved: the median holds and their ratio (target <= 1.05),
+    with the table bytes the capture copied."""
+    holds = {"annotated_crash": [], "annotated_crash_plain": []}
+    copied = None
+    for _ in range(runs):
+        for name in holds:
+            spool = tempfile.mkdtemp(prefix="cw-bench-annotations-")
+            subprocess.run([CRASHWATCH, "run", "--spool", spool, "--", helper(name)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            report = only_report(spool)
+            shutil.rmtree(spool)
+            holds[name].append(report["holdDurationMs"])
+            if name == "annotated_crash":
+                copied = report["diagnostics"].get("annotationBytes")
+                if len(report.get("annotations") or {}) != 100 or len(report.get("breadcrumbs") or []) != 64:
+                    problems.append("annotated_crash: %d annotations and %d breadcrumbs, expected 100 and 64"
+                                    % (len(report.get("annotations") or {}), len(report.get("breadcrumbs") or [])))
+    with_table = statistics.median(holds["annotated_crash"])
+    without = statistics.median(holds["annotated_crash_plain"])
+    return {"with": with_table, "without": without, "ratio": with_table / without, "bytes": copied, "runs": runs}
+
+
+def annotations_main():
+    """The annotation section alone (`python3 bench/bench.py annotations`)."""
+    build_helpers()
+    rows, checks = [], []
+    annotation_rows(rows, checks)
+    print_table(rows, checks)
+    return 0
+
+
+def annotation_rows(rows, checks):
+    result = annotation_benchmarks()
+    checks.append(("annotations: hold with annotations (100 keys, 64 breadcrumbs) <= 1.05x the hold without", result["ratio"] <= 1.05,
+                   "%.2f ms / %.2f ms = %.3f" % (result["with"], result["without"], result["ratio"])))
+    rows.append(("annotated_crash: 17 threads, crashes of the same program with and without a table (medians of %d, interleaved)"
+                 % result["runs"], "", ""))
+    rows.append(("  hold with a table (100 annotations, 64 breadcrumbs; %s bytes copied)" % result["bytes"], "%.2f ms" % result["with"],
+                 "%.3f of the hold without (target <= 1.05) %s" % (result["ratio"], verdict(result["ratio"] <= 1.05))))
+    rows.append(("  hold without a table", "%.2f ms" % result["without"], ""))
 
 
 def live_process():
@@ -1175,6 +1226,8 @@ def main():
         problems.append("captureDurationMs (full: %.1f ms) is far below crash line -> report written (%.1f ms): "
                         "it does not cover the worker's unwinding and symbols" % (full["capture"], full["handled"]))
 
+    annotation_rows(rows, checks)
+
     runs = [second_process_run() for _ in range(3)]
     second_ok = all(run["processing_max"] <= run["hold"] for run in runs)
     med = lambda key: statistics.median(run[key] for run in runs)
@@ -1260,6 +1313,8 @@ if __name__ == "__main__":
         sys.exit(floor_main())
     if sys.argv[1:] == ["groups"]:
         sys.exit(groups_main())
+    if sys.argv[1:] == ["annotations"]:
+        sys.exit(annotations_main())
     if sys.argv[1:]:
-        sys.exit("usage: bench.py [floor|groups]")
+        sys.exit("usage: bench.py [floor|groups|annotations]")
     sys.exit(main())

@@ -48,7 +48,7 @@ enum CommandCatalog {
 
     /// The settings-file keys in a reading order: the spool, retention, processing, then `ship`'s.
     static var settingKeys: [String] {
-        let order = ["spool", "max-reports", "max-per-exe", "max-bytes", "max-age", "debuginfod"]
+        let order = ["spool", "max-reports", "max-per-exe", "max-bytes", "max-age", "debuginfod", "annotate", "annotation-deny"]
         return order.filter(ConfigFile.keys.contains) + ConfigFile.keys.subtracting(order).sorted()
     }
 }

@@ -12,9 +12,11 @@ public struct ConfigFile: Equatable, Sendable {
     public static let defaultPath = "/etc/crashwatch.conf"
 
     /// The keys a settings file may hold: the spool and retention options shared by `run` and `prune`,
-    /// `debuginfod` (space-separated server URLs processing may ask), and `ship`'s options (`headers` in
+    /// `debuginfod` (space-separated server URLs processing may ask), `run`'s `annotate` (comma-separated
+    /// KEY=VALUE pairs) and `annotation-deny` (comma-separated words), and `ship`'s options (`headers` in
     /// OpenTelemetry's `k1=v1,k2=v2` form; `gzip = yes|no`; `sentry` a Sentry DSN).
     public static let keys: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe", "debuginfod",
+                                           "annotate", "annotation-deny",
                                            "endpoint", "headers", "ca-file", "client-cert", "client-key", "timeout",
                                            "batch", "gzip", "max-body", "max-backoff", "sentry", "sentry-environment"]
 
@@ -26,6 +28,8 @@ public struct ConfigFile: Equatable, Sendable {
         "max-bytes": "a size such as 10M or 1G",
         "max-age": "a duration of at least 1m, such as 12h, 7d or 1d12h",
         "debuginfod": "space-separated http:// or https:// URLs",
+        "annotate": "comma-separated KEY=VALUE pairs (keys of printable ASCII, at most 64 pairs)",
+        "annotation-deny": "comma-separated words of printable ASCII",
         "endpoint": "an http:// or https:// URL",
         "headers": "comma-separated NAME=VALUE pairs, values percent-encoded",
         "ca-file": "a readable PEM file", "client-cert": "a readable PEM file", "client-key": "a readable PEM file",

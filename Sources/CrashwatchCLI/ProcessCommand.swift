@@ -74,6 +74,7 @@ enum ProcessCommand {
             capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
             let processor = try CaptureProcessor(source: file, passedFiles: passed)
             var builder = ReportBuilder(capture: capture, processor: processor)
+            builder.appAnnotations = AnnotationDecoder.decode(file)
             var report = builder.build(unwound: { interim in
                 var interim = interim
                 interim.crashwatchVersion = CLI.version

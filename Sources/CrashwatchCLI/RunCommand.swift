@@ -19,6 +19,7 @@ enum RunCommand {
             appRoot,
             OptionSpec("env-allow", value: "NAME", repeatable: true, help: "record environment variable NAME in reports (none are recorded otherwise)"),
             redactArgs,
+        ] + AnnotationOptions.specs + [
             OptionSpec("app-name", value: "NAME", help: "app name for reports (default: $CRASHWATCH_APP_NAME of the crashed process)"),
             OptionSpec("app-version", value: "VERSION", help: "app version for reports (default: $CRASHWATCH_APP_VERSION)"),
             OptionSpec("app-release", value: "RELEASE", help: "app release for reports (default: $CRASHWATCH_APP_RELEASE)"),
@@ -53,7 +54,8 @@ enum RunCommand {
             A crash is a core-dumping signal (SEGV, BUS, ILL, FPE, ABRT, TRAP, SYS, QUIT, XCPU, XFSZ)
             delivered with its default action; a signal the program handles and recovers from is not one.
             For each crash crashwatch stops every thread and copies what only the live process has
-            (registers, the used part of every stack, maps, build-ids, the bytes of deleted images), writes
+            (registers, the used part of every stack, maps, build-ids, the bytes of deleted images, the
+            annotation tables the program declares), writes
             a minimal JSON report (schema version 1) into the spool and lets the program die as it would
             have. A confined worker process then unwinds every stack and adds symbols, and the full report
             replaces the minimal one. crashwatch prints one line naming the crash and one naming the report
@@ -155,6 +157,8 @@ enum RunCommand {
         let supervisor = try supervisorOptions(parsed, environment: environment)
         var capture = try captureOptions(parsed)
         capture.debuginfodURLs = try debuginfodURLs(parsed, settings: settings)
+        capture.annotations = try AnnotationOptions.annotations(parsed, settings: settings.config)
+        capture.annotationDeny = try AnnotationOptions.denyList(parsed, settings: settings.config)
         var debugCache = defaultDebugCache(environment: environment, isRoot: SelfProcess.isRoot)
         if let text = parsed.value("debug-cache") {
             guard text == "none" || text.hasPrefix("/") else {

@@ -31,6 +31,11 @@ public struct CaptureOptions: Sendable {
     public var captureBytes: Int = 64 << 20
     /// The full report's size limit in bytes: readers quarantine reports over 64 MiB.
     public var reportByteLimit: Int = 16 << 20
+    /// The operator's annotations (`--annotate KEY=VALUE`, settings `annotate`), each checked by
+    /// `AnnotationRules.operatorAnnotation`; the report carries them, merged with the app's (theirs win).
+    public var annotations: [String: String] = [:]
+    /// The words that make an annotation key redacted (`--annotation-deny`, settings `annotation-deny`).
+    public var annotationDeny: [String] = AnnotationRules.defaultDeny
     /// The crashwatch version recorded in the report.
     public var crashwatchVersion: String
     /// The supervising run's id, recorded in every report of the run (`CrashReport.runID`).
@@ -56,5 +61,14 @@ extension ProcessingOptions {
                   debugDirectories: options.debugDirectories, appRoots: options.appRoots,
                   debuginfodURLs: options.debuginfodURLs, deadlineNanoseconds: deadlineNanoseconds,
                   reportByteLimit: options.reportByteLimit)
+    }
+}
+
+extension RawCapture {
+    /// Records the operator's annotations of `options` (redacted now: the capture never holds a denied value)
+    /// and the deny list the app's are redacted with.
+    mutating func annotate(_ options: CaptureOptions) {
+        operatorAnnotations = AnnotationRules.merged(app: [], operator: options.annotations, deny: options.annotationDeny)
+        annotationDeny = options.annotationDeny
     }
 }

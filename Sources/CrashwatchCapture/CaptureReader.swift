@@ -36,6 +36,8 @@ struct CaptureReader {
     var capturedBytes = 0
     /// Captured [start, end) ranges, so a stack shared by two records is copied once.
     var captured: [Range<UInt64>] = []
+    /// The annotation tables the images' notes declare, in image order (`identifyImages`).
+    var annotationRoots: [AnnotationRoot] = []
     /// A reusable read buffer: regions are copied through it into the capture file.
     var buffer = [UInt8](repeating: 0, count: 64 << 10)
 
@@ -261,6 +263,10 @@ struct CaptureReader {
                 record.buildID = identity.buildID.map(Hex.string)
                 record.architecture = identity.architecture
                 record.package = identity.package
+                noteAnnotationTables(identity, image: image.path)
+                if identity.buildID == nil, image.kind != .vdso {
+                    softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the process's memory"))
+                }
             } else if image.kind != .vdso, isELF(image, firstPages: firstPages) {
                 // Mapped files that are no ELF image (locale archives, caches, data files) have no build-id to miss.
                 softErrors.append(SoftError(stage: "images", image: image.path, message: "no ELF build-id in the process's memory"))
@@ -271,6 +277,22 @@ struct CaptureReader {
             softErrors.append(SoftError(stage: "images", message: "\(table.images.count) images mapped; only the first \(Self.maximumImages) were identified"))
         }
         return records
+    }
+
+    /// Keeps the annotation tables `identity` declares as roots of the copy (`copyAnnotationTables`), at most
+    /// twice the table cap from all images; a soft error for the notes past them or not read.
+    private mutating func noteAnnotationTables(_ identity: ImageIdentity, image: String) {
+        let room = max(2 * AnnotationFormat.maximumTables - annotationRoots.count, 0)
+        annotationRoots += identity.annotationTables.prefix(room).map { AnnotationRoot(address: $0, image: image) }
+        let skipped = identity.annotationNotes - min(identity.annotationTables.count, room)
+        if skipped > 0 {
+            softErrors.append(SoftError(stage: "annotations", image: image, message:
+                "\(identity.annotationNotes) table notes: \(skipped) not followed (malformed, or past the cap of \(AnnotationFormat.maximumTables) tables)"))
+        }
+        if identity.notesCut && identity.annotationNotes > 0 {
+            softErrors.append(SoftError(stage: "annotations", image: image, message:
+                "a note segment is larger than \(ImageIdentity.noteByteLimit) bytes: the notes past them were not read"))
+        }
     }
 
     /// For the images of `records` (from `identifyImages`) whose file is gone or is no file (deleted, memfd,

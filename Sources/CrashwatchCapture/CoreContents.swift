@@ -72,6 +72,7 @@ struct CoreContents {
             stackByteLimitPerThread: options.stackBytesPerThread, captureByteLimit: options.captureBytes,
             softErrors: softErrors, options: ProcessingOptions(options, deadlineNanoseconds: deadlineNanoseconds))
         capture.runID = options.runID
+        capture.annotate(options)
         capture.source = "core"
         capture.options.sysroot = sysroot
         return capture
@@ -177,7 +178,8 @@ struct CoreContents {
         for image in table.images where image.kind == .file || image.kind == .memfd || image.kind == .vdso {
             var record = RawImage(start: image.start)
             if let base = image.baseAddress,
-               let identity = ImageIdentity.read(base: base, { address, count in Self.read(regions, address, count) }) {
+               let identity = ImageIdentity.read(base: base, { address, count in Self.read(regions, address, count) }),
+               identity.buildID != nil {
                 record.buildID = identity.buildID.map(Hex.string)
                 record.architecture = identity.architecture
                 record.package = identity.package

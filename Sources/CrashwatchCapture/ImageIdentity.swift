@@ -1,5 +1,6 @@
 // ImageIdentity.swift — what an image's ELF header and notes in a process's memory (or a core's) say about
-// it: build-id, architecture and `.note.package` metadata, every length bounded.
+// it: build-id, architecture, `.note.package` metadata and the annotation tables its `crashwatch` notes declare
+// (`AnnotationFormat`), every length bounded.
 import CrashwatchModel
 import CrashwatchSupervisor
 import CrashwatchSymbols
@@ -11,18 +12,33 @@ struct ImageIdentity {
     var buildID: [UInt8]?
     var architecture: Architecture?
     var package: PackageRecord?
+    /// The addresses of the annotation tables the image's notes declare (at most `AnnotationFormat.maximumTables`).
+    var annotationTables: [UInt64] = []
+    /// How many table notes the image has, counting those past the cap and malformed ones.
+    var annotationNotes = 0
+    /// Whether a note segment was larger than `noteByteLimit`: the notes past it were not read.
+    var notesCut = false
 
     static let headerByteLimit = 64 << 10
     static let noteByteLimit = 64 << 10
 
     /// The identity of the image whose ELF header is at `base` in a process's memory, read through `read`
-    /// (address, count → the bytes that could be read): nil without a build-id. Every length is bounded.
+    /// (address, count → the bytes that could be read): nil without a build-id or an annotation table. Every
+    /// length is bounded.
     static func read(base: UInt64, _ read: (UInt64, Int) -> [UInt8]) -> ImageIdentity? {
         guard let header = ELFHeaderInfo.read(limit: headerByteLimit, { read(base, $0) }) else { return nil }
         guard let bias = header.loadBias(imageBase: base) else { return nil }
-        let notes = header.notes(limit: noteByteLimit) { read(bias &+ $0.virtualAddress, Int($0.size)) }
-        let identity = ImageIdentity(notes: notes, architecture: header.architecture)
-        return identity.buildID == nil ? nil : identity
+        let located = header.locatedNotes(limit: noteByteLimit) { read(bias &+ $0.virtualAddress, Int($0.size)) }
+        var identity = ImageIdentity(notes: located.map(\.note), architecture: header.architecture)
+        identity.notesCut = header.noteSegments.prefix(16).contains { $0.size > UInt64(noteByteLimit) }
+        for (segment, note, offset) in located where AnnotationFormat.isTableNote(note) {
+            identity.annotationNotes += 1
+            guard identity.annotationTables.count < AnnotationFormat.maximumTables,
+                  let table = AnnotationFormat.tableAddress(note, descriptorAt: bias &+ segment.virtualAddress &+ UInt64(offset))
+            else { continue }
+            identity.annotationTables.append(table)
+        }
+        return identity.buildID == nil && identity.annotationNotes == 0 ? nil : identity
     }
 
     /// Whether the bytes at `base` begin with the ELF magic: a mapped file that does not (a locale archive, the

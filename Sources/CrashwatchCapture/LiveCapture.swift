@@ -117,6 +117,7 @@ public enum LiveCapture {
         let laterErrors = describe(&capture, crash: crash, hangReportID: hangReportID, exit: exit, runID: options.runID,
                                    credentials: read.credentials)
         capture.softErrors += laterErrors
+        capture.annotate(options)
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
         return CaptureInProgress(capture: capture, reader: reader, writer: RawCaptureWriter(file: file), file: file,
                                  plans: plans, faults: crash.handledFaults.suffix(maximumFaultStacks).map { ($0.tid, $0.registers) },
@@ -261,6 +262,7 @@ public struct CaptureInProgress: ~Copyable {
                 reader.captureStack(near: sp, tid: fault.tid, writer: &writer)
             }
         }
+        capture.annotationTables = reader.copyAnnotationTables(reader.annotationRoots, executable: capture.process.resolvedExecutable, writer: &writer)
         let files = reader.copyImages(&capture.images, writer: &writer)
         capture.capturedBytes = reader.capturedBytes
         capture.softErrors = reader.softErrors + laterErrors

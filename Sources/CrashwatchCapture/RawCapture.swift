@@ -191,6 +191,13 @@ public struct RawCapture: Codable, Sendable {
     /// The crashed process's credentials as the kernel gave them while it was held (nil for a core file,
     /// whose own notes are not believed): who processes it, and who may read what is kept of it.
     public var credentials: ProcessCredentials?
+    /// The annotation tables copied into the capture's regions (`AnnotationCapture`), in precedence order; nil
+    /// when the process declared none.
+    public var annotationTables: [RawAnnotationTable]? = nil
+    /// The operator's annotations (`--annotate`), redacted already; nil when none were given.
+    public var operatorAnnotations: [String: String]? = nil
+    /// The words that make an annotation key redacted (`--annotation-deny`).
+    public var annotationDeny: [String] = AnnotationRules.defaultDeny
 
     /// The crashed thread.
     public var crashedThread: RawThread? { threads.first { $0.crashed } }

@@ -56,6 +56,9 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     /// The active chain as found by a worker whose frames are accepted (`WorkerReport`), instead of one
     /// found from frames here.
     var acceptedChain: [RawFault]?
+    /// The app's own annotations and breadcrumbs, decoded from the capture's tables (`AnnotationDecoder`); nil
+    /// for the minimal report, which has the operator's annotations only.
+    public var appAnnotations: AppAnnotations?
 
     /// A builder over `capture`; `processor` nil builds the minimal report.
     public init(capture: RawCapture, processor: Processor?, table: ImageTable? = nil) {
@@ -115,7 +118,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         }
         let processor = self.processor
         let images = self.images.records(fileBuildID: { processor?.fileBuildID(ofImageAt: $0) })
-        let errors = Self.bounded(softErrors + (processor?.softErrors ?? []) + extraSoftErrors)
+        let errors = Self.bounded(softErrors + (processor?.softErrors ?? []) + (appAnnotations?.softErrors ?? []) + extraSoftErrors)
         let deadlineExceeded = errors.contains { $0.stage == "deadline" }
         let diagnostics = Diagnostics(ptraceScope: capture.ptraceScope, seccompMode: capture.seccompMode,
                                       captureErrors: errors.count, deadlineExceeded: deadlineExceeded)
@@ -137,6 +140,10 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         report.coreFile = capture.coreFile
         report.exit = capture.exit
         report.diagnostics.processing = state
+        report.annotations = AnnotationRules.merged(app: (appAnnotations?.annotations ?? []).map { ($0.key, $0.value) },
+                                                    operator: capture.operatorAnnotations ?? [:], deny: capture.annotationDeny)
+        report.breadcrumbs = appAnnotations?.breadcrumbs
+        report.diagnostics.annotationBytes = capture.annotationTables.map { $0.reduce(0) { $0 + $1.bytes } }
         return report
     }
 

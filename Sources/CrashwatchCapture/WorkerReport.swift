@@ -4,7 +4,8 @@
 // signal, process, host, thread ids, names and registers, images, build-ids, the in-app rule — and takes from
 // the worker only what the worker alone can find: each thread's frames (addresses, how each was found, names,
 // source lines, inline levels), why unwinding stopped, which handled faults were still active (checked
-// against the faults the supervisor saw), and its soft errors. Everything taken is decoded whole, bounded and
+// against the faults the supervisor saw), the app's annotations and breadcrumbs (read from the app's own memory,
+// so no escalation: bounded again, the operator's annotations still winning), and its soft errors. Everything taken is decoded whole, bounded and
 // re-checked; a report that is not this crash's is refused.
 import CrashwatchModel
 import CrashwatchSymbols
@@ -81,6 +82,13 @@ public enum WorkerReport {
                 .buildID.flatMap { Hex.bytes($0) != nil && $0.utf8.count <= 128 ? $0 : nil }
         }
         report.images = imageRecords
+
+        // The app's annotations and breadcrumbs come from its own memory: taken, bounded again, under the
+        // operator's (whose values win a shared key) and redacted again.
+        report.annotations = AnnotationRules.merged(
+            app: (worker.annotations ?? [:]).sorted { $0.key < $1.key }.prefix(AnnotationFormat.maximumAnnotations).map { ($0.key, $0.value) },
+            operator: capture.operatorAnnotations ?? [:], deny: capture.annotationDeny)
+        report.breadcrumbs = worker.breadcrumbs.map(AnnotationRules.bounded)
 
         // The worker's own soft errors: those after the capture's, which its report repeats first.
         var added = worker.softErrors

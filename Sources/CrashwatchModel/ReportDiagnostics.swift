@@ -16,6 +16,9 @@ public struct Diagnostics: Codable, Sendable, Equatable {
     /// stopped before symbols) or `minimal` (what the raw capture gave: registers and each thread's pc;
     /// processing did not finish) — the soft errors say why.
     public var processing: ProcessingState?
+    /// The bytes of annotation tables the capture copied from the process (README "Annotations and
+    /// breadcrumbs"); nil when it declared none.
+    public var annotationBytes: Int?
 
     /// Creates the diagnostics record.
     public init(ptraceScope: Int?, seccompMode: Int?, captureErrors: Int = 0, deadlineExceeded: Bool = false) {

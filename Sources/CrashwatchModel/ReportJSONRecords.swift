@@ -245,6 +245,7 @@ extension JSONWriter {
         member("deadlineExceeded", indent: inner); bool(diagnostics.deadlineExceeded)
         member("processing", indent: inner)
         if let processing = diagnostics.processing { string(processing.rawValue) } else { field("null") }
+        if let bytes = diagnostics.annotationBytes { member("annotationBytes", indent: inner); integer(bytes) }
         closeObject(indent: indent)
     }
 

@@ -40,8 +40,14 @@ public enum ELFNotes {
     /// `alignment` is the segment's `p_align`: 8 means the descriptor and the next note start on 8-byte
     /// boundaries (as for `.note.gnu.property` on x86-64); any other value means the classic 4.
     public static func parseNotes(_ bytes: [UInt8], alignment: UInt64 = 4) -> [ELFNote] {
+        parseLocatedNotes(bytes, alignment: alignment).map(\.note)
+    }
+
+    /// Parses a run of notes like `parseNotes`, with each descriptor's offset in `bytes` (a note whose descriptor
+    /// is a position relative to itself, like crashwatch's annotation-table note, needs it).
+    public static func parseLocatedNotes(_ bytes: [UInt8], alignment: UInt64 = 4) -> [(note: ELFNote, descriptorOffset: Int)] {
         let align = alignment == 8 ? 8 : 4
-        var notes: [ELFNote] = []
+        var notes: [(note: ELFNote, descriptorOffset: Int)] = []
         var offset = 0
         let reader = ByteReader(bytes)
         while let nameSize = reader.u32(offset).map(Int.init), let descriptorSize = reader.u32(offset + 4).map(Int.init),
@@ -50,7 +56,7 @@ public enum ELFNotes {
             guard let name = reader.string(at: nameStart, count: nameSize) else { break }
             let descriptorStart = alignUp(nameStart + nameSize, to: align)
             guard let descriptor = reader.bytes(at: descriptorStart, count: descriptorSize) else { break }
-            notes.append(ELFNote(name: name, type: type, descriptor: Array(descriptor)))
+            notes.append((ELFNote(name: name, type: type, descriptor: Array(descriptor)), descriptorStart))
             offset = alignUp(descriptorStart + descriptorSize, to: align)
         }
         return notes
@@ -344,11 +350,23 @@ public struct ELFHeaderInfo: Sendable, Equatable {
         }
     }
 
-    /// The notes of the first 16 PT_NOTE segments of 1 to `limit` bytes, each segment's bytes given by
-    /// `read` (nil or fewer bytes: what there is of its notes).
+    /// The notes of the first 16 PT_NOTE segments, each segment's bytes given by `read` (nil or fewer bytes:
+    /// what there is of its notes); of a segment larger than `limit`, the notes in its first `limit` bytes.
     public func notes(limit: Int = 64 << 10, _ read: (NoteSegment) -> [UInt8]?) -> [ELFNote] {
-        noteSegments.prefix(16).filter { $0.size > 0 && $0.size <= UInt64(limit) }.flatMap { segment in
-            read(segment).map { ELFNotes.parseNotes($0, alignment: segment.alignment) } ?? []
+        locatedNotes(limit: limit, read).map(\.note)
+    }
+
+    /// The notes of `notes(limit:_:)`, each with the segment it is in and its descriptor's offset there
+    /// (its address in a process is the segment's, relocated, plus that offset).
+    public func locatedNotes(limit: Int = 64 << 10, _ read: (NoteSegment) -> [UInt8]?)
+        -> [(segment: NoteSegment, note: ELFNote, descriptorOffset: Int)]
+    {
+        noteSegments.prefix(16).filter { $0.size > 0 }.flatMap { whole in
+            let segment = whole.size <= UInt64(max(limit, 0)) ? whole
+                : NoteSegment(offset: whole.offset, size: UInt64(max(limit, 0)), virtualAddress: whole.virtualAddress, alignment: whole.alignment)
+            return (read(segment).map { ELFNotes.parseLocatedNotes($0, alignment: segment.alignment) } ?? []).map {
+                (segment, $0.note, $0.descriptorOffset)
+            }
         }
     }
 

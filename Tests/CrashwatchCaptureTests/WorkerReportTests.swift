@@ -43,6 +43,27 @@ import Testing
 
     private func bytes(_ report: CrashReport) throws -> [UInt8] { try report.encodedJSON() }
 
+    @Test("the worker's annotations and breadcrumbs are taken bounded, under the operator's values, denied keys redacted again")
+    func annotations() throws {
+        var capture = capture()
+        capture.operatorAnnotations = ["region": "eu-west-1"]
+        var forged = honest(capture)
+        var annotations = ["region": "spoofed", "api_token": "leaked", "long": String(repeating: "v", count: 5000)]
+        for number in 0..<400 { annotations["k\(number)"] = "v" }
+        forged.annotations = annotations
+        forged.breadcrumbs = (0..<1000).map { BreadcrumbRecord(time: $0 == 999 ? "yesterday" : nil, level: $0 == 999 ? "shouting" : "info",
+                                                              message: String(repeating: "m", count: $0 == 999 ? 9000 : 1)) }
+        let report = try WorkerReport.accept(bytes(forged), capture: capture, state: .complete, crashwatchVersion: "1.0")
+        let taken = try #require(report.annotations)
+        #expect(taken.count == 256)
+        #expect(taken["region"] == "eu-west-1")
+        #expect(taken["api_token"] == nil || taken["api_token"] == "<redacted>")
+        #expect(taken.values.allSatisfy { $0.utf8.count <= 1024 })
+        let crumbs = try #require(report.breadcrumbs)
+        #expect(crumbs.count == 256)
+        #expect(crumbs.last.map { [$0.time == nil, $0.level == "unknown", $0.message.utf8.count == 1024] } == [true, true, true])
+    }
+
     @Test("an honest worker's frames, names and soft errors are kept, placed among the capture's images")
     func honestReport() throws {
         let capture = capture()

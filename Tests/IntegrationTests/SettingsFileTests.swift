@@ -33,7 +33,7 @@ import Testing
         let files = ["root:$y$j9T$\(secret):19000:0:99999:7:::\n", "\(secret) = yes\n", "max-reports = \(secret)\n",
                      "max-bytes = \(secret)\n", "max-age = \(secret)\n", "endpoint = \(secret)\n", "headers = \(secret)\n",
                      "ca-file = /nonexistent/\(secret)\n", "timeout = \(secret)\n", "batch = \(secret)\n", "gzip = \(secret)\n",
-                     "debuginfod = \(secret)\n", "sentry = https://\(secret)@h/x\n"]
+                     "debuginfod = \(secret)\n", "sentry = https://\(secret)@h/x\n", "annotate = \(secret)\n"]
         for text in files {
             // ship reads its other settings once it has an endpoint: one comes first, on line 1.
             let prefix = command[0] == "ship" && !text.hasPrefix("endpoint") ? "endpoint = http://127.0.0.1:9\n" : ""
@@ -53,7 +53,8 @@ import Testing
 
     @Test("run fails open: each kind of mistake in the settings file, or an unreadable one, is named and left out; the program runs, supervised with the defaults",
           arguments: ["max-repots = 3\n", "max-age = 30 days\n", "max-reports\n", "max-bytes = \"\"\n", "spool = /x # ours\n",
-                      "debuginfod = ftp://x\n", "max-reports = 3\u{1b}\n", "\u{ff}\n", "unreadable"])
+                      "debuginfod = ftp://x\n", "max-reports = 3\u{1b}\n", "\u{ff}\n", "annotate = region\n",
+                      "annotate = a b=c\n", "annotation-deny = ,\n", "unreadable"])
     func runFailsOpen(_ mistake: String) throws {
         let directory = try TemporaryDirectory("cw-failopen")
         let spool = "\(directory.path)/spool"
@@ -90,5 +91,5 @@ import Testing
 private enum ConfigFileKeys {
     static let all: Set<String> = ["spool", "max-reports", "max-bytes", "max-age", "max-per-exe", "debuginfod", "endpoint", "headers",
                                    "ca-file", "client-cert", "client-key", "timeout", "batch", "gzip", "max-body", "max-backoff",
-                                   "sentry", "sentry-environment"]
+                                   "sentry", "sentry-environment", "annotate", "annotation-deny"]
 }
