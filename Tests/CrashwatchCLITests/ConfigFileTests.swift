@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func errorsNameFileAndLine() {
-        #expect(throws: UsageError("/c.conf:2: unknown setting (the known ones: batch, ca-file, client-cert, client-key, debuginfod, endpoint, gzip, headers, max-age, max-backoff, max-body, max-bytes, max-per-exe, max-reports, sentry, sentry-environment, spool, timeout)")) {
+        #expect(throws: UsageError("/c.conf:2: unknown setting (the known ones: annotate, annotation-deny, batch, ca-file, client-cert, client-key, debuginfod, endpoint, gzip, headers, max-age, max-backoff, max-body, max-bytes, max-per-exe, max-reports, sentry, sentry-environment, spool, timeout)")) {
             try ConfigFile(parsing: "spool = /x\ncolour = red\n", path: "/c.conf")
         }
         #expect(throws: UsageError("/c.conf:1: not a 'key = value' line (it has no '=')")) {
