@@ -1,5 +1,6 @@
 // AnnotationFixtureTests.swift — what the app knew when it crashed, from programs that declare the annotation table
-// (annotations/, docs/annotations.md) in C, C++, Rust, Swift and Go, stripped, and in a library loaded with dlopen:
+// (annotations/, docs/annotations.md) in C, C++, Rust, Swift and Go, stripped, linked by gold (two overlapping note
+// segments), and in a library loaded with dlopen:
 // each runs under the real `crashwatch run` and its report must carry exactly the annotations and the breadcrumbs
 // its header states (ANNOTATIONS, BREADCRUMBS), oldest breadcrumb first, after the ring wrapped. And the helpers
 // themselves: the C header builds warning-free in every dialect it promises, and each built fixture carries the
@@ -9,8 +10,8 @@ import Foundation
 import Testing
 
 /// The fixtures that declare a table and crash, with the languages they are written in.
-private let annotationFixtures = ["annotate_c", "annotate_cxx", "annotate_stripped", "annotate_dlopen", "annotate_rust",
-                                  "annotate_swift", "annotate_go"]
+private let annotationFixtures = ["annotate_c", "annotate_cxx", "annotate_stripped", "annotate_dlopen", "annotate_gold",
+                                  "annotate_rust", "annotate_swift", "annotate_go"]
 
 extension Fixture {
     /// `ANNOTATIONS: KEY=VALUE ...`: the report's annotations, exactly.
