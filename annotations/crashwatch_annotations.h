@@ -1,8 +1,9 @@
 /* crashwatch_annotations.h — annotations and breadcrumbs that crashwatch reads out of a crashed
  * process, with no library to link and no code on the crash path.
  *
- * Header-only, C99 or C++11, x86-64 and ARM64 (little-endian, 64-bit). In exactly one source file
- * of each executable or shared library that declares a table:
+ * Header-only, C99 or C++11 (strict ISO modes too), x86-64 and ARM64 (little-endian, 64-bit); the
+ * Rust module, the Swift module map and the Go package beside it write the same table. In exactly
+ * one source file of each executable or shared library that declares a table:
  *
  *     #define CRASHWATCH_ANNOTATIONS_IMPLEMENTATION
  *     #include "crashwatch_annotations.h"
