@@ -56,7 +56,7 @@
 # OUTDIR/.go/package/<name> (rebuilt when they change too). Both have
 # no default flags (BUILD may be empty) and are built only when CC targets this machine. The
 # Rust and Go programs are not listed in OUTDIR/fixtures.list (check-bare.sh and the generic
-# tests read only C, C++ and Swift sources); RealToolchainTests runs them.
+# tests read only C, C++ and Swift sources); RealToolchainTests (AnnotationFixtureTests: annotate_*) runs them.
 #
 # Whenever a file is skipped for a missing compiler (rustc, go, clang, swiftc, a cross C++
 # compiler), the line printed says why and OUTDIR/<name>.skipped holds that reason, so a test
