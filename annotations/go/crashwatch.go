@@ -1,8 +1,9 @@
 // Package crashwatch keeps annotations and breadcrumbs that crashwatch reads out of a crashed Go program:
 // the table of crashwatch_annotations.h (format version 1, docs/annotations.md), declared by the C file
-// beside this one, written through cgo with plain and atomic stores (no system call, no lock, no
-// allocation in C). Copy this directory (with crashwatch_annotations.h, found beside it or one level up)
-// into the module as a package, then:
+// beside this one, written through cgo by the header's writers (plain and atomic stores: no system call,
+// no lock; each wrapper copies its strings to C memory for the call and frees them). Copy this
+// directory (with crashwatch_annotations.h, found beside it or one level up) into the module as a
+// package, then:
 //
 //	crashwatch.Annotate("request_id", "7f3a-19") // set or replace a key
 //	crashwatch.Remove("request_id")              // remove it
