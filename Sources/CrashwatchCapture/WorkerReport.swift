@@ -83,12 +83,14 @@ public enum WorkerReport {
         }
         report.images = imageRecords
 
-        // The app's annotations and breadcrumbs come from its own memory: taken, bounded again, under the
-        // operator's (whose values win a shared key) and redacted again.
+        // The app's annotations and breadcrumbs come from its own memory: taken (only when the capture copied a
+        // table), bounded again, under the operator's (whose values win a shared key) and redacted again.
+        let declared = capture.annotationTables != nil
         report.annotations = AnnotationRules.merged(
-            app: (worker.annotations ?? [:]).sorted { $0.key < $1.key }.prefix(AnnotationFormat.maximumAnnotations).map { ($0.key, $0.value) },
+            app: declared ? (worker.annotations ?? [:]).sorted { $0.key < $1.key }.prefix(AnnotationFormat.maximumAnnotations)
+                .map { ($0.key, $0.value) } : [],
             operator: capture.operatorAnnotations ?? [:], deny: capture.annotationDeny)
-        report.breadcrumbs = worker.breadcrumbs.map(AnnotationRules.bounded)
+        report.breadcrumbs = declared ? worker.breadcrumbs.map(AnnotationRules.bounded) : nil
 
         // The worker's own soft errors: those after the capture's, which its report repeats first.
         var added = worker.softErrors

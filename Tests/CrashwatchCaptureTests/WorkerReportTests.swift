@@ -47,7 +47,14 @@ import Testing
     func annotations() throws {
         var capture = capture()
         capture.operatorAnnotations = ["region": "eu-west-1"]
+        // Without a table copied, nothing of the app's is taken.
         var forged = honest(capture)
+        forged.annotations = ["made": "up"]
+        forged.breadcrumbs = [BreadcrumbRecord(time: nil, level: "info", message: "made up")]
+        let untaken = try WorkerReport.accept(bytes(forged), capture: capture, state: .complete, crashwatchVersion: "1.0")
+        #expect(untaken.annotations == ["region": "eu-west-1"] && untaken.breadcrumbs == nil)
+        capture.annotationTables = []
+        forged = honest(capture)
         var annotations = ["region": "spoofed", "api_token": "leaked", "long": String(repeating: "v", count: 5000)]
         for number in 0..<400 { annotations["k\(number)"] = "v" }
         forged.annotations = annotations
