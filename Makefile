@@ -9,7 +9,8 @@
 #   make test-deb   the Debian package installed into the real-systemd root (Tests/systemd/test_package.py)
 #   make build   release binary at .build/release/crashwatch, the Swift runtime linked in statically
 #   make bench   benchmarks (see BENCHMARKS.md)
-#   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr by default: the shipped units call /usr/bin/crashwatch)
+#   make install copy the binary to $(PREFIX)/bin (PREFIX=/usr by default: the shipped units call /usr/bin/crashwatch),
+#                the annotation header to $(PREFIX)/include/crashwatch/ and annotations/ to $(PREFIX)/share/crashwatch/
 #   make deb     .build/deb/crashwatch_VERSION_ARCH.deb (dpkg-deb; no Swift needed where it is installed)
 
 SHELL := /bin/bash
@@ -222,6 +223,9 @@ bench: build fixtures pydeps bench-deps
 
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/crashwatch
+	install -D -m 0644 annotations/crashwatch_annotations.h $(DESTDIR)$(PREFIX)/include/crashwatch/crashwatch_annotations.h
+	cd annotations && for f in $$(find . -type f | sort); do \
+	    install -D -m 0644 "$$f" "$(DESTDIR)$(PREFIX)/share/crashwatch/annotations/$$f" || exit 1; done
 
 # The Debian package of the release binary: the units, sysusers and tmpfiles entries, /etc/crashwatch.conf
 # (a conffile), man pages and bash/zsh completion generated from the option tables (crashwatch __manual),

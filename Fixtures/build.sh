@@ -9,14 +9,18 @@
 # after the source file). CC is the second argument, else $CC, else gcc; a cross compiler such
 # as aarch64-linux-gnu-gcc works too. @OUTDIR@ in BUILD stands for the absolute OUTDIR, so a
 # program can link against a lib*.so built here (-L@OUTDIR@ -lNAME); shared objects are built
-# before programs.
+# before programs. @ROOT@ stands for the repository's root (the parent of Fixtures/), for files
+# outside Fixtures/ such as the annotation helpers (-I@ROOT@/annotations/swift).
 #
 # Every Fixtures/*.cpp is built the same way with the C++ compiler that matches CC (gcc -> g++,
 # PREFIX-gcc -> PREFIX-g++, clang -> clang++, cc -> c++), which links libstdc++. Every
 # Fixtures/*.swift is a program built with the swiftc found on PATH as
 # `swiftc -module-name <name> SOURCE <BUILD flags> -o OUTPUT` (no -pthread -Wall), only when CC
-# targets this machine. A .cpp or .swift file whose compiler is missing (the C++ one of a cross
-# CC, or swiftc) is skipped with a message, is not listed and does not fail the build.
+# targets this machine. `C-FILES: F...` in a Swift file's header names C sources (relative to
+# Fixtures/, e.g. ../annotations/swift/crashwatch_annotations.c) compiled with CC (-c -O2 -g
+# -Wall) into objects linked into the program. A .cpp or .swift file whose compiler is missing
+# (the C++ one of a cross CC, or swiftc) is skipped with a message, is not listed and does not
+# fail the build.
 #
 # DEBUG: separate in a header (see README.md) splits the program's DWARF into a file found by
 # build-id: after compiling (BUILD must link a build-id note, -Wl,--build-id), the debug file is
@@ -52,15 +56,18 @@
 # OUTDIR/.go/package/<name> (rebuilt when they change too). Both have
 # no default flags (BUILD may be empty) and are built only when CC targets this machine. The
 # Rust and Go programs are not listed in OUTDIR/fixtures.list (check-bare.sh and the generic
-# tests read only C, C++ and Swift sources); RealToolchainTests runs them.
+# tests read only C, C++ and Swift sources); RealToolchainTests (AnnotationFixtureTests: annotate_*) runs them.
 #
 # Whenever a file is skipped for a missing compiler (rustc, go, clang, swiftc, a cross C++
 # compiler), the line printed says why and OUTDIR/<name>.skipped holds that reason, so a test
 # can report a skip instead of a failure; a build removes it.
 #
-# A file is rebuilt only when its source (or this script, or a fixture source it #includes by a
-# quoted name) is newer than its output (or a file
-# DEBUG: separate placed is missing), or when OUTDIR was last built with another compiler. One
+# A file is rebuilt only when its source, this script, or a file it depends on is newer than its
+# output (or a file DEBUG: separate placed is missing), or when OUTDIR was last built with another
+# compiler. A source depends on its GO-FILES and C-FILES and on what it names by a quoted path
+# relative to its own directory, followed four levels deep: `#include "F"` (C, C++; another
+# fixture's source, ../annotations/crashwatch_annotations.h), `#[path = "F"]` (Rust), an import of
+# "./D" or "../D" (Go, GOPATH mode: every file in D, ../annotations/go, not followed further). One
 # line is printed per compiled file. Every file is attempted; the exit status is non-zero when
 # any compile failed. OUTDIR/fixtures.list names every program fixture built, one per line
 # (shared objects and skipped files are not listed).
@@ -72,6 +79,7 @@ if [[ $# -lt 1 || $# -gt 2 ]]; then
 fi
 
 src_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root_dir=$(dirname "$src_dir")
 self="$src_dir/$(basename "${BASH_SOURCE[0]}")"
 mkdir -p "$1"
 out_dir=$(cd "$1" && pwd)
@@ -179,19 +187,38 @@ manifest_paths() {
     done <"$manifest"
 }
 
+# The files SOURCE depends on, one absolute path per line: its GO-FILES and C-FILES (relative to
+# Fixtures/), and what it names by a quoted path relative to its own directory — `#include "F"` (C,
+# C++), `#[path = "F"]` (Rust), a Go import of "./D" or "../D" (every file in D) — each followed in
+# turn, four levels deep at most.
+dependencies() {
+    local source=$1 depth=$2 directory named
+    directory=$(dirname "$source")
+    ((depth <= 4)) || return 0
+    for named in $(header_value "$source" GO-FILES) $(header_value "$source" C-FILES); do
+        [[ -f "$src_dir/$named" ]] && echo "$src_dir/$named" && dependencies "$src_dir/$named" $((depth + 1))
+    done
+    while read -r named; do
+        [[ -n "$named" ]] || continue
+        if [[ -f "$directory/$named" ]]; then
+            echo "$directory/$named"
+            dependencies "$directory/$named" $((depth + 1))
+        elif [[ -d "$directory/$named" && "$named" == .* ]]; then
+            find "$directory/$named" -maxdepth 1 -type f
+        fi
+    done < <(sed -n -e 's/^[ \t]*#[ \t]*include "\([^"]*\)".*$/\1/p' -e 's/^[ \t]*#\[path = "\([^"]*\)"\].*$/\1/p' \
+                 -e 's/^[ \t]*\(import \)\{0,1\}[A-Za-z_]* *"\(\.\{1,2\}\/[^"]*\)"$/\2/p' "$source")
+}
+
 needs_build() {
     local source=$1 output=$2 name=$3 debug_mode=$4
     [[ $force -eq 1 || ! -e "$output" || "$source" -nt "$output" || "$self" -nt "$output" ]] && return 0
-    # A Go fixture is rebuilt when one of its GO-FILES changes.
-    local extra
-    for extra in $(header_value "$source" GO-FILES); do
-        [[ "$(dirname "$source")/$extra" -nt "$output" ]] && return 0
-    done
-    # A fixture that #includes another fixture's source ("sigsys.c") is rebuilt when that one changes.
-    local included
-    while read -r included; do
-        [[ -e "$(dirname "$source")/$included" && "$(dirname "$source")/$included" -nt "$output" ]] && return 0
-    done < <(sed -n 's/^#include "\([^"/]*\)"$/\1/p' "$source")
+    # A fixture is rebuilt when a file it depends on changes (another fixture's source it #includes,
+    # its GO-FILES and C-FILES, the annotation helpers).
+    local dependency
+    while read -r dependency; do
+        [[ "$dependency" -nt "$output" ]] && return 0
+    done < <(dependencies "$source" 0)
     if [[ -n $debug_mode ]]; then
         local placed
         [[ -f "$(debug_manifest "$name")" && -n "$(manifest_paths "$name")" ]] || return 0
@@ -380,10 +407,17 @@ for pass in lib program; do
         read -r -a flags <<<"$flags_text"
         # After splitting, so an OUTDIR with spaces stays one argument.
         flags=("${flags[@]//@OUTDIR@/$out_dir}")
+        flags=("${flags[@]//@ROOT@/$root_dir}")
 
         if [[ $extension == swift ]]; then
-            command_line=("$compiler" -module-name "$file" "$source" "${flags[@]}")
-            shown="swiftc -module-name $file $base $flags_text"
+            # C-FILES: C sources (relative to Fixtures/) compiled with CC into objects linked into the program.
+            objects=()
+            for c_file in $(header_value "$source" C-FILES); do
+                objects+=("$out_dir/.$file.$(basename "$c_file" .c).o")
+                "$cc" -c -O2 -g -Wall "$src_dir/$c_file" -o "${objects[-1]}" || { failed+=("$file"); continue 2; }
+            done
+            command_line=("$compiler" -module-name "$file" "$source" "${objects[@]}" "${flags[@]}")
+            shown="swiftc -module-name $file $base${objects[*]:+ + C-FILES} $flags_text"
         elif [[ $extension == rs ]]; then
             command_line=("$compiler" --crate-name "$file" --crate-type bin "$source" "${flags[@]}")
             shown="rustc --crate-name $file --crate-type bin $base $flags_text"

@@ -1,8 +1,9 @@
 /* crashwatch_annotations.h — annotations and breadcrumbs that crashwatch reads out of a crashed
  * process, with no library to link and no code on the crash path.
  *
- * Header-only, C99 or C++11, x86-64 and ARM64 (little-endian, 64-bit). In exactly one source file
- * of each executable or shared library that declares a table:
+ * Header-only, C99 or C++11 (strict ISO modes too), x86-64 and ARM64 (little-endian, 64-bit); the
+ * Rust module, the Swift module map and the Go package beside it write the same table. In exactly
+ * one source file of each executable or shared library that declares a table:
  *
  *     #define CRASHWATCH_ANNOTATIONS_IMPLEMENTATION
  *     #include "crashwatch_annotations.h"
@@ -46,7 +47,6 @@
 #define CRASHWATCH_ANNOTATIONS_H
 
 #include <stdint.h>
-#include <time.h>
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 #error "crashwatch annotations: x86-64 and ARM64 only"
@@ -121,6 +121,12 @@ struct crashwatch_table {
 
 /* The image's table (hidden: each executable and shared library has its own). */
 extern struct crashwatch_table crashwatch_table __attribute__((visibility("hidden")));
+
+/* clock_gettime under a name of our own: <time.h> hides it in strict ISO modes (-std=c99, -std=c11),
+ * and a header must not choose the including file's feature macros. struct timespec is two longs on
+ * x86-64 and ARM64 Linux; CLOCK_REALTIME is 0. */
+struct crashwatch__timespec { long seconds; long nanoseconds; };
+extern int crashwatch__clock_gettime(int clock, struct crashwatch__timespec *now) __asm__("clock_gettime");
 
 /* Cuts `length` bytes of UTF-8 at `limit` without splitting a character. */
 static inline uint16_t crashwatch__fit(const char *text, uint64_t limit) {
@@ -205,12 +211,12 @@ static inline void crashwatch_breadcrumb(enum crashwatch_level level, const char
     struct crashwatch_breadcrumb_slot *slot = &table->breadcrumbs[index % CRASHWATCH_BREADCRUMB_SLOTS];
     uint32_t was;
     if (!crashwatch__claim(&slot->sequence, &was)) return;  /* a writer a full ring behind holds it */
-    struct timespec now = {0, 0};
-    clock_gettime(CLOCK_REALTIME, &now);  /* the vDSO: no system call */
+    struct crashwatch__timespec now = {0, 0};
+    crashwatch__clock_gettime(0, &now);  /* CLOCK_REALTIME, through the vDSO: no system call */
     uint16_t length = crashwatch__fit(message, CRASHWATCH_MESSAGE_SIZE);
     slot->level = (uint8_t)level;
     slot->index = index;
-    slot->time = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    slot->time = (int64_t)now.seconds * 1000000000 + now.nanoseconds;
     crashwatch__copy(slot->message, message, length);
     slot->message_length = length;
     crashwatch__publish(&slot->sequence, was);

@@ -15,6 +15,9 @@ linked in (`make build`, --static-swift-stdlib). Its contents:
     /usr/share/bash-completion/completions/crashwatch        the same, for bash
     /usr/share/zsh/vendor-completions/_crashwatch            and zsh
     /usr/share/doc/crashwatch/                               README.md, copyright, the example unit and drop-in
+    /usr/include/crashwatch/crashwatch_annotations.h         the annotation table's C header (docs/annotations.md)
+    /usr/share/crashwatch/annotations/                       annotations/ as in the repository: the C header, the
+                                                             Rust module, the Go package, the Swift module map
 
 `Depends:` is what dpkg-shlibdeps computes from the binary's shared libraries (their packages' symbols or
 shlibs files), plus systemd, whose systemd-sysusers and systemd-tmpfiles the maintainer scripts run;
@@ -34,6 +37,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SYSTEMD = REPO / "systemd"
+ANNOTATIONS = REPO / "annotations"
 PACKAGE = "crashwatch"
 MAINTAINER = "crashwatch developers <crashwatch@localhost>"
 UNITS = ["crashwatch-prune.service", "crashwatch-prune.timer", "crashwatch-ship.service", "crashwatch-ship.path"]
@@ -143,6 +147,10 @@ def build(binary: Path, outdir: Path) -> Path:
         put(root, "/usr/share/doc/crashwatch/README.md", (REPO / "README.md").read_text())
         for example in EXAMPLES:
             put(root, f"/usr/share/doc/crashwatch/examples/{example}", (SYSTEMD / example).read_text())
+        # The annotation helpers keep their tree: each finds the C header where the repository has it.
+        put(root, "/usr/include/crashwatch/crashwatch_annotations.h", (ANNOTATIONS / "crashwatch_annotations.h").read_text())
+        for helper in sorted(p for p in ANNOTATIONS.rglob("*") if p.is_file()):
+            put(root, f"/usr/share/crashwatch/annotations/{helper.relative_to(ANNOTATIONS)}", helper.read_text())
         for directory in [root] + [p for p in root.rglob("*") if p.is_dir()]:
             os.chmod(directory, 0o755)
         size_kib = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) // 1024 + 1

@@ -157,6 +157,12 @@ class PackageTests(unittest.TestCase):
                                                   f"{installed.stdout}\n{installed.stderr}")
         self.assertEqual(c.run(["crashwatch", "--version"]).stdout.split()[0], "crashwatch", "the packaged binary runs")
         c.run(["rm", "-r", "/tmp/pkg"])
+        # The annotation helpers, byte for byte as in the repository (their tree kept: each finds the header).
+        header = (REPO / "annotations/crashwatch_annotations.h").read_bytes()
+        self.assertEqual(Path(c.host_path("/usr/include/crashwatch/crashwatch_annotations.h")).read_bytes(), header)
+        for helper in sorted(p for p in (REPO / "annotations").rglob("*") if p.is_file()):
+            installed = Path(c.host_path(f"/usr/share/crashwatch/annotations/{helper.relative_to(REPO / 'annotations')}"))
+            self.assertEqual(installed.read_bytes(), helper.read_bytes(), f"{installed} as annotations/ has it")
         for name in ("crashwatch", "crashwatch-writers"):
             self.assertEqual(c.run(["getent", "group", name], check=False).returncode, 0, f"group {name}")
         self.assertEqual(c.run(["getent", "passwd", "crashwatch-worker"], check=False).returncode, 0)
