@@ -31,7 +31,11 @@ struct ImageIdentity {
         let located = header.locatedNotes(limit: noteByteLimit) { read(bias &+ $0.virtualAddress, Int($0.size)) }
         var identity = ImageIdentity(notes: located.map(\.note), architecture: header.architecture)
         identity.notesCut = header.noteSegments.prefix(16).contains { $0.size > UInt64(noteByteLimit) }
-        for (segment, note, offset) in located where AnnotationFormat.isTableNote(note) {
+        // Linkers such as gold and swiftc's emit overlapping PT_NOTE segments: one note met twice at the same
+        // address is one declaration.
+        var descriptors = Set<UInt64>()
+        for (segment, note, offset) in located where AnnotationFormat.isTableNote(note)
+            && descriptors.insert(bias &+ segment.virtualAddress &+ UInt64(offset)).inserted {
             identity.annotationNotes += 1
             guard identity.annotationTables.count < AnnotationFormat.maximumTables,
                   let table = AnnotationFormat.tableAddress(note, descriptorAt: bias &+ segment.virtualAddress &+ UInt64(offset))
