@@ -10,7 +10,7 @@ enum ShowCommand {
         usage: "crashwatch show [OPTIONS] [ID|FILE|PID|MATCH...|latest]",
         options: SpoolSettings.locationSpecs + [
             OptionSpec("json", help: "print the report itself (JSON)"),
-            OptionSpec("brief", help: "the headline and the crashed thread's frames only"),
+            OptionSpec("brief", help: "the headline and the crashed thread's frames only (no annotations)"),
             OptionSpec("thread", value: "TID", help: "the header and thread TID only, with its registers"),
             OptionSpec("no-pager", help: "never pipe the output into a pager"),
             OptionSpec("color", value: "WHEN", help: "auto (default), always or never"),
@@ -18,8 +18,9 @@ enum ShowCommand {
         ],
         about: """
             Shows one crash report for people, like coredumpctl info: what crashed, when, the signal and fault
-            address, app and host; the crashed thread's frames first (in-app frames marked *), then the other
-            threads, then the images. ID is a report id or a unique prefix of one; FILE a report file (a
+            address, app and host; the crashed thread's frames first (in-app frames marked *), then what the
+            app declared (its annotations, its newest 20 breadcrumbs), then the other threads, then the
+            images. ID is a report id or a unique prefix of one; FILE a report file (a
             path with a '/' that is not an executable, or a file name in the spool); PID (digits) the latest
             report of that process (else a report id starting with those digits); MATCHes, as list takes
             them (an executable path or name, unit=, kind=, uid=, signal=), the latest report they all

@@ -132,6 +132,35 @@ def top_in_app_function(data):
     return None
 
 
+OWN_TAGS = {"kind", "signal", "signal_code", "executable", "systemd_unit", "app", "fingerprint"}
+RESERVED_TAGS = {"release", "dist", "environment", "user", "filename", "function", "level", "logger", "server_name",
+                 "transaction", "event.type", "platform"}
+LEVELS = {"debug", "info", "warning", "error", "fatal"}
+
+
+def fits_tag(key, value):
+    """Sentry's rules for a tag (README "Shipping to Sentry…"): key ≤ 32 of [A-Za-z0-9_.:-], not crashwatch's own
+    nor one Sentry keeps; value 1 to 200 characters, one line, no control character, no space at either end."""
+    return (re.fullmatch(r"[A-Za-z0-9_.:-]{1,32}", key) is not None and key not in OWN_TAGS | RESERVED_TAGS
+            and not key.startswith("sentry:") and 1 <= len(value) <= 200 and value == value.strip(" ")
+            and not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c in "\u2028\u2029" for c in value))
+
+
+def check_app_context(data, event, what):
+    """The report's annotations as tags (those that fit) and extra.annotations (the others), its breadcrumbs as
+    Sentry breadcrumbs, oldest first (the newest 256)."""
+    annotations = sorted((data.get("annotations") or {}).items())[:256]
+    tags = {k: v for k, v in event["tags"].items() if k not in OWN_TAGS}
+    check_equal(tags, {k: v for k, v in annotations if fits_tag(k, v)}, f"{what}: the annotations as tags")
+    check_equal(event["extra"].get("annotations"), {k: v for k, v in annotations if not fits_tag(k, v)} or None,
+                f"{what}: extra.annotations")
+    expected = [{**({"timestamp": b["time"]} if b["time"] else {}), "type": "default", "category": "crashwatch",
+                 "level": b["level"] if b["level"] in LEVELS else "info", "message": b["message"],
+                 **({} if b["level"] in LEVELS else {"data": {"level": b["level"]}})}
+                for b in (data.get("breadcrumbs") or [])[-256:]]
+    check_equal((event.get("breadcrumbs") or {}).get("values", []), expected, f"{what}: breadcrumbs")
+
+
 def check_event(report, event, environment=None):
     """The event a report maps to (README "Shipping to Sentry, GlitchTip or Bugsink"), field by field."""
     data = report.data
@@ -190,6 +219,7 @@ def check_event(report, event, environment=None):
         check_equal(main[0]["buildID"], ts.readelf_build_id(main[0]["path"]), f"{what}: the main executable's build-id (readelf -n)")
     check_equal(event["contexts"]["os"]["version"], data["host"]["kernelRelease"], f"{what}: contexts.os.version")
     check_equal(event["extra"]["crashwatch_report_id"], data["id"], f"{what}: extra.crashwatch_report_id")
+    check_app_context(data, event, what)
 
 
 # --- Bugsink ------------------------------------------------------------------------------------------------
@@ -430,10 +460,11 @@ def _same_bug_variants(bugsink, rebuilt_dir):
 
 
 def case_mapping_every_kind():
-    """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang) as one
-    event in its own envelope, field by field; the envelope header names the event and the DSN, the item its
+    """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang, a crash
+    with the app's annotations and breadcrumbs) as one event in its own envelope, field by field; the envelope header names the event and the DSN, the item its
     length; X-Sentry-Auth carries the key; `export --format sentry` prints the same event."""
-    reports = [R("null_deref"), R("abort"), R("threads64"), R("abnormal"), R("hang"), R("hang_crash")]
+    reports = [R("null_deref"), R("abort"), R("threads64"), R("abnormal"), R("hang"), R("hang_crash"),
+               ts.variant(R("null_deref"), ts.annotate)]
     spool = make_spool(reports)
     exported = {}
     for report in reports:
@@ -613,7 +644,8 @@ def case_two_shippers():
 
 def case_relay_normalizer():
     """Every event the scripted receivers took, normalized by sentry-relay's StoreNormalizer: no errors, and the
-    exception, frames, threads and images survive normalization."""
+    exception, frames, threads, images, tags (the annotations' among them), extra.annotations and breadcrumbs
+    survive normalization."""
     if not EVENTS:
         case_mapping_every_kind()  # run alone: the events of every kind first
     program = ("import json, sys\nfrom sentry_relay.processing import StoreNormalizer\n"
@@ -622,7 +654,10 @@ def case_relay_normalizer():
                "    out = normalizer.normalize_event(json.loads(line))\n"
                "    print(json.dumps({'errors': out.get('errors'), 'frames': len(out['exception']['values'][0]['stacktrace']['frames']),\n"
                "                      'threads': len(out['threads']['values']), 'images': len(out['debug_meta']['images']),\n"
-               "                      'type': out['exception']['values'][0]['type']}))\n")
+               "                      'type': out['exception']['values'][0]['type'], 'tags': dict(out.get('tags') or []),\n"
+               "                      'annotations': (out.get('extra') or {}).get('annotations'),\n"
+               "                      'breadcrumbs': [(b.get('level'), b.get('category'), b.get('message'))\n"
+               "                                      for b in (out.get('breadcrumbs') or {}).get('values', [])]}))\n")
     done = subprocess.run([os.path.join(VENV, "bin", "python"), "-c", program], capture_output=True, text=True, timeout=120,
                           input="".join(json.dumps(event) + "\n" for _, event in EVENTS))
     check(done.returncode == 0, f"StoreNormalizer: {ts.common.tail(done.stderr)}")
@@ -633,7 +668,14 @@ def case_relay_normalizer():
         kept = (len(event["exception"]["values"][0]["stacktrace"]["frames"]), len(event["threads"]["values"]),
                 len(event["debug_meta"]["images"]), event["exception"]["values"][0]["type"])
         check_equal((result["frames"], result["threads"], result["images"], result["type"]), kept, f"{where}: after normalization")
-    ts.NOTES.append(f"relay: {len(EVENTS)} events normalized without errors")
+        # The app's context survives as sent: every tag (annotations included), extra.annotations, the breadcrumbs.
+        check_equal(result["tags"], event["tags"], f"{where}: tags after normalization")
+        check_equal(result["annotations"], event["extra"].get("annotations"), f"{where}: extra.annotations after normalization")
+        check_equal(result["breadcrumbs"], [[b["level"], b["category"], b["message"]] for b in event.get("breadcrumbs", {}).get("values", [])],
+                    f"{where}: breadcrumbs after normalization")
+    annotated = sum(1 for _, event in EVENTS if event.get("breadcrumbs"))
+    check(annotated > 0, "no event with breadcrumbs reached the normalizer (case mapping_every_kind's annotated variant)")
+    ts.NOTES.append(f"relay: {len(EVENTS)} events normalized without errors, {annotated} with annotations and breadcrumbs")
 
 
 CASES = {name[len("case_"):]: value for name, value in list(globals().items()) if name.startswith("case_")}
