@@ -26,15 +26,15 @@ extension SentryEvent {
     }
 
     /// Whether Sentry takes `key: value` as a tag unchanged: a key of 1 to 32 ASCII letters, digits, `_`, `.`, `:`
-    /// or `-`, not crashwatch's nor Sentry's own (nor `sentry:…`), and a value of 1 to 200 characters with no
-    /// control character or line break and no space at either end.
+    /// or `-`, not crashwatch's nor Sentry's own (nor `sentry:…`), and a value of 1 to 200 characters (Unicode
+    /// scalars, as Sentry counts) with no control character or line break and no space at either end.
     static func fitsTag(key: String, value: String) -> Bool {
         let keyAllowed = key.unicodeScalars.allSatisfy { scalar in
             scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "_.:-".unicodeScalars.contains(scalar))
         }
         guard (1...32).contains(key.count), keyAllowed, !ownTagKeys.contains(key), !reservedTagKeys.contains(key),
               !key.hasPrefix("sentry:") else { return false }
-        guard (1...200).contains(value.count), value.first != " ", value.last != " " else { return false }
+        guard (1...200).contains(value.unicodeScalars.count), value.first != " ", value.last != " " else { return false }
         return !value.unicodeScalars.contains { scalar in
             scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}"
         }
