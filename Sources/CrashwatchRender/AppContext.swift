@@ -10,7 +10,7 @@ import CrashwatchModel
 enum AppContext {
     /// Annotations shown or shipped at most, the first by key: the capture reads at most 256 from the app.
     static let maxAnnotations = 256
-    /// Breadcrumbs a page (show, text and HTML export) lists at most: the newest.
+    /// Breadcrumbs a page (show, text and HTML export) lists at most, the newest, unless `show --breadcrumbs` says.
     static let shownBreadcrumbs = 20
     /// Breadcrumbs a shipped event carries at most: the newest (the capture reads at most 256 from the ring).
     static let maxShippedBreadcrumbs = 256
@@ -49,9 +49,10 @@ extension ShowRenderer {
     static let annotationKeyWidth = 32
 
     /// Appends the `Annotations (N)` section (`key = value`, sorted, the `=` aligned) and the
-    /// `Breadcrumbs (N)` section (the newest `AppContext.shownBreadcrumbs`, oldest first: time relative to the
-    /// capture, level, message; `(N earlier)` first when some are left out); nothing for a report without them.
-    static func appContext(of report: CrashReport, into page: inout Page) {
+    /// `Breadcrumbs (N)` section (the newest `limit`, oldest first: time relative to the capture, level,
+    /// message; `(N earlier)` first when some are left out); nothing for a report without them, and no
+    /// Breadcrumbs section for a `limit` of 0.
+    static func appContext(of report: CrashReport, breadcrumbs limit: Int, into page: inout Page) {
         let annotations = AppContext.annotations(of: report)
         if !annotations.entries.isEmpty {
             page.blank()
@@ -64,7 +65,7 @@ extension ShowRenderer {
             if annotations.more > 0 { page.line("  (\(annotations.more) more)") }
         }
 
-        let breadcrumbs = AppContext.breadcrumbs(of: report, limit: AppContext.shownBreadcrumbs)
+        let breadcrumbs = AppContext.breadcrumbs(of: report, limit: limit)
         if !breadcrumbs.entries.isEmpty {
             page.blank()
             page.heading("Breadcrumbs (\(breadcrumbs.entries.count + breadcrumbs.earlier))")

@@ -11,8 +11,12 @@ public enum ShowRenderer {
     /// The width labels are right-aligned to: the longest label, `Original fault`.
     static let labelWidth = 14
 
-    /// The page text, each line ending in a newline; `style.width` is not used (pages are not shortened).
-    public static func render(_ report: CrashReport, style: Style) -> String {
+    /// How many of the newest breadcrumbs a page lists unless told otherwise (`show --breadcrumbs N`).
+    public static let defaultBreadcrumbs = AppContext.shownBreadcrumbs
+
+    /// The page text, each line ending in a newline; `style.width` is not used (pages are not shortened). The
+    /// newest `breadcrumbs` breadcrumbs are listed (none: no Breadcrumbs section).
+    public static func render(_ report: CrashReport, style: Style, breadcrumbs: Int = defaultBreadcrumbs) -> String {
         var page = Page(style: style)
         header(of: report, into: &page)
 
@@ -34,7 +38,7 @@ public enum ShowRenderer {
             registers(fault.registers, into: &page)
         }
 
-        appContext(of: report, into: &page)
+        appContext(of: report, breadcrumbs: breadcrumbs, into: &page)
 
         let others = report.threads.filter { !$0.crashed }
         if !others.isEmpty {

@@ -76,6 +76,18 @@ private let annotated: CrashReport = {
         #expect(lines.last == "  -0.250s  debug  step 44")
     }
 
+    @Test("show --breadcrumbs N lists the newest N; 0 none (no section); Int.max every one")
+    func breadcrumbCount() {
+        var report = ExportFixture.report
+        report.breadcrumbs = (0..<30).map { BreadcrumbRecord(time: nil, level: "info", message: "step \($0)") }
+        let one = section(ShowRenderer.render(report, style: .plain, breadcrumbs: 1), "Breadcrumbs (30)")
+        #expect(one == ["Breadcrumbs (30)", "  (29 earlier)", "  ?  info  step 29"])
+        #expect(!ShowRenderer.render(report, style: .plain, breadcrumbs: 0).contains("Breadcrumbs"))
+        let all = section(ShowRenderer.render(report, style: .plain, breadcrumbs: .max), "Breadcrumbs (30)")
+        #expect(all.count == 31 && all[1] == "  ?  info  step 0")
+        #expect(ShowRenderer.render(report, style: .plain) == ShowRenderer.render(report, style: .plain, breadcrumbs: 20))
+    }
+
     @Test("a time after the capture (the app's clock ahead) is signed +, an unreadable one is ?")
     func timesAfterTheCaptureAndUnreadable() {
         var report = ExportFixture.report
