@@ -13,14 +13,14 @@ Needs what test_ship.py needs, plus Bugsink and sentry-relay in the virtualenv $
   event validation strict), migrated, given a team and a project, and started on 127.0.0.1; real crash
   reports of the fixtures are shipped to it, and what it stored is read through its Django models: the
   issues (one per bug: two runs of one crash are one issue with two events, another crash site another
-  issue), their titles, and each event's frames, in-app flags, release, environment and tags. It is
-  stopped by pid at the end.
+  issue), their titles, and each event's frames, in-app flags, release, environment and tags (an annotated
+  crash's annotations among them, its breadcrumbs in order). It is stopped by pid at the end.
 - sentry_receiver.py (a real HTTP server, otlp_receiver.py's with the envelope protocol) takes the field-by-
   field mapping checks and the fault matrix of test_ship.py: down, 5xx, 429 with Retry-After or
   X-Sentry-Rate-Limits, rate limits on a 200, slow, reset, 400 and 413 with a reason, 401/403; each report
   delivered, kept or quarantined as specified, none lost, none acknowledged twice.
 - Every event a receiver got is normalized by sentry-relay's StoreNormalizer (the normalizer Sentry's
-  ingestion runs) in the last case: no `errors`.
+  ingestion runs) in the last case: no `errors`, and the tags, extra.annotations and breadcrumbs as sent.
 
 Reuses test_ship.py's helpers (spools, outcome lines, the accounting of every report, followers).
 """
@@ -459,10 +459,36 @@ def _same_bug_variants(bugsink, rebuilt_dir):
     check_equal((a["title"], by_event[site_b.id.replace("-", "")]["title"]), ("store_a", "store_b"), "the issues' titles")
 
 
+def case_bugsink_app_context():
+    """A crash whose app declared annotations and breadcrumbs, in Bugsink: stored (its strict validation took the
+    event), the annotations that fit as the event's tags, the others in extra.annotations, the breadcrumbs in
+    order with their levels."""
+    bugsink = BUGSINK["server"]
+    report = ts.variant(R("abort"), ts.annotate)
+    spool = make_spool([report])
+    result = ship(spool, bugsink.dsn)
+    check(result.returncode == 0, lambda: result.describe())
+    check(not re.search(r"ValidationError|Traceback", bugsink.log()),
+          lambda: f"Bugsink refused an event while digesting it:\n{bugsink.log()[-4000:]}")
+    stored = {event["event_id"]: event for issue in bugsink.stored() for event in issue["events"]}
+    event = stored.get(report.id.replace("-", ""))
+    check(event is not None, lambda: f"Bugsink did not store the annotated crash\n{bugsink.log()[-3000:]}")
+    annotations = report.data["annotations"]
+    tags = {key: value for key, value in sorted(annotations.items()) if fits_tag(key, value)}
+    check_equal({key: event["tags"].get(key) for key in tags}, tags, "Bugsink's tags of the annotations that fit")
+    check_equal(event["data"]["extra"].get("annotations"), {k: v for k, v in annotations.items() if not fits_tag(k, v)},
+                "Bugsink's extra.annotations")
+    check_equal([(b.get("level"), b.get("message")) for b in event["data"]["breadcrumbs"]["values"]],
+                [(b["level"] if b["level"] in LEVELS else "info", b["message"]) for b in report.data["breadcrumbs"]],
+                "Bugsink's breadcrumbs")
+    check_equal(spool_reports(spool), [], "the spool after shipping to Bugsink")
+
+
 def case_mapping_every_kind():
     """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang, a crash
-    with the app's annotations and breadcrumbs) as one event in its own envelope, field by field; the envelope header names the event and the DSN, the item its
-    length; X-Sentry-Auth carries the key; `export --format sentry` prints the same event."""
+    with the app's annotations and breadcrumbs) as one event in its own envelope, field by field; the envelope
+    header names the event and the DSN, the item its length; X-Sentry-Auth carries the key; `export --format
+    sentry` prints the same event."""
     reports = [R("null_deref"), R("abort"), R("threads64"), R("abnormal"), R("hang"), R("hang_crash"),
                ts.variant(R("null_deref"), ts.annotate)]
     spool = make_spool(reports)
