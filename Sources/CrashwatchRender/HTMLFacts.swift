@@ -3,7 +3,7 @@
 // host and capture facts in description lists. Every value is escaped by HTMLBuilder.
 import CrashwatchModel
 
-/// The fingerprint, images, soft errors and facts sections of the HTML export.
+/// The annotations, breadcrumbs, fingerprint, images, soft errors and facts sections of the HTML export.
 enum HTMLFacts {
     /// The annotations (key and value, sorted by key) and the newest breadcrumbs (oldest first: time relative to the
     /// capture with the time itself as its tooltip, level, message), as the show page has them; nothing for a report
