@@ -10,23 +10,25 @@ enum ShowCommand {
         usage: "crashwatch show [OPTIONS] [ID|FILE|PID|MATCH...|latest]",
         options: SpoolSettings.locationSpecs + [
             OptionSpec("json", help: "print the report itself (JSON)"),
-            OptionSpec("brief", help: "the headline and the crashed thread's frames only"),
+            OptionSpec("brief", help: "the headline and the crashed thread's frames only (no annotations)"),
             OptionSpec("thread", value: "TID", help: "the header and thread TID only, with its registers"),
+            OptionSpec("breadcrumbs", value: "N", help: "the newest N breadcrumbs on the page (default 20; all; 0 for none)"),
             OptionSpec("no-pager", help: "never pipe the output into a pager"),
             OptionSpec("color", value: "WHEN", help: "auto (default), always or never"),
             OptionSpec("fingerprint", value: "F", help: "the latest report whose fingerprint starts with F (4 to 32 hex digits)"),
         ],
         about: """
             Shows one crash report for people, like coredumpctl info: what crashed, when, the signal and fault
-            address, app and host; the crashed thread's frames first (in-app frames marked *), then the other
-            threads, then the images. ID is a report id or a unique prefix of one; FILE a report file (a
-            path with a '/' that is not an executable, or a file name in the spool); PID (digits) the latest
-            report of that process (else a report id starting with those digits); MATCHes, as list takes
-            them (an executable path or name, unit=, kind=, uid=, signal=), the latest report they all
-            match. The default is the latest report you may read (newer ones you may not read are counted in
-            one line on stderr). With --fingerprint, the latest report of that crash group. On a terminal the
-            page goes through a pager, as systemd's tools do: $SYSTEMD_PAGER, else $PAGER, else less -FRSX
-            (an empty value or cat: none); never when stdout is not a terminal, or with --no-pager.
+            address, app and host; the crashed thread's frames first (in-app frames marked *), then what the app
+            declared (its annotations, its newest 20 breadcrumbs, or --breadcrumbs N), then the other threads,
+            then the images. ID is a report id or a unique prefix of one; FILE a report file (a path with a '/'
+            that is not an executable, or a file name in the spool); PID (digits) the latest report of that
+            process (else a report id starting with those digits); MATCHes, as list takes them (an executable
+            path or name, unit=, kind=, uid=, signal=), the latest report they all match. The default is the
+            latest report you may read (newer ones you may not read are counted in one line on stderr). With
+            --fingerprint, the latest report of that crash group. On a terminal the page goes through a pager,
+            as systemd's tools do: $SYSTEMD_PAGER, else $PAGER, else less -FRSX (an empty value or cat: none);
+            never when stdout is not a terminal, or with --no-pager.
             """,
         after: """
             Exit status: 0 shown, 64 usage error, 65 not a report, 66 no such report (or no such thread),
@@ -36,7 +38,7 @@ enum ShowCommand {
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(syntax, operands: 0...Int.max, arguments) { parsed, settings throws(CommandFailure) in
             let operands = parsed.operands
-            let (fingerprint, thread) = try checkingUsage { () throws(UsageError) -> (String?, Int32?) in
+            let (fingerprint, thread, breadcrumbs) = try checkingUsage { () throws(UsageError) -> (String?, Int32?, Int) in
                 let prefix = try parsed.value("fingerprint") { text, option throws(UsageError) in try fingerprintPrefix(text, option: option) }
                 if prefix != nil, !(operands.isEmpty || operands == ["latest"]) { throw UsageError("--fingerprint picks the report: give no ID or FILE") }
                 let thread = try parsed.value("thread") { text, option throws(UsageError) -> Int32 in
@@ -47,7 +49,15 @@ enum ShowCommand {
                     throw UsageError("--brief cannot be combined with --thread or --json")
                 }
                 if thread != nil && parsed.has("json") { throw UsageError("--thread cannot be combined with --json") }
-                return (prefix, thread)
+                let breadcrumbs = try parsed.value("breadcrumbs") { text, option throws(UsageError) -> Int in
+                    if text == "all" { return Int.max }
+                    guard let count = Int(text), count >= 0 else { throw UsageError("--\(option) takes a count or 'all', not '\(text)'") }
+                    return count
+                }
+                if breadcrumbs != nil && (thread != nil || parsed.has("brief") || parsed.has("json")) {
+                    throw UsageError("--breadcrumbs is for the full page: it cannot be combined with --brief, --thread or --json")
+                }
+                return (prefix, thread, breadcrumbs ?? ShowRenderer.defaultBreadcrumbs)
             }
             let bytes = try pickedReport(operands, settings: settings, fingerprint: fingerprint)
             let report = try decodeReport(bytes, operands.first)
@@ -64,7 +74,7 @@ enum ShowCommand {
                 }
                 text = page
             } else {
-                text = ShowRenderer.render(report, style: style)
+                text = ShowRenderer.render(report, style: style, breadcrumbs: breadcrumbs)
             }
             page(text, parsed: parsed)
             return ExitCode.success

@@ -12,7 +12,7 @@
 enum HTMLAssets {
     /// The Content-Security-Policy of the page: only the inline style and script below, by hash.
     static let contentSecurityPolicy: StaticString = """
-        default-src 'none'; style-src 'sha256-vblUbvshJENRt1fBZmrkqTaC7RIVHvPXPuffckbL0aA='; script-src 'sha256-h0SEcpPqBlATSGMM0cIj3Kh5UZF5FBN/t1W3WVJXa9A='; \
+        default-src 'none'; style-src 'sha256-Q+t1/gzg5FynvKsWHWjFYIwli9t8HXUSEm9yBegyBb8='; script-src 'sha256-h0SEcpPqBlATSGMM0cIj3Kh5UZF5FBN/t1W3WVJXa9A='; \
         base-uri 'none'; form-action 'none'
         """
 
@@ -35,7 +35,7 @@ enum HTMLAssets {
         h3 { font-size: 14px; margin: 16px 0 6px; }
         .kicker, .muted, footer { color: var(--muted); }
         .kicker { margin: 0; font-size: 12px; letter-spacing: .03em; }
-        code, .mono, table.frames, table.images, dl.registers { font-family: ui-monospace, "DejaVu Sans Mono",
+        code, .mono, table.frames, table.images, table.breadcrumbs, dl.registers { font-family: ui-monospace, "DejaVu Sans Mono",
           "Liberation Mono", monospace; font-size: 12.5px; }
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 3px 16px; margin: 0; }
         dl.facts dt { color: var(--muted); }
@@ -46,7 +46,10 @@ enum HTMLAssets {
         th, td { padding: 2px 8px 2px 0; vertical-align: top; }
         td { border-bottom: 1px solid var(--panel); }
         td.path, td.source { overflow-wrap: anywhere; }
-        td.index, td.address { white-space: nowrap; color: var(--muted); }
+        td.index, td.address, td.time { white-space: nowrap; color: var(--muted); }
+        td.time { text-align: right; }
+        td.level { white-space: nowrap; }
+        td.message { overflow-wrap: anywhere; width: 100%; }
         td.size, td.build-id, td.name, td.image { white-space: nowrap; }
         tr.app td { background: var(--app-bg); }
         tr.app td:first-child { box-shadow: inset 3px 0 var(--app); padding-left: 6px; }

@@ -1,9 +1,9 @@
 // HTMLExport.swift — `crashwatch export --format html`: one report as one self-contained page a person opens in a
 // browser or attaches to a ticket. Top to bottom: the headline (the journal's one line), the key facts, the
 // crashed thread (in-app frames highlighted, each frame's source file:line:column, its registers), the original
-// fault and every other fault whose handler was still running, the fingerprint when the report has one, the other
-// threads folded (`<details>`), the images with their build-ids, the soft errors, then the process, host and
-// capture facts. The facts are the show page's (ShowRenderer), laid out for a browser. Every string from the
+// fault and every other fault whose handler was still running, the app's annotations and last breadcrumbs, the
+// fingerprint when the report has one, the other threads folded (`<details>`), the images with their build-ids,
+// the soft errors, then the process, host and capture facts. The facts are the show page's (ShowRenderer), laid out for a browser. Every string from the
 // report is escaped (HTML.swift); the page loads nothing (HTMLAssets.swift).
 import CrashwatchModel
 
@@ -26,6 +26,7 @@ public enum HTMLExport {
         page.markup("<main>\n")
         crashedThread(of: report, into: &page)
         faults(of: report, into: &page)
+        HTMLFacts.appContext(report, into: &page)
         HTMLFacts.fingerprint(report, into: &page)
         otherThreads(of: report, into: &page)
         HTMLFacts.images(report, into: &page)

@@ -1,10 +1,54 @@
-// HTMLFacts.swift — the HTML export's sections of facts: the fingerprint, the images (in-app highlighted, with
-// build-ids and packages), the soft errors, and the process, host and capture facts in description lists. Every
-// value is escaped by HTMLBuilder.
+// HTMLFacts.swift — the HTML export's sections of facts: the app's annotations and last breadcrumbs, the
+// fingerprint, the images (in-app highlighted, with build-ids and packages), the soft errors, and the process,
+// host and capture facts in description lists. Every value is escaped by HTMLBuilder.
 import CrashwatchModel
 
-/// The fingerprint, images, soft errors and facts sections of the HTML export.
+/// The annotations, breadcrumbs, fingerprint, images, soft errors and facts sections of the HTML export.
 enum HTMLFacts {
+    /// The annotations (key and value, sorted by key) and the newest breadcrumbs (oldest first: time relative to the
+    /// capture with the time itself as its tooltip, level, message), as the show page has them; nothing for a report
+    /// without them.
+    static func appContext(_ report: CrashReport, into page: inout HTMLBuilder) {
+        let annotations = AppContext.annotations(of: report)
+        if !annotations.entries.isEmpty {
+            page.markup("<section id=\"annotations\">\n")
+            page.element("h2", "Annotations (\(annotations.entries.count + annotations.more))")
+            page.markup("\n<dl class=\"facts\">\n")
+            for entry in annotations.entries {
+                page.element("dt", entry.key)
+                page.element("dd", ["class": "mono"], entry.value)
+                page.newline()
+            }
+            page.markup("</dl>\n")
+            if annotations.more > 0 {
+                page.element("p", ["class": "muted"], "\(annotations.more) more, not shown.")
+                page.newline()
+            }
+            page.markup("</section>\n")
+        }
+
+        let breadcrumbs = AppContext.breadcrumbs(of: report, limit: AppContext.shownBreadcrumbs)
+        guard !breadcrumbs.entries.isEmpty else { return }
+        page.markup("<section id=\"breadcrumbs\">\n")
+        page.element("h2", "Breadcrumbs (\(breadcrumbs.entries.count + breadcrumbs.earlier))")
+        page.newline()
+        if breadcrumbs.earlier > 0 {
+            page.element("p", ["class": "muted"], "\(breadcrumbs.earlier) earlier, not shown.")
+            page.newline()
+        }
+        page.markup("<table class=\"breadcrumbs\">\n<thead><tr><th>time</th><th>level</th><th>message</th></tr></thead>\n<tbody>\n")
+        for breadcrumb in breadcrumbs.entries {
+            page.open("tr")
+            page.element("td", ["class": "time", "title": breadcrumb.time.map(TextFormatting.utcStamp)],
+                         AppContext.relativeTime(breadcrumb.time, to: report.captureTime))
+            page.element("td", ["class": "level"], breadcrumb.level)
+            page.element("td", ["class": "message"], breadcrumb.message)
+            page.close("tr")
+            page.newline()
+        }
+        page.markup("</tbody>\n</table>\n</section>\n")
+    }
+
     /// The fingerprint, when the report has one: its value and algorithm, and the kind, signal, program and frames
     /// hashed (README "Fingerprints").
     static func fingerprint(_ report: CrashReport, into page: inout HTMLBuilder) {

@@ -4,6 +4,13 @@
 // resource) holding one LogRecord. The encoding is a pure function of the report and its file's bytes, so
 // every attempt to ship a report sends the same record (the same `app.crash.id` and `log.record.uid`).
 //
+// What the app said about its run: each annotation is a string attribute `crashwatch.annotations.<key>` (the
+// first 256 by key, AppContext), so a log backend filters and groups on them like on any attribute; the
+// breadcrumbs travel in the body, which is the report's own JSON (its `breadcrumbs` array, oldest first, each
+// `time`, `level`, `message`; and its `annotations` too): one body shape for every record, the report as it
+// was written, not a second encoding of it. The body, and so the breadcrumbs, is left out of a record whose
+// report is larger than `--max-body`.
+//
 // OTLP/JSON: lowerCamelCase keys, 64-bit integers as decimal strings, enums as numbers; no whitespace.
 import CrashwatchModel
 
@@ -122,6 +129,7 @@ public enum OTLPLogs {
         json.attribute("crashwatch.report.id", report.id)
         // The bug's fingerprint (computed for a report written before fingerprints), for a log backend to group on.
         json.attribute("crashwatch.fingerprint", (report.fingerprint ?? Fingerprint.of(report)).value)
+        for entry in AppContext.annotations(of: report).entries { json.attribute("crashwatch.annotations." + entry.key, entry.value) }
         json.attribute("log.record.uid", logRecordUID(of: report))
     }
 

@@ -2,7 +2,8 @@
 // GlitchTip and Bugsink take in an envelope): `platform: native`; the fault as the exception, with the
 // signal as its mechanism and the faulting stack (oldest frame first, inline frames as frames of their own);
 // every thread; `debug_meta.images` from build-ids; contexts, release, tags; the report's fingerprint (so the
-// server groups by crashwatch's rules); the event id from the report id.
+// server groups by crashwatch's rules); the event id from the report id; the app's annotations (as tags, or in
+// `extra`) and breadcrumbs (SentryEventAppContext.swift).
 // A pure function of the report, so every attempt to ship a report sends the same event. The README's
 // "Shipping to Sentry, GlitchTip or Bugsink" has the table of fields.
 import CrashwatchModel
@@ -45,7 +46,11 @@ public enum SentryEvent {
                 json.member("name", "crashwatch")
                 json.member("version", settings.version)
             }
-            json.object("tags") { json in tags(of: report, into: &json) }
+            let annotated = annotations(of: report)
+            json.object("tags") { json in
+                tags(of: report, into: &json)
+                for entry in annotated.tags { json.member(entry.key, entry.value) }
+            }
             if let fingerprint = report.fingerprint {
                 // The server groups events by it: one issue per bug, whatever the run, host or build.
                 json.member("fingerprint", strings: ["\(fingerprint.algorithm):\(fingerprint.value)"])
@@ -61,9 +66,15 @@ public enum SentryEvent {
                 json.array("images") { json in images(of: report, into: &json) }
             }
             json.object("contexts") { json in contexts(of: report, into: &json) }
+            breadcrumbs(of: report, into: &json)
             json.object("extra") { json in
                 json.member("crashwatch_report_id", report.id)
                 json.member("soft_errors", report.softErrors.count)
+                // The annotations that cannot be tags as they are (SentryEventAppContext.swift), unchanged.
+                let untagged = annotated.extra
+                if !untagged.isEmpty {
+                    json.object("annotations") { json in for entry in untagged { json.member(entry.key, entry.value) } }
+                }
             }
         }
         return json.bytes

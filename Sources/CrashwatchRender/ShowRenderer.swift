@@ -1,7 +1,8 @@
 // ShowRenderer.swift — `crashwatch show`: one report as a page for a person, laid out like `coredumpctl info`.
 // A header block of right-aligned labels (what died, when, which signal, where), then the crashed thread's
-// frames, stop reason and registers, the original fault's snapshot when a handler ran first, the other
-// threads (their stop reason only when unusual), and the images. In-app frames and images carry a `*` marker (and are bold with colour), so the
+// frames, stop reason and registers, the original fault's snapshot when a handler ran first, what the app said
+// about its run (its annotations and last breadcrumbs, AppContext.swift: read right after where it died), the
+// other threads (their stop reason only when unusual), and the images. In-app frames and images carry a `*` marker (and are bold with colour), so the
 // page reads the same without colour. Every string from the report is sanitized before it is shown.
 import CrashwatchModel
 
@@ -10,8 +11,12 @@ public enum ShowRenderer {
     /// The width labels are right-aligned to: the longest label, `Original fault`.
     static let labelWidth = 14
 
-    /// The page text, each line ending in a newline; `style.width` is not used (pages are not shortened).
-    public static func render(_ report: CrashReport, style: Style) -> String {
+    /// How many of the newest breadcrumbs a page lists unless told otherwise (`show --breadcrumbs N`).
+    public static let defaultBreadcrumbs = AppContext.shownBreadcrumbs
+
+    /// The page text, each line ending in a newline; `style.width` is not used (pages are not shortened). The
+    /// newest `breadcrumbs` breadcrumbs are listed (none: no Breadcrumbs section).
+    public static func render(_ report: CrashReport, style: Style, breadcrumbs: Int = defaultBreadcrumbs) -> String {
         var page = Page(style: style)
         header(of: report, into: &page)
 
@@ -32,6 +37,8 @@ public enum ShowRenderer {
             frames(fault.frames, in: report, into: &page)
             registers(fault.registers, into: &page)
         }
+
+        appContext(of: report, breadcrumbs: breadcrumbs, into: &page)
 
         let others = report.threads.filter { !$0.crashed }
         if !others.isEmpty {

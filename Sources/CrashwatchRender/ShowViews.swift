@@ -1,6 +1,8 @@
 // ShowViews.swift — the shorter pages of `crashwatch show`: `--brief` (the headline and the stack where the
 // fault happened, as coredumpctl's one-screen summary) and `--thread TID` (the header and one thread, with
-// its registers). Both reuse ShowRenderer's frame, stop-reason and register lines.
+// its registers). Both reuse ShowRenderer's frame, stop-reason and register lines. Neither shows the app's
+// annotations or breadcrumbs: `--brief` is where it died and nothing else (the full page has them, right after
+// the stacks), and `--thread` is one thread.
 import CrashwatchModel
 
 extension ShowRenderer {

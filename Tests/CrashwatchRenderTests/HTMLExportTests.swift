@@ -88,6 +88,8 @@ private func hostileReport() -> CrashReport {
     }
     report.softErrors = [SoftError(stage: bad, tid: 3, image: bad, message: bad)]
     report.fingerprint = FingerprintRecord(algorithm: bad, value: bad, kind: bad, signal: bad, program: bad, frames: [bad, bad])
+    report.annotations = [bad: bad]
+    report.breadcrumbs = [BreadcrumbRecord(time: bad, level: bad, message: bad)]
     return report
 }
 
@@ -103,7 +105,9 @@ private func hostileReport() -> CrashReport {
         let report = sample == "ExportFixture" ? ExportFixture.report : SampleReport.report
         let page = HTMLExport.render(report)
         let fingerprint = report.fingerprint == nil ? [] : ["fingerprint"]
-        #expect(Self.sections(page) == ["crashed-thread", "faults"] + fingerprint
+        let context = (report.annotations?.isEmpty == false ? ["annotations"] : [])
+            + (report.breadcrumbs?.isEmpty == false ? ["breadcrumbs"] : [])
+        #expect(Self.sections(page) == ["crashed-thread", "faults"] + context + fingerprint
             + ["threads", "images", "soft-errors", "process", "host", "capture"])
         if let value = report.fingerprint?.value {
             #expect(page.contains("<dd class=\"mono\">\(value)</dd>"))

@@ -1,6 +1,7 @@
 // ReaderFuzzTests.swift — what the readers do with damaged reports: 3,000 deterministic mutations of a
 // real report (bytes flipped, cut, duplicated, values swapped for hostile ones) go through the JSON
-// well-formedness check, the decoder and every renderer (and the OTLP record `ship` sends). None may trap or hang; whatever decodes renders.
+// well-formedness check, the decoder and every renderer (and the OTLP record and Sentry event `ship` sends). None
+// may trap or hang; whatever decodes renders.
 import CrashwatchModel
 import CrashwatchRender
 import CrashwatchTestSupport
@@ -8,7 +9,14 @@ import Foundation
 import Testing
 
 @Suite struct ReaderFuzzTests {
-    static let original = Array(((try? ExportFixture.report.encodedJSON()) ?? []))
+    /// The report mutated: the render fixture, with the app's annotations and breadcrumbs.
+    static let original: [UInt8] = {
+        var report = ExportFixture.report
+        report.annotations = ["region": "eu-west-1", "session_token": "<redacted>"]
+        report.breadcrumbs = [BreadcrumbRecord(time: "2026-11-30T09:01:56.214Z", level: "info", message: "GET /orders/42"),
+                              BreadcrumbRecord(time: nil, level: "unknown", message: "no clock")]
+        return Array((try? report.encodedJSON()) ?? [])
+    }()
 
     /// Hostile values to splice in where a value was.
     static let splices: [String] = [
@@ -60,8 +68,10 @@ import Testing
             #expect(JSONSyntax.isWellFormed(Array(ReportSummary.json([summary]).utf8)))
             _ = ShowRenderer.render(report, style: .plain)
             _ = TextExport.render(report)
+            _ = HTMLExport.render(report)
             // What ship would send is well-formed JSON too, whatever the report says.
             #expect(JSONSyntax.isWellFormed(OTLPLogs.request(for: report, reportText: bytes, scope: OTLPLogs.Scope(version: "1"))))
+            #expect(JSONSyntax.isWellFormed(SentryEvent.event(for: report, settings: SentryEvent.Settings(version: "1"))))
             // What decodes also encodes again, and that is well-formed.
             if let again = try? report.encodedJSON() { #expect(JSONSyntax.isWellFormed(again)) }
         }

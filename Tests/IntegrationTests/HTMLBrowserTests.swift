@@ -4,8 +4,9 @@
 // message — errors, uncaught exceptions, Content-Security-Policy violations — to stderr with `--enable-logging`
 // as `…:CONSOLE…] "message"`: the page must log none. `--dump-dom` gives the document after its script ran:
 // it must hold the crashed function and the original fault, and show that the script ran (the toolbar it
-// unhides). The same report made hostile (markup and script in its function names and command line) must
-// render as text: no element of its own, no script run, nothing logged. Skipped, saying why, without chromium.
+// unhides). The same report made hostile (markup and script in its function names, command line, annotations
+// and breadcrumbs) must render as text: no element of its own, no script run, nothing logged. Skipped, saying
+// why, without chromium.
 import CrashwatchTestSupport
 import Foundation
 import Glibc
@@ -79,10 +80,15 @@ struct BrowserPage {
         let spool = try TemporaryDirectory("cw-html")
         defer { spool.remove() }
         let json = try Self.fixtureReport(in: spool)
-        // Markup in every function name and in the command line (JSON-escaped: quotes as \").
+        // Markup in every function name, in the command line, and in an annotation and a breadcrumb the app
+        // declared (JSON-escaped: quotes as \").
         let markup = #"<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script><b>bold</b>"#
         let hostile = json.replacingOccurrences(of: "\"function\": \"", with: "\"function\": \"" + markup)
             .replacingOccurrences(of: "\"commandLine\": [", with: "\"commandLine\": [\"" + markup + "\", ")
+            .replacingOccurrences(of: "\"annotations\": null", with: "\"annotations\": {\"" + markup + "\": \"" + markup + "\"}")
+            .replacingOccurrences(of: "\"breadcrumbs\": null",
+                                  with: "\"breadcrumbs\": [{\"time\": null, \"level\": \"" + markup + "\", \"message\": \"" + markup + "\"}]")
+        #expect(hostile.contains("\"annotations\": {") && hostile.contains("\"breadcrumbs\": [{"), "the fixture's report held annotations or breadcrumbs of its own (null expected, to replace)")
         #expect(hostile != json)
         let file = spool.join("hostile.json")
         try Data(hostile.utf8).write(to: URL(fileURLWithPath: file))
@@ -91,5 +97,7 @@ struct BrowserPage {
         #expect(!page.dom.contains("pwned</title>") && !page.dom.contains("<img") && !page.dom.contains("<b>"))
         #expect(page.dom.components(separatedBy: "<script").count == 2, "the page's own script only")
         #expect(page.dom.contains("&lt;img src=x onerror=\"document.title='pwned'\"&gt;&lt;script&gt;"), "the markup shown as text")
+        #expect(page.dom.contains("<section id=\"annotations\">") && page.dom.contains("<section id=\"breadcrumbs\">"),
+                "the annotation and the breadcrumb were rendered (as text)")
     }
 }

@@ -101,6 +101,20 @@ struct ExampleSpool: Sendable {
         #expect(byPrefix.stdout.hasPrefix(expectedHead), "\(byPrefix.stdout)")
         #expect(byPrefix.stdout.contains("Crashed thread ") && byPrefix.stdout.contains("store_byte (segv_reraise.c:31)"))
         #expect(byPrefix.stdout.contains("Images"))
+        // The app's annotations and breadcrumbs (the example report has three and two), after where it died.
+        #expect(byPrefix.stdout.contains("\n\nAnnotations (3)\n  region        = eu-west-1\n  request_id    = 7f3a-19\n"
+            + "  session_token = <redacted>\n\nBreadcrumbs (2)\n"), "\(byPrefix.stdout)")
+        #expect(byPrefix.stdout.contains("  info     GET /orders/42\n") && byPrefix.stdout.contains("  warning  cache miss for user 42\n"))
+        let brief = try spool.crashwatch(["show", "--brief", "2222"])
+        #expect(brief.termination == .exited(0) && !brief.stdout.contains("Annotations") && !brief.stdout.contains("GET /orders"))
+        let newest = try spool.crashwatch(["show", "--breadcrumbs", "1", "2222"])
+        #expect(newest.stdout.contains("Breadcrumbs (2)\n  (1 earlier)\n") && !newest.stdout.contains("GET /orders"), "\(newest.stdout)")
+        let every = try spool.crashwatch(["show", "--breadcrumbs", "all", "2222"])
+        #expect(every.stdout.contains("GET /orders/42") && every.stdout.contains("cache miss for user 42") && !every.stdout.contains("earlier)"))
+        for wrong in [["--breadcrumbs", "-1"], ["--breadcrumbs", "some"], ["--breadcrumbs", "3", "--brief"], ["--breadcrumbs", "3", "--json"]] {
+            let refused = try spool.crashwatch(["show"] + wrong + ["2222"])
+            #expect(refused.termination == .exited(64) && refused.stderr.contains("--breadcrumbs"), "\(wrong): \(refused.stderr)")
+        }
         let latest = try spool.crashwatch(["show"])
         #expect(latest.stdout.contains("Report: 33333333-0000-4000-8000-000000000003"))
         let json = try spool.crashwatch(["show", "--json", "1111"])

@@ -13,14 +13,14 @@ Needs what test_ship.py needs, plus Bugsink and sentry-relay in the virtualenv $
   event validation strict), migrated, given a team and a project, and started on 127.0.0.1; real crash
   reports of the fixtures are shipped to it, and what it stored is read through its Django models: the
   issues (one per bug: two runs of one crash are one issue with two events, another crash site another
-  issue), their titles, and each event's frames, in-app flags, release, environment and tags. It is
-  stopped by pid at the end.
+  issue), their titles, and each event's frames, in-app flags, release, environment and tags (an annotated
+  crash's annotations among them, its breadcrumbs in order). It is stopped by pid at the end.
 - sentry_receiver.py (a real HTTP server, otlp_receiver.py's with the envelope protocol) takes the field-by-
   field mapping checks and the fault matrix of test_ship.py: down, 5xx, 429 with Retry-After or
   X-Sentry-Rate-Limits, rate limits on a 200, slow, reset, 400 and 413 with a reason, 401/403; each report
   delivered, kept or quarantined as specified, none lost, none acknowledged twice.
 - Every event a receiver got is normalized by sentry-relay's StoreNormalizer (the normalizer Sentry's
-  ingestion runs) in the last case: no `errors`.
+  ingestion runs) in the last case: no `errors`, and the tags, extra.annotations and breadcrumbs as sent.
 
 Reuses test_ship.py's helpers (spools, outcome lines, the accounting of every report, followers).
 """
@@ -132,6 +132,35 @@ def top_in_app_function(data):
     return None
 
 
+OWN_TAGS = {"kind", "signal", "signal_code", "executable", "systemd_unit", "app", "fingerprint"}
+RESERVED_TAGS = {"release", "dist", "environment", "user", "filename", "function", "level", "logger", "server_name",
+                 "transaction", "event.type", "platform"}
+LEVELS = {"debug", "info", "warning", "error", "fatal"}
+
+
+def fits_tag(key, value):
+    """Sentry's rules for a tag (README "Shipping to Sentry…"): key ≤ 32 of [A-Za-z0-9_.:-], not crashwatch's own
+    nor one Sentry keeps; value 1 to 200 characters, one line, no control character, no space at either end."""
+    return (re.fullmatch(r"[A-Za-z0-9_.:-]{1,32}", key) is not None and key not in OWN_TAGS | RESERVED_TAGS
+            and not key.startswith("sentry:") and 1 <= len(value) <= 200 and value == value.strip(" ")
+            and not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c in "\u2028\u2029" for c in value))
+
+
+def check_app_context(data, event, what):
+    """The report's annotations as tags (those that fit) and extra.annotations (the others), its breadcrumbs as
+    Sentry breadcrumbs, oldest first (the newest 256)."""
+    annotations = sorted((data.get("annotations") or {}).items())[:256]
+    tags = {k: v for k, v in event["tags"].items() if k not in OWN_TAGS}
+    check_equal(tags, {k: v for k, v in annotations if fits_tag(k, v)}, f"{what}: the annotations as tags")
+    check_equal(event["extra"].get("annotations"), {k: v for k, v in annotations if not fits_tag(k, v)} or None,
+                f"{what}: extra.annotations")
+    expected = [{**({"timestamp": b["time"]} if b["time"] else {}), "type": "default", "category": "crashwatch",
+                 "level": b["level"] if b["level"] in LEVELS else "info", "message": b["message"],
+                 **({} if b["level"] in LEVELS else {"data": {"level": b["level"]}})}
+                for b in (data.get("breadcrumbs") or [])[-256:]]
+    check_equal((event.get("breadcrumbs") or {}).get("values", []), expected, f"{what}: breadcrumbs")
+
+
 def check_event(report, event, environment=None):
     """The event a report maps to (README "Shipping to Sentry, GlitchTip or Bugsink"), field by field."""
     data = report.data
@@ -190,6 +219,7 @@ def check_event(report, event, environment=None):
         check_equal(main[0]["buildID"], ts.readelf_build_id(main[0]["path"]), f"{what}: the main executable's build-id (readelf -n)")
     check_equal(event["contexts"]["os"]["version"], data["host"]["kernelRelease"], f"{what}: contexts.os.version")
     check_equal(event["extra"]["crashwatch_report_id"], data["id"], f"{what}: extra.crashwatch_report_id")
+    check_app_context(data, event, what)
 
 
 # --- Bugsink ------------------------------------------------------------------------------------------------
@@ -429,11 +459,38 @@ def _same_bug_variants(bugsink, rebuilt_dir):
     check_equal((a["title"], by_event[site_b.id.replace("-", "")]["title"]), ("store_a", "store_b"), "the issues' titles")
 
 
+def case_bugsink_app_context():
+    """A crash whose app declared annotations and breadcrumbs, in Bugsink: stored (its strict validation took the
+    event), the annotations that fit as the event's tags, the others in extra.annotations, the breadcrumbs in
+    order with their levels."""
+    bugsink = BUGSINK["server"]
+    report = ts.variant(R("abort"), ts.annotate)
+    spool = make_spool([report])
+    result = ship(spool, bugsink.dsn)
+    check(result.returncode == 0, lambda: result.describe())
+    check(not re.search(r"ValidationError|Traceback", bugsink.log()),
+          lambda: f"Bugsink refused an event while digesting it:\n{bugsink.log()[-4000:]}")
+    stored = {event["event_id"]: event for issue in bugsink.stored() for event in issue["events"]}
+    event = stored.get(report.id.replace("-", ""))
+    check(event is not None, lambda: f"Bugsink did not store the annotated crash\n{bugsink.log()[-3000:]}")
+    annotations = report.data["annotations"]
+    tags = {key: value for key, value in sorted(annotations.items()) if fits_tag(key, value)}
+    check_equal({key: event["tags"].get(key) for key in tags}, tags, "Bugsink's tags of the annotations that fit")
+    check_equal(event["data"]["extra"].get("annotations"), {k: v for k, v in annotations.items() if not fits_tag(k, v)},
+                "Bugsink's extra.annotations")
+    check_equal([(b.get("level"), b.get("message")) for b in event["data"]["breadcrumbs"]["values"]],
+                [(b["level"] if b["level"] in LEVELS else "info", b["message"]) for b in report.data["breadcrumbs"]],
+                "Bugsink's breadcrumbs")
+    check_equal(spool_reports(spool), [], "the spool after shipping to Bugsink")
+
+
 def case_mapping_every_kind():
-    """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang) as one
-    event in its own envelope, field by field; the envelope header names the event and the DSN, the item its
-    length; X-Sentry-Auth carries the key; `export --format sentry` prints the same event."""
-    reports = [R("null_deref"), R("abort"), R("threads64"), R("abnormal"), R("hang"), R("hang_crash")]
+    """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang, a crash
+    with the app's annotations and breadcrumbs) as one event in its own envelope, field by field; the envelope
+    header names the event and the DSN, the item its length; X-Sentry-Auth carries the key; `export --format
+    sentry` prints the same event."""
+    reports = [R("null_deref"), R("abort"), R("threads64"), R("abnormal"), R("hang"), R("hang_crash"),
+               ts.variant(R("null_deref"), ts.annotate)]
     spool = make_spool(reports)
     exported = {}
     for report in reports:
@@ -613,7 +670,8 @@ def case_two_shippers():
 
 def case_relay_normalizer():
     """Every event the scripted receivers took, normalized by sentry-relay's StoreNormalizer: no errors, and the
-    exception, frames, threads and images survive normalization."""
+    exception, frames, threads, images, tags (the annotations' among them), extra.annotations and breadcrumbs
+    survive normalization."""
     if not EVENTS:
         case_mapping_every_kind()  # run alone: the events of every kind first
     program = ("import json, sys\nfrom sentry_relay.processing import StoreNormalizer\n"
@@ -622,7 +680,10 @@ def case_relay_normalizer():
                "    out = normalizer.normalize_event(json.loads(line))\n"
                "    print(json.dumps({'errors': out.get('errors'), 'frames': len(out['exception']['values'][0]['stacktrace']['frames']),\n"
                "                      'threads': len(out['threads']['values']), 'images': len(out['debug_meta']['images']),\n"
-               "                      'type': out['exception']['values'][0]['type']}))\n")
+               "                      'type': out['exception']['values'][0]['type'], 'tags': dict(out.get('tags') or []),\n"
+               "                      'annotations': (out.get('extra') or {}).get('annotations'),\n"
+               "                      'breadcrumbs': [(b.get('level'), b.get('category'), b.get('message'))\n"
+               "                                      for b in (out.get('breadcrumbs') or {}).get('values', [])]}))\n")
     done = subprocess.run([os.path.join(VENV, "bin", "python"), "-c", program], capture_output=True, text=True, timeout=120,
                           input="".join(json.dumps(event) + "\n" for _, event in EVENTS))
     check(done.returncode == 0, f"StoreNormalizer: {ts.common.tail(done.stderr)}")
@@ -633,7 +694,15 @@ def case_relay_normalizer():
         kept = (len(event["exception"]["values"][0]["stacktrace"]["frames"]), len(event["threads"]["values"]),
                 len(event["debug_meta"]["images"]), event["exception"]["values"][0]["type"])
         check_equal((result["frames"], result["threads"], result["images"], result["type"]), kept, f"{where}: after normalization")
-    ts.NOTES.append(f"relay: {len(EVENTS)} events normalized without errors")
+        # The app's context survives as sent: every tag (annotations included; relay adds server_name's),
+        # extra.annotations, the breadcrumbs.
+        check_equal({key: result["tags"].get(key) for key in event["tags"]}, event["tags"], f"{where}: tags after normalization")
+        check_equal(result["annotations"], event["extra"].get("annotations"), f"{where}: extra.annotations after normalization")
+        check_equal(result["breadcrumbs"], [[b["level"], b["category"], b["message"]] for b in event.get("breadcrumbs", {}).get("values", [])],
+                    f"{where}: breadcrumbs after normalization")
+    annotated = sum(1 for _, event in EVENTS if event.get("breadcrumbs"))
+    check(annotated > 0, "no event with breadcrumbs reached the normalizer (case mapping_every_kind's annotated variant)")
+    ts.NOTES.append(f"relay: {len(EVENTS)} events normalized without errors, {annotated} with annotations and breadcrumbs")
 
 
 CASES = {name[len("case_"):]: value for name, value in list(globals().items()) if name.startswith("case_")}

@@ -647,6 +647,23 @@ def check_absent(attrs, key, what, why):
     check(key not in attrs, lambda: f"{what}: attribute {key} = {attrs[key]!r} should be absent ({why})")
 
 
+ANNOTATION_PREFIX = "crashwatch.annotations."
+
+
+def annotate(data):
+    """What a program that declares annotations and a breadcrumb ring, run with --annotate, has in its report
+    (README "Annotations and breadcrumbs"), with the strings a hostile one may hold: for the variants."""
+    data["annotations"] = {"region": "eu-west-1", "request_id": "7f3a-19", "session_token": "<redacted>",
+                           "deploy.stage": "canary", "odd key ✓": "line one\nline two", "markup": "<b>&amp;</b> \"q\"",
+                           "signal": "an annotation named like a crashwatch tag", "long": "x" * 300}
+    data["breadcrumbs"] = [
+        {"time": "2026-11-30T09:01:56.214Z", "level": "info", "message": "GET /orders/42"},
+        {"time": None, "level": "unknown", "message": "no clock: \u001b[31m red \u202e"},
+        {"time": data["captureTime"], "level": "warning", "message": "cache miss for user 42"},
+        {"time": data["captureTime"], "level": "fatal", "message": "giving up"},
+    ]
+
+
 def check_mapping(report, found, max_body=1024 * 1024, crashwatch_version=None):
     """Compares one received record (from Receiver.records()) with the report it came from."""
     data = report.data
@@ -729,6 +746,13 @@ def check_mapping(report, found, max_body=1024 * 1024, crashwatch_version=None):
     else:  # a report written before fingerprints: the shipper computes one (32 hex digits)
         sent = attrs.get("crashwatch.fingerprint")
         check(isinstance(sent, str) and re.fullmatch(r"[0-9a-f]{32}", sent), f"{what}: crashwatch.fingerprint {sent!r}")
+    # The app's annotations: each a string attribute crashwatch.annotations.<key>, the first 256 by key, no others
+    # (the breadcrumbs travel in the body, the report's own JSON, checked above).
+    annotations = dict(sorted((data.get("annotations") or {}).items())[:256])
+    shipped = {key[len(ANNOTATION_PREFIX):]: value for key, value in attrs.items() if key.startswith(ANNOTATION_PREFIX)}
+    check_equal(shipped, annotations, f"{what}: the {ANNOTATION_PREFIX}* attributes")
+    for key in annotations:
+        check_attribute(attrs, ANNOTATION_PREFIX + key, annotations[key], what, "stringValue")
 
     thread = stack_thread(report)
     stack = attrs.get("exception.stacktrace")
@@ -1460,7 +1484,8 @@ def case_scale_two_shippers():
 def case_mapping_variants():
     """Real reports edited where the machine cannot produce the case: a systemd unit (service.name from the
     unit, session.id the invocation id, apsio.exit.foreground false, an OOM kill), no build-id (no
-    app.build_id), odd command-line strings, and a report over 1M (no body by default)."""
+    app.build_id), odd command-line strings, a report over 1M (no body by default), and the app's annotations
+    and breadcrumbs (crashwatch.annotations.* attributes, the breadcrumbs in the body)."""
     def unit(data):
         data["process"]["systemdUnit"] = "cw-demo.service"
         data["process"]["systemdInvocationID"] = "0b6f1c6e2d8a4f0e9e3f5a7c1d2b4e6f"
@@ -1479,7 +1504,8 @@ def case_mapping_variants():
     def big(data):
         data["process"]["environment"] = {"BIG": "x" * (1024 * 1024 + 4096)}
 
-    reports = [variant(REPORTS["abnormal"], unit), variant(REPORTS["sigfpe"], bare), variant(REPORTS["abort"], big)]
+    reports = [variant(REPORTS["abnormal"], unit), variant(REPORTS["sigfpe"], bare), variant(REPORTS["abort"], big),
+               variant(REPORTS["abort"], annotate)]
     spool = make_spool(reports)
     receiver = Receiver()
     result = ship(spool, receiver)
@@ -1491,6 +1517,10 @@ def case_mapping_variants():
         check_mapping(report, by_id[report.id][0])
     check_equal(by_id[reports[0].id][0]["resource"]["service.name"], "cw-demo", "service.name from the systemd unit")
     check("body" not in by_id[reports[2].id][0]["record"], "a report over 1M has no body by default")
+    body = json.loads(by_id[reports[3].id][0]["record"]["body"]["stringValue"])
+    check_equal(body["breadcrumbs"], reports[3].data["breadcrumbs"], "the breadcrumbs in the body, oldest first")
+    check_equal(by_id[reports[3].id][0]["attrs"].get(ANNOTATION_PREFIX + "odd key ✓"), "line one\nline two",
+                "an annotation with a space, a non-ASCII character and a newline, exactly")
 
 
 def case_follow_live_crashes():
