@@ -141,6 +141,8 @@ enum SnapshotCommand {
         case .seize(.gone): CommandFailure("no process \(pid)", status: ExitCode.noInput)
         case .seize(.refused(let why)): CommandFailure("cannot take a snapshot of process \(pid): \(why)", status: ExitCode.noPermission)
         case .seize(.alreadyTraced(let tracer)): alreadyTraced(pid, tracer: tracer)
+        case .seize(.notStopped(let stuck)):
+            CommandFailure("cannot take a snapshot of process \(pid): \(SeizeFailure.notStopped(stuck))", status: ExitCode.systemError)
         case .seize(.system(let error)): CommandFailure("cannot take a snapshot of process \(pid): \(error)", status: ExitCode.systemError)
         case .capture(let error): CommandFailure("cannot capture process \(pid) (it was let go): \(error)", status: ExitCode.systemError)
         case .write(let message): CommandFailure(message, status: ExitCode.cannotCreate)

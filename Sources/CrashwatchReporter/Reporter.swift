@@ -117,7 +117,10 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     public func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob? {
         // A SIGKILL death seen at the exit stops had its line from `supervisorSawAbnormalExit`.
         let exit = crash.seenAtExit ? abnormalExits.removeValue(forKey: crash.pid) : nil
-        if exit == nil { lines.write((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n") }
+        if exit == nil {
+            let line = crash.isSnapshot ? CrashLine.snapshot(crash) : crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)
+            lines.write(line + "\n")
+        }
         let deadline = stopped.deadlineNanoseconds
         let inProgress: CaptureInProgress
         do {

@@ -6,6 +6,7 @@
 // is not dying, and should crashwatch die the process loses nothing — there is simply no report.
 import CrashwatchCapture
 import CrashwatchModel
+import CrashwatchSpool
 import CrashwatchSupervisor
 import CrashwatchSystem
 
@@ -52,14 +53,7 @@ public enum SnapshotReports {
     public static func take(_ request: Request, pause: (LiveSeizure.Stage) -> Void = { _ in },
                             released: () -> Void = {}) throws(Failure) -> WrittenCoreReport {
         let pid = request.pid
-        let status = try? ProcFS.threadStatus(pid)
-        let identity = Supervisor.identify(pid, status: status)
-        var crash = DetectedCrash(
-            pid: pid, tid: pid, threadName: ProcFS.threadName(pid: pid, tid: pid), executable: identity.executable,
-            signal: SignalInfo(signo: 0, code: 0), originalFault: nil, handledFaults: [], timeNanoseconds: Clock.realtimeNanoseconds(),
-            crashedThreadID: pid, crashedThreadName: nil)
-        crash.isSnapshot = true
-        crash.unreadableFiles = identity.unreadable
+        let crash = DetectedCrash.snapshot(of: pid)
         // The process record on the helper thread while the threads are being stopped.
         let readAhead = LiveCapture.readAhead(crash, options: request.options)
         let start = Clock.monotonicNanoseconds()

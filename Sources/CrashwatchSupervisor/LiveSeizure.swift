@@ -18,6 +18,8 @@ public enum SeizeFailure: Error, Equatable, Sendable, CustomStringConvertible {
     case refused(String)
     /// Another process traces it already (a process has one tracer): its pid.
     case alreadyTraced(tracer: Int32)
+    /// No thread stopped in time (each in a sleep no signal ends): there is nothing to capture.
+    case notStopped(Int32)
     /// A system call the hold depends on failed.
     case system(SystemError)
 
@@ -26,8 +28,24 @@ public enum SeizeFailure: Error, Equatable, Sendable, CustomStringConvertible {
         case .gone(let pid): "no process \(pid)"
         case .refused(let why): why
         case .alreadyTraced(let tracer): "already traced by process \(tracer)"
+        case .notStopped(let pid): "no thread of process \(pid) stopped in time (each in a sleep no signal ends)"
         case .system(let error): "\(error)"
         }
+    }
+}
+
+extension DetectedCrash {
+    /// A snapshot of process `pid` about to be taken (by `crashwatch snapshot`, or by a supervisor asked for one):
+    /// no signal, nothing crashed, named as a crash of it would be (`Supervisor.identify`).
+    public static func snapshot(of pid: Int32) -> DetectedCrash {
+        let identity = Supervisor.identify(pid, status: try? ProcFS.threadStatus(pid))
+        var crash = DetectedCrash(
+            pid: pid, tid: pid, threadName: ProcFS.threadName(pid: pid, tid: pid), executable: identity.executable,
+            signal: SignalInfo(signo: 0, code: 0), originalFault: nil, handledFaults: [], timeNanoseconds: Clock.realtimeNanoseconds(),
+            crashedThreadID: pid, crashedThreadName: nil)
+        crash.isSnapshot = true
+        crash.unreadableFiles = identity.unreadable
+        return crash
     }
 }
 
@@ -79,6 +97,7 @@ public enum LiveSeizure {
         let heldSince = Clock.monotonicNanoseconds()
         var progress = StopAllProgress(pid: pid, states: [:], waitingInVfork: [])
         var seized: Set<Int32> = []
+        guard !ProcFS.threadIDs(of: pid).isEmpty else { throw .gone(pid) }
         do throws(SystemError) {
             try seizeNewThreads(&progress, seized: &seized)
             pause(.seized)
@@ -96,9 +115,7 @@ public enum LiveSeizure {
             _ = try? SeizedProcess(partial, heldSince: heldSince).release()
             throw error.isPermissionDenied ? .refused(refusalReason(pid)) : error.isNoSuchProcess ? .gone(pid) : .system(error)
         }
-        guard !progress.states.isEmpty else {
-            throw seized.isEmpty ? .gone(pid) : .system(SystemError("ptrace(PTRACE_INTERRUPT)", pid: pid, errno: ETIMEDOUT))
-        }
+        guard !progress.states.isEmpty else { throw seized.isEmpty ? .gone(pid) : .notStopped(pid) }
         pause(.stopped)
         let all = progress.states.keys.sorted()
         let captured = only.map { wanted in all.filter { wanted.contains($0) } } ?? all
@@ -134,9 +151,7 @@ public enum LiveSeizure {
     /// nothing is held yet (the kernel's access check said no); later ones are threads that ended meanwhile.
     private static func seizeNewThreads(_ progress: inout StopAllProgress, seized: inout Set<Int32>) throws(SystemError) {
         let pid = progress.pid
-        let tids = ProcFS.threadIDs(of: pid)
-        if tids.isEmpty && seized.isEmpty { throw SystemError("open /proc/\(pid)/task", pid: pid, errno: ESRCH) }
-        for tid in tids where !seized.contains(tid) && progress.isNew(tid) {
+        for tid in ProcFS.threadIDs(of: pid) where !seized.contains(tid) && progress.isNew(tid) {
             if seized.count >= maximumThreads { return }
             // A leader that called pthread_exit stays a zombie while its threads run: it cannot be seized.
             if tid == pid, (try? ProcFS.threadStatus(tid))?.isDead == true {
