@@ -3,6 +3,7 @@
 // and exit status as without snapshots, a signal sent during the hold delivered after it, no thread left
 // stopped even when crashwatch is killed mid-hold, and the processes a snapshot refuses.
 import CrashwatchModel
+import CrashwatchSystem
 import CrashwatchTestSupport
 import Foundation
 import Testing
