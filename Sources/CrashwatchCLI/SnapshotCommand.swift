@@ -53,6 +53,9 @@ enum SnapshotCommand {
                 return (try processID(parsed.operands[0]), try parsed.value("threads").map(threadIDs))
             }
             try refuseUnsnapshottable(pid)
+            if let unknown = threads?.subtracting(ProcFS.threadIDs(of: pid)), let first = unknown.sorted().first {
+                throw CommandFailure(UsageError("--threads: \(first) is not a thread of process \(pid)"))
+            }
             let destination: CoreReports.Destination = switch parsed.value("output") {
             case "-"?: .standardOutput
             case let path?: .file(path)
