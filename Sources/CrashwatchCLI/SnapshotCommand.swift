@@ -20,6 +20,7 @@ enum SnapshotCommand {
         options: SpoolSettings.locationSpecs + [
             OptionSpec("output", short: "o", value: "FILE", help: "write the report to FILE instead of the spool ('-': standard output)"),
             OptionSpec("threads", value: "TID,...", help: "capture only these threads' registers and stacks (every thread is still stopped, for one consistent picture; the others are listed by name and state)"),
+            RunCommand.debugCacheSpec,
         ] + RunCommand.processingSpecs,
         about: """
             Takes a report of kind "snapshot" of a running process and leaves it running: every thread is seized
@@ -48,9 +49,9 @@ enum SnapshotCommand {
     static func main(_ arguments: [String]) -> Int32 {
         spoolCommand(syntax, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
             var options = CaptureOptions(crashwatchVersion: CLI.version)
-            let (pid, threads) = try checkingUsage { () throws(UsageError) in
+            let (pid, threads, debugCache) = try checkingUsage { () throws(UsageError) in
                 try RunCommand.applyProcessingOptions(parsed, to: &options)
-                return (try processID(parsed.operands[0]), try parsed.value("threads").map(threadIDs))
+                return (try processID(parsed.operands[0]), try parsed.value("threads").map(threadIDs), try RunCommand.debugCache(parsed))
             }
             try refuseUnsnapshottable(pid)
             if let unknown = threads?.subtracting(ProcFS.threadIDs(of: pid)), let first = unknown.sorted().first {
@@ -69,7 +70,8 @@ enum SnapshotCommand {
             let previousMask = inbox.previousMask
             let written: WrittenCoreReport
             do throws(SnapshotReports.Failure) {
-                written = try SnapshotReports.take(SnapshotReports.Request(pid: pid, threads: threads, options: options, destination: destination),
+                written = try SnapshotReports.take(SnapshotReports.Request(pid: pid, threads: threads, options: options, destination: destination,
+                                                                           debugCache: debugCache),
                                                    pause: testPause(), released: { SignalInbox.restore(mask: previousMask) })
             } catch {
                 throw failure(error, pid: pid)
@@ -152,7 +154,7 @@ enum SnapshotCommand {
         }
     }
 
-    /// The test hook (`CRASHWATCH_TEST_SNAPSHOT_PAUSE=STAGE:SECONDS`, STAGE `seized` or `stopped`): at that point of
+    /// The test hook (`CRASHWATCH_TEST_SNAPSHOT_PAUSE=STAGE:SECONDS`, STAGE `attached`, `seized` or `stopped`): at that point of
     /// the hold, crashwatch says so on stderr and sleeps, for a test to signal or kill it there. Inert otherwise.
     static func testPause() -> (LiveSeizure.Stage) -> Void {
         guard let setting = ProcessEnvironment.current["CRASHWATCH_TEST_SNAPSHOT_PAUSE"] else { return { _ in } }

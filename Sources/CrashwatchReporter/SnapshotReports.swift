@@ -28,12 +28,15 @@ public enum SnapshotReports {
         public var threads: Set<Int32>?
         public var options: CaptureOptions
         public var destination: CoreReports.Destination
+        /// The debug-file cache directory the worker may use (as `run`'s: `--debug-cache`); nil for none.
+        public var debugCache: String?
 
-        public init(pid: Int32, threads: Set<Int32>?, options: CaptureOptions, destination: CoreReports.Destination) {
+        public init(pid: Int32, threads: Set<Int32>?, options: CaptureOptions, destination: CoreReports.Destination, debugCache: String?) {
             self.pid = pid
             self.threads = threads
             self.options = options
             self.destination = destination
+            self.debugCache = debugCache
         }
     }
 
@@ -85,13 +88,14 @@ public enum SnapshotReports {
         var capture = captured.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         var sighting: GroupSighting?
+        let identity = WorkerLaunch.identity(for: capture.credentials)
         let (bytes, failure) = CoreReports.process(
             capture, file: { () throws(SystemError) in
                 try captured.complete()
                 try MemoryFile.seal(captured.file)
                 return captured.file
-            }, imageFiles: captured.imageFiles, identity: WorkerLaunch.identity(for: capture.credentials),
-            debuginfodURLs: request.options.debuginfodURLs, deadlineNanoseconds: deadline,
+            }, imageFiles: captured.imageFiles, identity: identity, debuginfodURLs: request.options.debuginfodURLs,
+            cache: WorkerLaunch.debugCache(request.debugCache, for: identity), deadlineNanoseconds: deadline,
             crashwatchVersion: request.options.crashwatchVersion, sighting: { sighting = $0 })
         do throws(CoreReportFailure) {
             return try CoreReports.write(bytes, of: capture, to: request.destination, failure: failure, sighting: sighting,
