@@ -26,11 +26,14 @@ public enum SnapshotReports {
         public var pid: Int32
         /// The threads whose registers and stacks are captured; nil for all (all are stopped alike).
         public var threads: Set<Int32>?
+        /// How the capture and its processing are done (stack caps, symbolication, app roots…), as for a crash.
         public var options: CaptureOptions
+        /// Where the report goes: the spool, a file, or back to the caller for standard output.
         public var destination: CoreReports.Destination
         /// The debug-file cache directory the worker may use (as `run`'s: `--debug-cache`); nil for none.
         public var debugCache: String?
 
+        /// A request for a snapshot of `pid` (see the properties).
         public init(pid: Int32, threads: Set<Int32>?, options: CaptureOptions, destination: CoreReports.Destination, debugCache: String?) {
             self.pid = pid
             self.threads = threads

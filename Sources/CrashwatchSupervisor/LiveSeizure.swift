@@ -26,6 +26,7 @@ public enum SeizeFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// A system call the hold depends on failed.
     case system(SystemError)
 
+    /// The failure in words, for a message.
     public var description: String {
         switch self {
         case .gone(let pid): "no process \(pid)"
