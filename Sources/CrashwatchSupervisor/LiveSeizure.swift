@@ -164,7 +164,7 @@ public enum LiveSeizure {
         let pid = progress.pid
         var fresh: [Int32] = []
         for tid in ProcFS.threadIDs(of: pid) where !seized.contains(tid) && progress.isNew(tid) {
-            if seized.count >= maximumThreads { return }
+            if seized.count >= maximumThreads { break }  // those seized are still interrupted below
             // A leader that called pthread_exit stays a zombie while its threads run: it cannot be seized.
             if tid == pid, (try? ProcFS.threadStatus(tid))?.isDead == true {
                 progress.gone.insert(tid)
