@@ -177,9 +177,15 @@ public struct ReportKind: RawRepresentable, Codable, Hashable, Sendable, CustomS
     public static let abnormalExit = ReportKind(rawValue: "abnormalExit")
     /// A snapshot of a process that stopped making progress (its watchdog pings stopped); it was left running.
     public static let hang = ReportKind(rawValue: "hang")
+    /// A look at a live process (`crashwatch snapshot`): every thread's stack; the process was left running.
+    public static let snapshot = ReportKind(rawValue: "snapshot")
 
     /// The JSON value, for messages.
     public var description: String { rawValue }
+
+    /// Whether reports of this kind are of a process crashwatch stopped from outside and let go on as it was
+    /// (a hang, a snapshot): no signal, no crashed thread, and each thread's state recorded.
+    public var isLiveProcess: Bool { self == .hang || self == .snapshot }
 }
 
 /// A part of the capture that failed without losing the report (minidump-writer's `soft_errors`).

@@ -32,6 +32,11 @@ public enum CrashLine {
         return "crashwatch: \(crash.executable)[\(crash.pid)] hung: no watchdog ping for \(seconds(hang.silenceNanoseconds))\(timeout); capturing its threads, leaving it running"
     }
 
+    /// `crashwatch: ./app[1234] snapshot: capturing its threads, leaving it running` (a snapshot a supervisor takes).
+    public static func snapshot(_ crash: DetectedCrash) -> String {
+        "crashwatch: \(crash.executable)[\(crash.pid)] snapshot: capturing its threads, leaving it running"
+    }
+
     private static func faultText(_ info: SignalInfo) -> String {
         var text = info.typeName
         if let address = info.faultAddress { text += " at \(hex(address))" }

@@ -93,12 +93,19 @@ public struct DetectedCrash: Equatable, Sendable {
     /// Set for a hang snapshot: the process is not dying, `signal` is none, and every thread was stopped
     /// by crashwatch and is let go as it was.
     public var hang: DetectedHang? = nil
+    /// Set for a snapshot (`crashwatch snapshot`, or a supervisor asked for one): the process is not dying,
+    /// `signal` is none, and every thread was stopped by crashwatch and is let go as it was.
+    public var isSnapshot = false
     /// Set for a death seen only at the threads' PTRACE_EVENT_EXIT stops (SIGKILL, or a crash signal the
     /// kernel forced past its delivery stop, as a seccomp kill does): `signal` holds just the signal, its
     /// siginfo is not known, and the threads go on to exit when let go.
     public var seenAtExit = false
     /// What of the process's memory is never read (files on FUSE file systems), as found when it was detected.
     public var unreadableFiles: UnreadableFiles?
+
+    /// Whether crashwatch stopped every thread from outside and lets them go on as they were (a hang, a
+    /// snapshot): no thread crashed, and each thread's state is recorded.
+    public var isLiveLook: Bool { hang != nil || isSnapshot }
 }
 
 /// A process whose watchdog pings stopped: it is captured as a hang and left running.
@@ -226,4 +233,7 @@ public struct StoppedProcess: Equatable, Sendable {
     public let deadlineNanoseconds: Int64
     /// How each stopped thread is stopped.
     public let stops: [Int32: ThreadStop]
+    /// Stopped threads whose registers and stack are not captured (`crashwatch snapshot --threads`): listed
+    /// with their names and states only.
+    public var leftOut: [Int32] = []
 }

@@ -51,6 +51,12 @@ public enum Ptrace {
         _ = try request("PTRACE_SETOPTIONS", Int32(CW_PTRACE_SETOPTIONS), tid, 0, options)
     }
 
+    /// Starts tracing a running thread of another process without stopping it (PTRACE_SEIZE) with `options`
+    /// (0: none — the process's behaviour is left as it is). Needs the kernel's ptrace access to it.
+    public static func seize(_ tid: Int32, options: UInt = 0) throws(SystemError) {
+        _ = try request("PTRACE_SEIZE", Int32(CW_PTRACE_SEIZE), tid, 0, options)
+    }
+
     /// Asks a running tracee to stop with a PTRACE_EVENT_STOP.
     public static func interrupt(_ tid: Int32) throws(SystemError) {
         _ = try request("PTRACE_INTERRUPT", Int32(CW_PTRACE_INTERRUPT), tid)
