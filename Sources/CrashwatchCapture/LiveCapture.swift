@@ -79,7 +79,7 @@ public enum LiveCapture {
         // The maps on the helper thread, the registers here meanwhile; then the stacks are planned.
         let maps = HelperComputation(on: helper) { [through = crash.tid] in MapsReading(through: through) }
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
-        var (threads, stackPointers, registerErrors) = readThreads(stopped, crashed: crash.hang == nil && exit == nil)
+        var (threads, stackPointers, registerErrors) = readThreads(stopped, crashed: crash.hang == nil && !crash.snapshot && exit == nil)
         let (mapsRead, mapsFromHelper) = maps.value(until: helperDeadline())
         var reader = CaptureReader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds, maps: mapsRead,
                             unreadable: ahead.unreadable)
@@ -176,6 +176,7 @@ public enum LiveCapture {
                 durationMs: Double(max(hang.silenceNanoseconds, 0) / 1_000) / 1_000,
                 watchdogTimeoutMs: hang.watchdogTimeoutNanoseconds.map { Double($0 / 1_000) / 1_000 })
         }
+        if crash.snapshot { capture.kind = .snapshot }
         capture.credentials = credentials
         capture.hangReportID = hangReportID
         capture.runID = runID

@@ -124,7 +124,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             captureTime: RFC3339.format(nanosecondsSinceEpoch: capture.timeNanoseconds),
             captureDurationMs: Double(max((finishedNanoseconds ?? Clock.monotonicNanoseconds()) - capture.startedNanoseconds, 0) / 1_000) / 1_000,
             crashwatchVersion: "",
-            signal: capture.kind == .hang ? .none
+            signal: capture.kind == .hang || capture.kind == .snapshot ? .none
                 : capture.seenAtExit ? .seenAtExit(capture.signal.signal, sentByKernel: capture.signal.code.rawValue == 0x80)
                 : SignalRecord(capture.signal, originalFault: original, activeFaults: chainRecords),
             process: capture.process, host: capture.host, threads: threads, images: images,

@@ -177,6 +177,8 @@ public struct ReportKind: RawRepresentable, Codable, Hashable, Sendable, CustomS
     public static let abnormalExit = ReportKind(rawValue: "abnormalExit")
     /// A snapshot of a process that stopped making progress (its watchdog pings stopped); it was left running.
     public static let hang = ReportKind(rawValue: "hang")
+    /// A look at a live process (`crashwatch snapshot`): every thread's stack; the process was left running.
+    public static let snapshot = ReportKind(rawValue: "snapshot")
 
     /// The JSON value, for messages.
     public var description: String { rawValue }

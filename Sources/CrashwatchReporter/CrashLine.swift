@@ -1,4 +1,4 @@
-// CrashLine.swift — the one-line summaries of a crash, a hang or an abnormal exit crashwatch prints to
+// CrashLine.swift — the one-line summaries of a crash, a hang, a snapshot or an abnormal exit crashwatch prints to
 // stderr (the program's own stream, which the operator sees beside the program's last words).
 import CrashwatchModel
 import CrashwatchSupervisor
@@ -30,6 +30,12 @@ public enum CrashLine {
         }
         let timeout = hang.watchdogTimeoutNanoseconds.map { " (watchdog timeout \(seconds($0)))" } ?? ""
         return "crashwatch: \(crash.executable)[\(crash.pid)] hung: no watchdog ping for \(seconds(hang.silenceNanoseconds))\(timeout); capturing its threads, leaving it running"
+    }
+
+    /// `crashwatch: ./app[1234]: snapshot asked for by uid 1000 (pid 4321); capturing its threads, leaving it running`.
+    public static func snapshot(_ crash: DetectedCrash) -> String {
+        let asker = crash.snapshotRequester.map { " by uid \($0.uid) (pid \($0.pid))" } ?? ""
+        return "crashwatch: \(crash.executable)[\(crash.pid)]: snapshot asked for\(asker); capturing its threads, leaving it running"
     }
 
     private static func faultText(_ info: SignalInfo) -> String {

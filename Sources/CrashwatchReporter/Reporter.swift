@@ -117,7 +117,9 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     public func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob? {
         // A SIGKILL death seen at the exit stops had its line from `supervisorSawAbnormalExit`.
         let exit = crash.seenAtExit ? abnormalExits.removeValue(forKey: crash.pid) : nil
-        if exit == nil { lines.write((crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n") }
+        if exit == nil {
+            lines.write((crash.snapshot ? CrashLine.snapshot(crash) : crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n")
+        }
         let deadline = stopped.deadlineNanoseconds
         let inProgress: CaptureInProgress
         do {
@@ -199,7 +201,11 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     public func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
         guard let state = job.context as? JobState else { return }
         let holdNanoseconds = job.holdNanoseconds
-        writer.async { self.finish(state, outcome: outcome, holdNanoseconds: holdNanoseconds) }
+        let reportWritten = job.reportWritten
+        writer.async {
+            let written = self.finish(state, outcome: outcome, holdNanoseconds: holdNanoseconds)
+            reportWritten?(written.path.map { .success($0) } ?? .failure(ReportProblem(written.line)))
+        }
     }
 
     /// How long crashwatch, about to exit, waits for its stderr lines to be written: a stream nobody reads
@@ -220,7 +226,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     /// The final report: the worker's frames on the capture's facts, or what is left when it failed.
-    private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
+    @discardableResult
+    private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) -> WriteOutcome {
         var capture = state.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         let failure = state.inputFailure.withLock { $0 }.map { "the processing worker could not start: \($0)" }
@@ -230,6 +237,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                                    crashwatchVersion: configuration.crashwatchVersion)
         let written = write(report, name: state.name, final: true, restricted: capture.credentials?.isPrivileged ?? false)
         if written.line != state.minimalFailure { lines.write(written.line + "\n") }
+        return written
     }
 
     /// The debug-file cache directory, created (0700) on first use; nil when off or not crashwatch's own.
@@ -294,6 +302,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let ok: Bool
         let line: String
         var pending: PendingReport?
+        /// Where the report was written.
+        var path: String?
     }
 
     /// Encodes and writes `report`: a minimal one while its process is held (`final` false: pending, no
@@ -342,7 +352,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 SelfProcess.returnFreePages()
                 self.journalEntries.leave()
             }
-            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)" + groupFailure)
+            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)" + groupFailure, path: path)
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: \(error)")
         }

@@ -93,6 +93,11 @@ public struct DetectedCrash: Equatable, Sendable {
     /// Set for a hang snapshot: the process is not dying, `signal` is none, and every thread was stopped
     /// by crashwatch and is let go as it was.
     public var hang: DetectedHang? = nil
+    /// Set for a snapshot asked for through the control socket: as for a hang, `signal` is none and every
+    /// thread goes on as it was; the report's kind is `snapshot`.
+    public var snapshot = false
+    /// Who asked for the snapshot (the control socket's peer).
+    public var snapshotRequester: PeerCredentials? = nil
     /// Set for a death seen only at the threads' PTRACE_EVENT_EXIT stops (SIGKILL, or a crash signal the
     /// kernel forced past its delivery stop, as a seccomp kill does): `signal` holds just the signal, its
     /// siginfo is not known, and the threads go on to exit when let go.
@@ -164,6 +169,9 @@ public final class ProcessingJob {
     public let deadlineNanoseconds: Int64
     /// The observer's own state for the job.
     public let context: AnyObject?
+    /// Called once the job's last report is written, with its path, or with why there is none (from any
+    /// thread): how a snapshot asked for through the control socket gets its answer.
+    public var reportWritten: (@Sendable (Result<String, ReportProblem>) -> Void)?
     /// How long the crashed process was held, set at release.
     public internal(set) var holdNanoseconds: Int64 = 0
     var killedAtDeadline = false
@@ -184,6 +192,13 @@ public final class ProcessingJob {
         self.deadlineNanoseconds = deadlineNanoseconds
         self.context = context
     }
+}
+
+/// Why a job's report could not be written (the line crashwatch printed about it).
+public struct ReportProblem: Error, Equatable, Sendable {
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
 }
 
 /// How a processing job ended.

@@ -30,6 +30,11 @@ public enum Ptrace {
         return result
     }
 
+    /// Starts tracing a running thread with `options`, without stopping it (PTRACE_SEIZE).
+    public static func seize(_ tid: Int32, options: UInt) throws(SystemError) {
+        _ = try request("PTRACE_SEIZE", Int32(CW_PTRACE_SEIZE), tid, 0, options)
+    }
+
     /// Resumes a stopped tracee, delivering `signal` when it is in a signal-delivery-stop (0 for none).
     public static func cont(_ tid: Int32, signal: Int32 = 0) throws(SystemError) {
         _ = try request("PTRACE_CONT", Int32(CW_PTRACE_CONT), tid, 0, UInt(signal))
