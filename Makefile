@@ -73,7 +73,7 @@ PREFIX ?= /usr
 # The user crashwatch's processing workers run as when crashwatch runs as root (WorkerIdentity.swift).
 WORKER_USER := crashwatch-worker
 
-.PHONY: all deps pydeps sentrydeps elfutils-cores bench-deps browser-deps build debug fixtures test unit test-systemd test-ship test-deb demo bench install deb clean
+.PHONY: all deps pydeps sentrydeps elfutils-cores bench-deps browser-deps build debug fixtures test unit test-systemd test-ship test-deb demo bench stress-snapshot install deb clean
 
 all: build
 
@@ -219,6 +219,11 @@ browser-deps: deps
 
 bench: build fixtures pydeps bench-deps
 	@$(PYTHON_ENV) python3 bench/bench.py
+
+# 1,000 snapshots of a process in a signal storm, thread churn and fork churn (the suite takes 100):
+# SnapshotChurnTests with CRASHWATCH_SNAPSHOT_CHURN=1000.
+stress-snapshot: build fixtures
+	CRASHWATCH_SNAPSHOT_CHURN=1000 swift test --skip-build --filter SnapshotChurnTests
 
 install: build
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/crashwatch

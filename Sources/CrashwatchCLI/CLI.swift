@@ -34,6 +34,7 @@ public enum CLI {
           symbolicate [OPTIONS] ID|FILE         add names, lines and inline frames to a report offline
           ship [OPTIONS]                        send reports to an OpenTelemetry collector (OTLP/HTTP)
           analyze-core [OPTIONS] CORE           the report of a crash from its core dump
+          snapshot [OPTIONS] PID                every thread's stack of a running process, left running
           debug [OPTIONS] [ID|PID|MATCH...]     gdb on the core kept for a report
           core-handler [OPTIONS] PID TID SIG T  a core_pattern helper: report every dumped crash
           doctor [OPTIONS]                      check what a crash report needs, before a crash does
@@ -92,6 +93,7 @@ public enum CLI {
         case "debug": return DebugCommand.main(rest)
         case "ship": return ShipCommand.main(rest)
         case "analyze-core": return AnalyzeCoreCommand.main(rest)
+        case "snapshot": return SnapshotCommand.main(rest)
         case "core-handler": return CoreHandlerCommand.main(rest)
         case "doctor": return DoctorCommand.main(rest)
         case "help": StandardStream.out(help); return ExitCode.success

@@ -33,6 +33,7 @@ enum CommandCatalog {
         DocumentedCommand(name: "symbolicate", syntax: SymbolicateCommand.syntax),
         DocumentedCommand(name: "ship", syntax: ShipCommand.syntax),
         DocumentedCommand(name: "analyze-core", syntax: AnalyzeCoreCommand.syntax),
+        DocumentedCommand(name: "snapshot", syntax: SnapshotCommand.syntax),
         DocumentedCommand(name: "debug", syntax: DebugCommand.syntax),
         DocumentedCommand(name: "core-handler", syntax: CoreHandlerCommand.syntax),
         DocumentedCommand(name: "doctor", syntax: DoctorCommand.syntax),

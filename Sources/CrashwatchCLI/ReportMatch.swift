@@ -67,7 +67,7 @@ enum ReportMatch: Equatable {
             return actual == unit || actual == unit + ".service"
         case .kind(let kind): return report.kind == kind
         case .uid(let uid): return process.uid == uid
-        case .signal(let number): return report.kind != .hang && report.signal.number == number
+        case .signal(let number): return !report.kind.isLiveProcess && report.signal.number == number
         }
     }
 

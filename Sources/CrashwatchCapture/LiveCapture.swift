@@ -79,7 +79,8 @@ public enum LiveCapture {
         // The maps on the helper thread, the registers here meanwhile; then the stacks are planned.
         let maps = HelperComputation(on: helper) { [through = crash.tid] in MapsReading(through: through) }
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
-        var (threads, stackPointers, registerErrors) = readThreads(stopped, crashed: crash.hang == nil && !crash.snapshot && exit == nil)
+        var (threads, stackPointers, registerErrors) = readThreads(stopped, crashed: !crash.isLiveLook && exit == nil,
+                                                                   states: crash.isLiveLook)
         let (mapsRead, mapsFromHelper) = maps.value(until: helperDeadline())
         var reader = CaptureReader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds, maps: mapsRead,
                             unreadable: ahead.unreadable)
@@ -98,7 +99,7 @@ public enum LiveCapture {
         for index in threads.indices where threads[index].tid == crash.crashedThreadID {
             threads[index].name = crash.crashedThreadName.map(capped)
         }
-        let (missing, missingErrors) = notStoppedThreads(stopped, pid: crash.pid)
+        let (missing, missingErrors) = notStoppedThreads(stopped, pid: crash.pid, states: crash.isLiveLook)
         threads += missing
         reader.softErrors += missingErrors
         let fromHelper = mapsFromHelper && factsFromHelper
@@ -123,16 +124,18 @@ public enum LiveCapture {
                                  laterErrors: laterErrors, helper: fromHelper ? helper : nil)
     }
 
-    /// Every stopped thread's registers (the crashed one marked when `crashed`: a hang and a SIGKILL have no
-    /// crashed thread, every thread was stopped from outside), with the stack pointers to plan stacks from.
-    private static func readThreads(_ stopped: StoppedProcess, crashed: Bool)
+    /// Every stopped thread's registers (the crashed one marked when `crashed`: a hang, a snapshot and a SIGKILL
+    /// have no crashed thread, every thread was stopped from outside), with the stack pointers to plan stacks from.
+    /// With `states`, a thread in a job-control stop is marked `stopped` (the others' states are read with their names).
+    private static func readThreads(_ stopped: StoppedProcess, crashed: Bool, states: Bool)
         -> (threads: [RawThread], stackPointers: [(index: Int, sp: UInt64)], errors: [SoftError])
     {
         var threads: [RawThread] = []
         var stackPointers: [(index: Int, sp: UInt64)] = []
         var errors: [SoftError] = []
         for tid in stopped.threads {
-            let thread = readRegisters(tid, crashed: crashed && tid == stopped.crashedTID, errors: &errors)
+            var thread = readRegisters(tid, crashed: crashed && tid == stopped.crashedTID, errors: &errors)
+            if states, stopped.stops[tid] == .groupStop { thread.state = .stopped }
             if let sp = RegisterDecoder.stackPointer(thread.registers, architecture: .host) { stackPointers.append((threads.count, sp)) }
             threads.append(thread)
         }
@@ -143,7 +146,10 @@ public enum LiveCapture {
     /// The stop reason of a thread-group leader that exited before the crash.
     static let exitedLeaderReason = "exited: the thread-group leader ended (pthread_exit) and waits as a zombie for the other threads"
 
-    private static func notStoppedThreads(_ stopped: StoppedProcess, pid: Int32) -> (threads: [RawThread], errors: [SoftError]) {
+    /// Threads left out of a snapshot (`--threads`): stopped with the others, listed by name and state alone.
+    static let leftOutReason = "left out (--threads): stopped with the others, its registers and stack not captured"
+
+    private static func notStoppedThreads(_ stopped: StoppedProcess, pid: Int32, states: Bool) -> (threads: [RawThread], errors: [SoftError]) {
         let notStopped = [(stopped.unstopped, "the thread did not stop within a quarter of the capture's time (a sleep no signal ends): not stopped"),
                           (stopped.inVfork, "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped")]
         var threads: [RawThread] = []
@@ -153,6 +159,11 @@ public enum LiveCapture {
                 threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: pid, tid: tid), crashed: false, registers: [], missingReason: why))
                 errors.append(SoftError(stage: "stop", tid: tid, message: why))
             }
+        }
+        for tid in stopped.leftOut {
+            var thread = RawThread(tid: tid, name: nil, crashed: false, registers: [], missingReason: leftOutReason)
+            if states, stopped.stops[tid] == .groupStop { thread.state = .stopped }
+            threads.append(thread)
         }
         // A thread-group leader that ended (pthread_exit) while the others run on stays a zombie until they end:
         // no stop, no registers, but the process's first thread all the same — listed as exited, no error.
@@ -169,6 +180,7 @@ public enum LiveCapture {
     /// the memory copy must keep (`laterErrors`).
     private static func describe(_ capture: inout RawCapture, crash: DetectedCrash, hangReportID: String?, exit: ExitRecord?,
                                  runID: String?, credentials: ProcessCredentials?) -> [SoftError] {
+        if crash.isSnapshot { capture.kind = .snapshot }
         if let hang = crash.hang {
             capture.kind = .hang
             capture.hang = HangRecord(
@@ -176,7 +188,6 @@ public enum LiveCapture {
                 durationMs: Double(max(hang.silenceNanoseconds, 0) / 1_000) / 1_000,
                 watchdogTimeoutMs: hang.watchdogTimeoutNanoseconds.map { Double($0 / 1_000) / 1_000 })
         }
-        if crash.snapshot { capture.kind = .snapshot }
         capture.credentials = credentials
         capture.hangReportID = hangReportID
         capture.runID = runID
@@ -251,6 +262,7 @@ public struct CaptureInProgress: ~Copyable {
         for index in capture.threads.indices where capture.threads[index].name == nil {
             capture.threads[index].name = names.name(of: capture.threads[index].tid).map(capped)
         }
+        if capture.kind.isLiveProcess { Self.readStates(&capture.threads, names: names) }
         for (index, range, cut) in reader.copyStacks(plans, writer: &writer) where index >= 0 {
             capture.threads[index].stackStart = range.lowerBound
             capture.threads[index].stackEnd = range.upperBound
@@ -267,6 +279,21 @@ public struct CaptureInProgress: ~Copyable {
         capture.softErrors = reader.softErrors + laterErrors
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - capture.startedNanoseconds) / 1_000) / 1_000
         return CapturedCrash(capture: capture, file: file, regionBytes: writer.regionBytes, imageFiles: files, table: reader.table)
+    }
+}
+
+extension CaptureInProgress {
+    /// What each thread held stopped (and not in a job-control stop, already marked) was doing: in a system
+    /// call (`/proc/TID/syscall`, read while it is stopped: it names the call the stop interrupted) or running
+    /// its own code. A thread that never stopped (no registers, not left out) has no state.
+    fileprivate static func readStates(_ threads: inout [RawThread], names: ProcFS.ThreadNames) {
+        for index in threads.indices where threads[index].state == nil
+            && (!threads[index].registers.isEmpty || threads[index].missingReason == LiveCapture.leftOutReason)
+        {
+            guard let number = ProcFS.syscall(of: threads[index].tid, in: names) else { continue }
+            threads[index].state = number >= 0 ? .syscall : .running
+            threads[index].syscall = number >= 0 ? number : nil
+        }
     }
 }
 

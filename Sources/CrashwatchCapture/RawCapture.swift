@@ -30,6 +30,11 @@ public struct RawThread: Codable, Sendable, Equatable {
     public var stackStart: UInt64?
     public var stackEnd: UInt64?
     public var stackCapped: Bool
+    /// What the thread was doing when stopped, for a capture of a process stopped from outside (a snapshot, a
+    /// hang); nil otherwise.
+    public var state: ThreadState?
+    /// The system call it was in (`state` is `syscall`): the architecture's number.
+    public var syscall: Int?
 
     public init(tid: Int32, name: String?, crashed: Bool, registers: [UInt8], missingReason: String? = nil) {
         self.tid = tid
@@ -41,7 +46,7 @@ public struct RawThread: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case tid, name, crashed, registersHex, missingReason, stackStart, stackEnd, stackCapped
+        case tid, name, crashed, registersHex, missingReason, stackStart, stackEnd, stackCapped, state, syscall
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,6 +63,8 @@ public struct RawThread: Codable, Sendable, Equatable {
         stackStart = try container.decodeIfPresent(UInt64.self, forKey: .stackStart)
         stackEnd = try container.decodeIfPresent(UInt64.self, forKey: .stackEnd)
         stackCapped = try container.decode(Bool.self, forKey: .stackCapped)
+        state = try container.decodeIfPresent(ThreadState.self, forKey: .state)
+        syscall = try container.decodeIfPresent(Int.self, forKey: .syscall)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -70,6 +77,8 @@ public struct RawThread: Codable, Sendable, Equatable {
         try container.encodeIfPresent(stackStart, forKey: .stackStart)
         try container.encodeIfPresent(stackEnd, forKey: .stackEnd)
         try container.encode(stackCapped, forKey: .stackCapped)
+        try container.encodeIfPresent(state, forKey: .state)
+        try container.encodeIfPresent(syscall, forKey: .syscall)
     }
 }
 
@@ -135,7 +144,7 @@ public struct RawCapture: Codable, Sendable {
 
     public var formatVersion = RawCapture.formatVersion
     public var reportID: String
-    /// `crash`, or `hang` for a snapshot of a process left running.
+    /// `crash`, `abnormalExit`, or `hang` / `snapshot` for a process left running.
     public var kind: ReportKind = .crash
     /// For a hang: when it began and how long it had lasted.
     public var hang: HangRecord?

@@ -102,8 +102,11 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     private mutating func assemble(_ unwound: [Unwound], _ faultUnwound: (registers: [RegisterValue], frames: [UnsymbolizedFrame])?,
                                    extraSoftErrors: [SoftError], finishedNanoseconds: Int64?, state: ProcessingState) -> CrashReport {
         let threads = unwound.map { item in
-            ThreadRecord(tid: item.raw.tid, name: item.raw.name, crashed: item.raw.crashed, registers: item.registers,
-                         frames: records(item.frames), unwindStopReason: item.stop)
+            var thread = ThreadRecord(tid: item.raw.tid, name: item.raw.name, crashed: item.raw.crashed, registers: item.registers,
+                                      frames: records(item.frames), unwindStopReason: item.stop)
+            thread.state = item.raw.state
+            thread.syscall = item.raw.syscall.map { SyscallRecord(number: $0, name: SyscallNames.name(of: $0, architecture: capture.architecture)) }
+            return thread
         }
         let original = rootFault.map { fault in
             OriginalFault(fault.signal, tid: fault.tid, time: RFC3339.format(nanosecondsSinceEpoch: fault.timeNanoseconds),
@@ -124,7 +127,7 @@ public struct ReportBuilder<Processor: FrameProcessor> {
             captureTime: RFC3339.format(nanosecondsSinceEpoch: capture.timeNanoseconds),
             captureDurationMs: Double(max((finishedNanoseconds ?? Clock.monotonicNanoseconds()) - capture.startedNanoseconds, 0) / 1_000) / 1_000,
             crashwatchVersion: "",
-            signal: capture.kind == .hang || capture.kind == .snapshot ? .none
+            signal: capture.kind.isLiveProcess ? .none
                 : capture.seenAtExit ? .seenAtExit(capture.signal.signal, sentByKernel: capture.signal.code.rawValue == 0x80)
                 : SignalRecord(capture.signal, originalFault: original, activeFaults: chainRecords),
             process: capture.process, host: capture.host, threads: threads, images: images,

@@ -12,9 +12,9 @@ public struct FingerprintRecord: Codable, Sendable, Equatable {
     public var algorithm: String
     /// The fingerprint: 32 lower-case hex digits (the first 128 bits of a SHA-256).
     public var value: String
-    /// The report kind as hashed: `crash`, `hang`, or `abnormalExit/REASON` (`abnormalExit/memory`).
+    /// The report kind as hashed: `crash`, `hang`, `snapshot`, or `abnormalExit/REASON` (`abnormalExit/memory`).
     public var kind: String
-    /// The signal name as hashed: the original fault's for a handled-then-fatal crash, `none` for a hang.
+    /// The signal name as hashed: the original fault's for a handled-then-fatal crash, `none` for a hang or a snapshot.
     public var signal: String
     /// The program as hashed: the file name of the crashed process's executable (two programs whose crashes
     /// have the same function names are two bugs).
@@ -43,7 +43,9 @@ public enum Fingerprint {
     static let framesScanned = 512
 
     /// The fingerprint of `report`, from its crashed thread (or its original fault, when the crash began as a
-    /// handled fault; a hang's main thread), whatever the report already says its fingerprint is.
+    /// handled fault; a hang's or a snapshot's main thread), whatever the report already says its fingerprint is.
+    /// A snapshot is no bug: its fingerprint groups the snapshots of one program whose main thread was at the same
+    /// place (`kind` `snapshot` keeps them apart from crashes and hangs there).
     public static func of(_ report: CrashReport) -> FingerprintRecord {
         var kind = report.kind.rawValue
         if report.kind == .abnormalExit, let reason = report.exit?.reason { kind += "/" + reason }

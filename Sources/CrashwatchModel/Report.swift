@@ -182,6 +182,10 @@ public struct ReportKind: RawRepresentable, Codable, Hashable, Sendable, CustomS
 
     /// The JSON value, for messages.
     public var description: String { rawValue }
+
+    /// Whether reports of this kind are of a process crashwatch stopped from outside and let go on as it was
+    /// (a hang, a snapshot): no signal, no crashed thread, and each thread's state recorded.
+    public var isLiveProcess: Bool { self == .hang || self == .snapshot }
 }
 
 /// A part of the capture that failed without losing the report (minidump-writer's `soft_errors`).

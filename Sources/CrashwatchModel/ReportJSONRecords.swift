@@ -180,10 +180,20 @@ extension JSONWriter {
         member("tid", indent: inner, first: true); integer(thread.tid)
         member("name", indent: inner); string(thread.name)
         member("crashed", indent: inner); bool(thread.crashed)
+        member("state", indent: inner); string(thread.state?.rawValue)
+        member("syscall", indent: inner)
+        if let syscall = thread.syscall { write(syscall) } else { null() }
         member("registers", indent: inner); lines(thread.registers, indent: inner) { $0.write($1) }
         member("frames", indent: inner); lines(thread.frames, indent: inner) { $0.write($1) }
         member("unwindStopReason", indent: inner); string(thread.unwindStopReason)
         closeObject(indent: indent)
+    }
+
+    /// Writes a system call as a one-line object.
+    mutating func write(_ syscall: SyscallRecord) {
+        field(#"{"number": "#); integer(syscall.number)
+        field(#", "name": "#); string(syscall.name)
+        endObject()
     }
 
     /// Writes one register as a one-line object.

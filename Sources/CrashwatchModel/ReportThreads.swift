@@ -10,6 +10,11 @@ public struct ThreadRecord: Codable, Sendable, Equatable {
     public var name: String?
     /// Whether this is the thread that took the fatal signal (known from the signal-delivery-stop, not guessed).
     public var crashed: Bool
+    /// What the thread was doing when crashwatch stopped it, in a report of a process stopped from outside
+    /// (kinds `snapshot` and `hang`); nil in other reports, and for a thread that could not be stopped.
+    public var state: ThreadState?
+    /// The system call the thread was in when stopped (`state` is `syscall`), from `/proc/TID/syscall`.
+    public var syscall: SyscallRecord?
     /// The general-purpose registers, in the architecture's order (`rip`, `rsp`, … or `x0`…`x30`, `sp`, `pc`, `pstate`).
     public var registers: [RegisterValue]
     /// The stack, innermost frame first; inline expansions appear as frames of their own.
@@ -25,9 +30,44 @@ public struct ThreadRecord: Codable, Sendable, Equatable {
         self.tid = tid
         self.name = name
         self.crashed = crashed
+        self.state = nil
+        self.syscall = nil
         self.registers = registers
         self.frames = frames
         self.unwindStopReason = unwindStopReason
+    }
+}
+
+/// What a thread was doing when it was stopped from outside; an open set of strings so later additions still decode.
+public struct ThreadState: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    /// The JSON value.
+    public var rawValue: String
+    /// Wraps a JSON value; unknown values are kept as they are.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Running its own code (in user space, or runnable): stopped between two instructions.
+    public static let running = ThreadState(rawValue: "running")
+    /// Inside a system call (blocked in it, as a read or a futex wait usually is): `syscall` says which.
+    /// Stopping it interrupted the call, which is restarted or returns EINTR (README "Looking at a live process").
+    public static let syscall = ThreadState(rawValue: "syscall")
+    /// Stopped by job control (SIGSTOP, SIGTSTP …) before crashwatch came: it stays stopped.
+    public static let stopped = ThreadState(rawValue: "stopped")
+
+    /// The JSON value, for messages.
+    public var description: String { rawValue }
+}
+
+/// A system call a thread was in: its number for the process's architecture and, when known, its name.
+public struct SyscallRecord: Codable, Sendable, Equatable {
+    /// The system call number (the architecture's own numbering: x86-64 and aarch64 differ).
+    public var number: Int
+    /// The call's name (`futex`, `read`…), when crashwatch's table for the architecture has it.
+    public var name: String?
+
+    /// Pairs a number with its name.
+    public init(number: Int, name: String?) {
+        self.number = number
+        self.name = name
     }
 }
 

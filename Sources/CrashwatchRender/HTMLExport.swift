@@ -64,7 +64,7 @@ public enum HTMLExport {
         page.markup("<button type=\"button\" id=\"collapse\">Fold all</button></p>\n")
         page.open("dl", ["class": "facts", "id": "summary"])
         page.newline()
-        if report.kind != .hang {
+        if !report.kind.isLiveProcess {
             var text = "\(signal.name) (\(signal.codeName)), signal \(signal.number), code \(signal.code)"
             if let address = signal.faultAddress { text += ", fault address \(address)" }
             page.fact("Signal", text, class: "alarm")
@@ -88,6 +88,7 @@ public enum HTMLExport {
         switch kind.rawValue {
         case ReportKind.crash.rawValue: "Crash report"
         case ReportKind.hang.rawValue: "Hang report"
+        case ReportKind.snapshot.rawValue: "Snapshot"
         case ReportKind.abnormalExit.rawValue: "Abnormal exit report"
         default: "Report (\(kind.rawValue))"
         }

@@ -16,7 +16,7 @@ public enum Headline {
 
     /// `Process PID (COMM)[ of unit UNIT] crashed: SIGNAL (CODE)[ at ADDR][ from pid N][; the OOM killer: …][; original
     /// fault: …][ in FRAME]`;
-    /// for a hang, `… hung: no watchdog ping for N ms[ in FRAME]`.
+    /// for a hang, `… hung: no watchdog ping for N ms[ in FRAME]`; for a snapshot, `… snapshot: N threads: … [ in FRAME]`.
     public static func text(_ report: CrashReport) -> String {
         let clean = TextFormatting.sanitized
         let process = report.process
@@ -26,6 +26,9 @@ public enum Headline {
             // A hang has no signal: how long the process had gone without a sign of progress instead.
             let milliseconds = Int(min(max(hang.durationMs.isNaN ? 0 : hang.durationMs, 0), 1e15))  // a hostile file's number
             line += " \(verb(report.kind)): no \(clean(hang.source)) ping for \(milliseconds) ms"
+        } else if report.kind == .snapshot {
+            // A snapshot has no signal either: what the threads were doing.
+            line += " \(verb(report.kind)): " + (ThreadStates.summary(of: report) ?? "\(report.threads.count) threads")
         } else {
             line += " \(verb(report.kind)): " + fault(name: report.signal.name, code: report.signal.codeName,
                                                      address: report.signal.faultAddress, sender: report.signal.senderPID)
@@ -42,12 +45,13 @@ public enum Headline {
         return line
     }
 
-    /// How the process ended, as a verb: `crashed`, `was killed` (an abnormal exit), `hung`.
+    /// How the process ended, as a verb: `crashed`, `was killed` (an abnormal exit), `hung`; `snapshot` for a look at a live one.
     static func verb(_ kind: ReportKind) -> String {
         switch kind.rawValue {
         case ReportKind.crash.rawValue: "crashed"
         case ReportKind.abnormalExit.rawValue: "was killed"
         case ReportKind.hang.rawValue: "hung"
+        case ReportKind.snapshot.rawValue: "snapshot"
         default: "ended (\(TextFormatting.sanitized(kind.rawValue)))"
         }
     }

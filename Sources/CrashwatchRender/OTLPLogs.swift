@@ -1,6 +1,7 @@
 // OTLPLogs.swift — a report as an OpenTelemetry log record, in OTLP/JSON (`ExportLogsServiceRequest`, what
 // `POST /v1/logs` takes), following the Apsio profile §6: a crash is `app.crash` (§6.1), a hang `apsio.hang`
-// (§6.3), a SIGKILL death `app.abnormal_exit` (§6.4). One report is one ResourceLogs (its process is the
+// (§6.3), a SIGKILL death `app.abnormal_exit` (§6.4), a snapshot of a live process `crashwatch.snapshot` (INFO:
+// no fault; crashwatch's own event, the profile has none for a look at a running process). One report is one ResourceLogs (its process is the
 // resource) holding one LogRecord. The encoding is a pure function of the report and its file's bytes, so
 // every attempt to ship a report sends the same record (the same `app.crash.id` and `log.record.uid`).
 //
@@ -69,6 +70,7 @@ public enum OTLPLogs {
     static func event(of kind: ReportKind) -> (name: String, severity: Int, severityText: String) {
         switch kind {
         case .hang: ("apsio.hang", 13, "WARN")
+        case .snapshot: ("crashwatch.snapshot", 9, "INFO")
         case .abnormalExit: ("app.abnormal_exit", 17, "ERROR")
         default: ("app.crash", 21, "FATAL")
         }
@@ -105,6 +107,12 @@ public enum OTLPLogs {
             let duration = hang.durationMs.isFinite ? min(max(hang.durationMs, 0), 9e15).rounded(.down) : 0
             json.attribute("apsio.hang.duration", integer: Int64(duration))
             json.attribute("apsio.hang.unfinished", bool: hang.unfinished)
+        }
+        if report.kind == .snapshot {
+            json.attribute("crashwatch.snapshot.threads", integer: Int64(report.threads.count))
+            if let held = report.holdDurationMs, held.isFinite {
+                json.attribute("crashwatch.snapshot.hold_us", integer: Int64(min(max(held * 1000, 0), 9e15).rounded(.down)))
+            }
         }
         if let exit = report.exit, report.kind == .abnormalExit {
             json.attribute("apsio.exit.reason", exit.reason)

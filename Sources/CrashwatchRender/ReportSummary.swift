@@ -67,12 +67,12 @@ public struct ReportSummary: Codable, Sendable, Equatable {
     }
 
     /// The stack where the fault happened: the original fault's when a handler ran first (not the handler's),
-    /// else the crashed thread's; for the kinds that have no crashed thread (a hang, a SIGKILL death) the main
+    /// else the crashed thread's; for the kinds that have no crashed thread (a hang, a snapshot, a SIGKILL death) the main
     /// thread's; empty when the report has none of these (a crash whose crashed thread is missing).
     public static func faultFrames(of report: CrashReport) -> [FrameRecord] {
         let original = report.signal.originalFault?.frames ?? []
         guard original.isEmpty else { return original }
-        let stoppedFromOutside = report.kind == .hang || report.kind == .abnormalExit
+        let stoppedFromOutside = report.kind.isLiveProcess || report.kind == .abnormalExit
         let thread = report.crashedThread ?? (stoppedFromOutside ? report.threads.first { $0.tid == report.process.pid } : nil)
         return thread?.frames ?? []
     }

@@ -83,9 +83,10 @@ public enum SentryEvent {
         return paddedHex(first, digits: 16) + paddedHex(second, digits: 16)
     }
 
-    /// `fatal` for a crash, `error` for a hang (the process was left running) or an abnormal exit.
+    /// `fatal` for a crash, `info` for a snapshot (a look at a running process, no fault), `error` for a hang
+    /// (the process was left running) or an abnormal exit.
     static func level(of kind: ReportKind) -> String {
-        kind == .crash ? "fatal" : "error"
+        kind == .crash ? "fatal" : kind == .snapshot ? "info" : "error"
     }
 
     // MARK: The fault
@@ -132,6 +133,9 @@ public enum SentryEvent {
                 let milliseconds = Int64(min(max(report.hang?.durationMs ?? 0, 0), 9e15).rounded(.down))
                 json.member("type", "Hang")
                 json.member("value", "no \(report.hang?.source ?? "watchdog") ping for \(milliseconds) ms")
+            case .snapshot:
+                json.member("type", "Snapshot")
+                json.member("value", ThreadStates.summary(of: report) ?? "\(report.threads.count) threads")
             case .abnormalExit:
                 json.member("type", fault.name)
                 json.member("value", "killed by \(fault.name)" + (report.exit.map { " (\($0.reason))" } ?? ""))
@@ -149,11 +153,15 @@ public enum SentryEvent {
     }
 
     /// A crash's mechanism is the signal (`signalhandler`, not handled); a hang's the watchdog (handled: the
-    /// process was left running); an abnormal exit's the kernel's kill.
+    /// process was left running); a snapshot's `crashwatch.snapshot` (handled, likewise); an abnormal exit's the
+    /// kernel's kill.
     static func mechanism(_ fault: Fault, kind: ReportKind, into json: inout JSONWriter) {
         switch kind {
         case .hang:
             json.member("type", "watchdog")
+            json.member("handled", true)
+        case .snapshot:
+            json.member("type", "crashwatch.snapshot")
             json.member("handled", true)
         default:
             json.member("type", kind == .crash ? "signalhandler" : "abnormal_exit")

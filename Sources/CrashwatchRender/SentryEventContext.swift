@@ -48,7 +48,7 @@ extension SentryEvent {
     /// `app` (its name), `fingerprint` (its value) when the report has one.
     static func tags(of report: CrashReport, into json: inout JSONWriter) {
         json.member("kind", tagValue(report.kind.rawValue))
-        if report.kind != .hang {
+        if !report.kind.isLiveProcess {
             json.member("signal", tagValue(report.signal.name))
             json.member("signal_code", tagValue(report.signal.codeName))
         }

@@ -90,6 +90,10 @@ public enum ShowRenderer {
         let os = [host.osName, host.osVersion].compactMap { $0 }.joined(separator: " ")
         page.field("Host", clean("\(host.hostname), \(os), kernel \(host.kernelRelease), \(host.architecture)"))
         if let unit = process.systemdUnit { page.field("Unit", clean(unit)) }
+        if let states = ThreadStates.summary(of: report) {
+            page.field("Threads", states)
+            if let held = report.holdDurationMs { page.field("Held", "stopped for " + TextFormatting.milliseconds(held)) }
+        }
 
         let environment = process.environment.sorted { $0.key < $1.key }.map { clean("\($0.key)=\($0.value)") }
         if let first = environment.first {
@@ -136,10 +140,11 @@ public enum ShowRenderer {
 
     // MARK: Threads
 
-    /// `4242 "main"`, or just the tid when the thread has no name.
+    /// `4242 "main"`, or just the tid when the thread has no name; with what it was doing when it was stopped
+    /// from outside (a snapshot, a hang): `4243 "reader", in read (system call 0)`.
     static func threadTitle(_ thread: ThreadRecord) -> String {
-        guard let name = thread.name else { return String(thread.tid) }
-        return "\(thread.tid) \"\(TextFormatting.sanitized(name))\""
+        let title = thread.name.map { "\(thread.tid) \"\(TextFormatting.sanitized($0))\"" } ?? String(thread.tid)
+        return ThreadStates.text(of: thread).map { title + ", " + $0 } ?? title
     }
 
     /// Appends one line per frame: `* #0 0x… function (file:line) in image [notes]`, `*` and bold for in-app.

@@ -10,7 +10,7 @@ extension ShowRenderer {
         var page = Page(style: style)
         page.line(TextFormatting.sanitized(Headline.text(report)))
         page.line("Report \(TextFormatting.sanitized(report.id)), \(TextFormatting.utcStamp(report.captureTime))")
-        let stoppedFromOutside = report.kind == .hang || report.kind == .abnormalExit
+        let stoppedFromOutside = report.kind.isLiveProcess || report.kind == .abnormalExit
         let thread = report.crashedThread ?? (stoppedFromOutside ? report.threads.first { $0.tid == report.process.pid } : nil)
         if let thread {
             page.blank()

@@ -17,6 +17,8 @@ public enum CoreReports {
     public enum Destination: Sendable {
         case file(String)
         case spool(String)
+        /// The caller's standard output: the bytes come back in `WrittenCoreReport.bytes` for the command to write.
+        case standardOutput
     }
 
     /// The report of the core in `core` (`analyze-core`), written to `destination`: the core read as a stream
@@ -39,17 +41,32 @@ public enum CoreReports {
         var sighting: GroupSighting?
         let (bytes, failure) = process(source, imageFiles: executable.map { [$0] } ?? [], deadlineNanoseconds: deadline,
                                        crashwatchVersion: options.crashwatchVersion, sighting: { sighting = $0 })
+        return try write(bytes, of: source.capture, to: destination, failure: failure, sighting: sighting)
+    }
+
+    /// Writes the report `bytes` of `capture` to `destination` (for `standardOutput`, hands them back): to the spool
+    /// under its name, counted in its crash group (from `sighting` when given). `restricted`: the report of a
+    /// process the kernel protects from its own user (`Spool.write(bytes:name:restricted:)`; a file is written
+    /// 0600 then). `failure`: why the report is not the worker's complete one.
+    static func write(_ bytes: [UInt8], of capture: RawCapture, to destination: Destination, failure: String?,
+                      sighting: GroupSighting?, restricted: Bool = false) throws(CoreReportFailure) -> WrittenCoreReport {
         switch destination {
+        case .standardOutput:
+            return WrittenCoreReport(path: "-", failure: failure, bytes: bytes)
         case .file(let path):
-            do { try FileSystem.writeAtomically(bytes, to: path) } catch { throw .cannotWrite("cannot write \(path): \(error)") }
+            do {
+                try FileSystem.writeAtomically(bytes, to: path, permissions: restricted ? 0o600 : 0o640)
+            } catch {
+                throw .cannotWrite("cannot write \(path): \(error)")
+            }
             return WrittenCoreReport(path: path, failure: failure)
         case .spool(let path):
             let spool: Spool
             let written: String
-            let name = fileName(source.capture)
+            let name = fileName(capture)
             do throws(SpoolError) {
                 spool = try Spool(path: path)
-                written = try spool.write(bytes: bytes, name: name)
+                written = try spool.write(bytes: bytes, name: name, restricted: restricted)
             } catch {
                 throw .cannotWrite("\(error)")
             }
@@ -80,7 +97,17 @@ public enum CoreReports {
     /// one), so the caller need not decode the bytes again.
     static func process(_ source: StreamedCore, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64,
                         crashwatchVersion: String, sighting: ((GroupSighting) -> Void)? = nil) -> (report: [UInt8], failure: String?) {
-        let capture = source.capture
+        process(source.capture, file: { () throws(SystemError) in try source.captureFile() }, imageFiles: imageFiles,
+                identity: WorkerLaunch.identity(for: nil), debuginfodURLs: [], deadlineNanoseconds: deadlineNanoseconds,
+                crashwatchVersion: crashwatchVersion, sighting: sighting)
+    }
+
+    /// The report of `capture`, whose capture file `file` gives (complete and sealed), processed by a worker
+    /// running as `identity` (`WorkerLaunch.identity`), as `process(_:imageFiles:…)` describes: every source
+    /// processed in one place (a core file, a snapshot). `debuginfodURLs`: the servers the worker may ask.
+    static func process(_ capture: RawCapture, file: () throws(SystemError) -> OwnedDescriptor, imageFiles: [OwnedDescriptor],
+                        identity: WorkerIdentity?, debuginfodURLs: [String], deadlineNanoseconds: Int64, crashwatchVersion: String,
+                        sighting: ((GroupSighting) -> Void)? = nil) -> (report: [UInt8], failure: String?) {
         let limit = capture.options.reportByteLimit
         func minimal(_ why: String) -> (report: [UInt8], failure: String?) {
             ((try? minimalReport(capture, crashwatchVersion: crashwatchVersion, processingFailure: why)) ?? [], why)
@@ -88,10 +115,10 @@ public enum CoreReports {
         let launch: WorkerLaunch
         let pid: Int32
         do {
-            let file = try source.captureFile()
-            let identity = WorkerLaunch.identity(for: nil)
-            launch = try WorkerLaunch(input: file, imageFiles: imageFiles, capture: capture, identity: identity,
-                                      deadlineNanoseconds: deadlineNanoseconds, debuginfodURLs: [], cache: nil, gate: nil)
+            let input = try file()
+            launch = try WorkerLaunch(input: input, imageFiles: imageFiles, capture: capture, identity: identity,
+                                      deadlineNanoseconds: deadlineNanoseconds, debuginfodURLs: debuginfodURLs,
+                                      cache: nil, gate: nil)
             pid = try spawnWorker(arguments: launch.arguments, environment: launch.environment, descriptors: launch.descriptors.map(\.fd),
                                   standardError: launch.errors.fd, limits: launch.limits)
         } catch {
@@ -131,4 +158,6 @@ public struct WrittenCoreReport: Sendable {
     public let path: String
     public let failure: String?
     public var groupFailure: String? = nil
+    /// The report itself, when it was not written but handed back (`Destination.standardOutput`).
+    public var bytes: [UInt8]? = nil
 }

@@ -32,10 +32,11 @@ public enum CrashLine {
         return "crashwatch: \(crash.executable)[\(crash.pid)] hung: no watchdog ping for \(seconds(hang.silenceNanoseconds))\(timeout); capturing its threads, leaving it running"
     }
 
-    /// `crashwatch: ./app[1234]: snapshot asked for by uid 1000 (pid 4321); capturing its threads, leaving it running`.
+    /// `crashwatch: ./app[1234] snapshot: capturing its threads, leaving it running` (a snapshot a supervisor takes),
+    /// with who asked for it when that was through the control socket (`snapshot asked for by uid 1000 (pid 4321)`).
     public static func snapshot(_ crash: DetectedCrash) -> String {
-        let asker = crash.snapshotRequester.map { " by uid \($0.uid) (pid \($0.pid))" } ?? ""
-        return "crashwatch: \(crash.executable)[\(crash.pid)]: snapshot asked for\(asker); capturing its threads, leaving it running"
+        let asker = crash.snapshotRequester.map { " asked for by uid \($0.uid) (pid \($0.pid))" } ?? ""
+        return "crashwatch: \(crash.executable)[\(crash.pid)] snapshot\(asker): capturing its threads, leaving it running"
     }
 
     private static func faultText(_ info: SignalInfo) -> String {

@@ -118,7 +118,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         // A SIGKILL death seen at the exit stops had its line from `supervisorSawAbnormalExit`.
         let exit = crash.seenAtExit ? abnormalExits.removeValue(forKey: crash.pid) : nil
         if exit == nil {
-            lines.write((crash.snapshot ? CrashLine.snapshot(crash) : crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)) + "\n")
+            let line = crash.isSnapshot ? CrashLine.snapshot(crash) : crash.hang.map { CrashLine.hung(crash, $0) } ?? CrashLine.crashed(crash)
+            lines.write(line + "\n")
         }
         let deadline = stopped.deadlineNanoseconds
         let inProgress: CaptureInProgress

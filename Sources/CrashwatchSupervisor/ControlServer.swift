@@ -143,7 +143,7 @@ extension Supervisor {
             originalFault: nil, handledFaults: [], timeNanoseconds: Clock.realtimeNanoseconds(),
             crashedThreadID: pid, crashedThreadName: name)
         crash.unreadableFiles = identity.unreadable
-        crash.snapshot = true
+        crash.isSnapshot = true
         crash.snapshotRequester = peer
         let job = try capture(crash, initial: [:], fatalSignal: nil, heldSince: Clock.monotonicNanoseconds()) { job in
             job.reportWritten = { result in

@@ -157,6 +157,11 @@ extension Supervisor {
     /// What of `pid`'s memory is never read (`UnreadableFiles`), and the name the crash line gives it: its
     /// argv[0], unless the argument area is a page of a FUSE file (reading that could stall for ever).
     func identify(_ pid: Int32, status: ProcStatus?) -> (executable: String, unreadable: UnreadableFiles) {
+        Self.identify(pid, status: status)
+    }
+
+    /// What of `pid`'s memory is never read, and the name the crash line gives it (see the instance method).
+    public static func identify(_ pid: Int32, status: ProcStatus?) -> (executable: String, unreadable: UnreadableFiles) {
         let unreadable = UnreadableFiles(pid: pid)
         if unreadable.argumentsReadable(pid: pid, through: pid), let argv0 = ProcFS.commandLine(pid).first, !argv0.isEmpty {
             return (argv0, unreadable)

@@ -93,10 +93,10 @@ public struct DetectedCrash: Equatable, Sendable {
     /// Set for a hang snapshot: the process is not dying, `signal` is none, and every thread was stopped
     /// by crashwatch and is let go as it was.
     public var hang: DetectedHang? = nil
-    /// Set for a snapshot asked for through the control socket: as for a hang, `signal` is none and every
-    /// thread goes on as it was; the report's kind is `snapshot`.
-    public var snapshot = false
-    /// Who asked for the snapshot (the control socket's peer).
+    /// Set for a snapshot (`crashwatch snapshot`, or a supervisor asked for one): the process is not dying,
+    /// `signal` is none, and every thread was stopped by crashwatch and is let go as it was.
+    public var isSnapshot = false
+    /// Who asked a supervisor for the snapshot (its control socket's peer); nil for `crashwatch snapshot`'s own.
     public var snapshotRequester: PeerCredentials? = nil
     /// Set for a death seen only at the threads' PTRACE_EVENT_EXIT stops (SIGKILL, or a crash signal the
     /// kernel forced past its delivery stop, as a seccomp kill does): `signal` holds just the signal, its
@@ -104,6 +104,10 @@ public struct DetectedCrash: Equatable, Sendable {
     public var seenAtExit = false
     /// What of the process's memory is never read (files on FUSE file systems), as found when it was detected.
     public var unreadableFiles: UnreadableFiles?
+
+    /// Whether crashwatch stopped every thread from outside and lets them go on as they were (a hang, a
+    /// snapshot): no thread crashed, and each thread's state is recorded.
+    public var isLiveLook: Bool { hang != nil || isSnapshot }
 }
 
 /// A process whose watchdog pings stopped: it is captured as a hang and left running.
@@ -241,4 +245,7 @@ public struct StoppedProcess: Equatable, Sendable {
     public let deadlineNanoseconds: Int64
     /// How each stopped thread is stopped.
     public let stops: [Int32: ThreadStop]
+    /// Stopped threads whose registers and stack are not captured (`crashwatch snapshot --threads`): listed
+    /// with their names and states only.
+    public var leftOut: [Int32] = []
 }

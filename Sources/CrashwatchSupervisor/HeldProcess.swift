@@ -13,12 +13,16 @@ struct HeldProcess: ~Copyable {
     let fatalSignal: Signal?
     /// The ptrace options the threads were seized with.
     let options: UInt
+    /// Whether letting go ends the tracing too (PTRACE_DETACH): a process seized only for a snapshot. Else the
+    /// threads stay traced (the supervisor's own processes).
+    let detaches: Bool
     private var released = false
 
-    init(_ stopped: StoppedProcess, fatalSignal: Signal?, options: UInt) {
+    init(_ stopped: StoppedProcess, fatalSignal: Signal?, options: UInt, detaches: Bool = false) {
         self.stopped = stopped
         self.fatalSignal = fatalSignal
         self.options = options
+        self.detaches = detaches
     }
 
     /// With a fatal signal: delivers it to the crashed thread and leaves every other thread in its stop,
@@ -35,7 +39,7 @@ struct HeldProcess: ~Copyable {
     consuming func release() throws(SystemError) -> StoppedProcess? {
         released = true
         guard let fatalSignal else {
-            try Self.letGo(stopped, except: nil)
+            try Self.letGo(stopped, except: nil, detaching: detaches)
             return nil
         }
         let dying = Ptrace.withoutExitStop(options)
@@ -54,7 +58,7 @@ struct HeldProcess: ~Copyable {
     }
 
     deinit {
-        if !released { try? Self.letGo(stopped, except: nil) }
+        if !released { try? Self.letGo(stopped, except: nil, detaching: detaches) }
     }
 
     /// Lets every thread but `crashedTID` go on from the stop it was held in: pending signals delivered,
@@ -63,7 +67,9 @@ struct HeldProcess: ~Copyable {
         try letGo(stopped, except: stopped.crashedTID)
     }
 
-    private static func letGo(_ stopped: StoppedProcess, except skipped: Int32?) throws(SystemError) {
+    /// `detaching`: each thread is detached from the stop it was held in instead, its pending signal delivered
+    /// (a thread in a group-stop stays stopped, untraced, as it was before).
+    private static func letGo(_ stopped: StoppedProcess, except skipped: Int32?, detaching: Bool = false) throws(SystemError) {
         var failure: SystemError?
         func attempt(_ body: () throws(SystemError) -> Void) {
             do { try body() } catch where error.isNoSuchProcess {
@@ -73,6 +79,11 @@ struct HeldProcess: ~Copyable {
             }
         }
         for (tid, stop) in stopped.stops where tid != skipped {
+            if detaching {
+                let signal: Int32 = if case .signalDelivery(let number) = stop { number } else { 0 }
+                attempt { () throws(SystemError) in try Ptrace.detach(tid, signal: signal) }
+                continue
+            }
             switch stop {
             case .signalDelivery(let signal): attempt { () throws(SystemError) in try Ptrace.cont(tid, signal: signal) }
             case .event: attempt { () throws(SystemError) in try Ptrace.cont(tid) }

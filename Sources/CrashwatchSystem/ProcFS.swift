@@ -63,14 +63,35 @@ public enum ProcFS {
         deinit { if directory >= 0 { close(directory) } }
 
         public func name(of tid: Int32) -> String? {
-            guard directory >= 0 else { return nil }
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let count = buffer.withUnsafeMutableBytes { cw_read_small_at(directory, "\(tid)/comm", $0.baseAddress, $0.count) }
-            guard count > 0 else { return nil }
-            var end = Int(count)
-            if buffer[end - 1] == UInt8(ascii: "\n") { end -= 1 }
-            return String(decoding: buffer[..<end], as: UTF8.self)
+            guard var bytes = read(tid, "comm", limit: 64) else { return nil }
+            if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+            return String(decoding: bytes, as: UTF8.self)
         }
+
+        /// The start of file `TID/FILE` of the directory (at most `limit` bytes); nil when unreadable or empty.
+        func read(_ tid: Int32, _ file: String, limit: Int) -> [UInt8]? {
+            guard directory >= 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: limit)
+            let count = buffer.withUnsafeMutableBytes { cw_read_small_at(directory, "\(tid)/\(file)", $0.baseAddress, $0.count) }
+            guard count > 0 else { return nil }
+            return Array(buffer[..<Int(count)])
+        }
+    }
+
+    /// The system call a stopped thread is in, from `/proc/TID/syscall` read through `names`' open task
+    /// directory: its number, -1 when it is in none (it was running its own code), nil when unreadable or the
+    /// thread is running (the file says so; only a stopped thread's answer holds still).
+    public static func syscall(of tid: Int32, in names: ThreadNames) -> Int? {
+        guard let bytes = names.read(tid, "syscall", limit: 256) else { return nil }
+        return syscallNumber(bytes)
+    }
+
+    /// The first field of a `/proc/TID/syscall` line as a number (-1: no system call); nil for `running`
+    /// or anything else.
+    public static func syscallNumber(_ bytes: some Collection<UInt8>) -> Int? {
+        let field = bytes.prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") }
+        if field.elementsEqual("-1".utf8) { return -1 }
+        return decimalNumber(field, maxDigits: 6).map { Int($0) }
     }
 
     /// A thread's name (`comm`), without the trailing newline; nil when the thread is gone.

@@ -30,11 +30,6 @@ public enum Ptrace {
         return result
     }
 
-    /// Starts tracing a running thread with `options`, without stopping it (PTRACE_SEIZE).
-    public static func seize(_ tid: Int32, options: UInt) throws(SystemError) {
-        _ = try request("PTRACE_SEIZE", Int32(CW_PTRACE_SEIZE), tid, 0, options)
-    }
-
     /// Resumes a stopped tracee, delivering `signal` when it is in a signal-delivery-stop (0 for none).
     public static func cont(_ tid: Int32, signal: Int32 = 0) throws(SystemError) {
         _ = try request("PTRACE_CONT", Int32(CW_PTRACE_CONT), tid, 0, UInt(signal))
@@ -54,6 +49,12 @@ public enum Ptrace {
     /// Replaces a stopped tracee's ptrace options (PTRACE_SETOPTIONS).
     public static func setOptions(_ tid: Int32, _ options: UInt) throws(SystemError) {
         _ = try request("PTRACE_SETOPTIONS", Int32(CW_PTRACE_SETOPTIONS), tid, 0, options)
+    }
+
+    /// Starts tracing a running thread of another process without stopping it (PTRACE_SEIZE) with `options`
+    /// (0: none — the process's behaviour is left as it is). Needs the kernel's ptrace access to it.
+    public static func seize(_ tid: Int32, options: UInt = 0) throws(SystemError) {
+        _ = try request("PTRACE_SEIZE", Int32(CW_PTRACE_SEIZE), tid, 0, options)
     }
 
     /// Asks a running tracee to stop with a PTRACE_EVENT_STOP.

@@ -47,6 +47,13 @@ public struct SignalInbox: ~Copyable {
 
     deinit { close(fd) }
 
+    /// Sets the calling thread's signal mask back to `mask` (an inbox's `previousMask`): signals it blocked that
+    /// are pending then take their own action at once (a SIGINT's default one ends the process).
+    public static func restore(mask: sigset_t) {
+        var mask = mask
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
+    }
+
     /// Takes every pending signal without blocking.
     public func drain() throws(SystemError) -> [ReceivedSignal] {
         var received: [ReceivedSignal] = []

@@ -69,3 +69,17 @@ public func waitForAnyTask(block: Bool) throws(SystemError) -> WaitEvent? {
     }
     return pid == 0 ? nil : WaitEvent(pid: pid, status: WaitStatus(raw: status))
 }
+
+/// Waits for one tracee or child `tid` (`waitpid(tid, __WALL)`). Returns nil when `block` is false and it has
+/// nothing to report, or it is not (or no longer) waitable (ECHILD).
+public func waitForTask(_ tid: Int32, block: Bool) throws(SystemError) -> WaitEvent? {
+    var status: Int32 = 0
+    let flags = Int32(CW_WALL) | (block ? 0 : Int32(CW_WNOHANG))
+    let pid = retryingOnEINTR { waitpid(tid, &status, flags) }
+    if pid == -1 {
+        let saved = lastErrno()
+        if saved == ECHILD { return nil }
+        throw SystemError("waitpid", pid: tid, errno: saved)
+    }
+    return pid == 0 ? nil : WaitEvent(pid: pid, status: WaitStatus(raw: status))
+}
