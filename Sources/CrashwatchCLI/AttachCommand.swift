@@ -21,10 +21,10 @@ enum AttachCommand {
 
             TERM, INT (Ctrl-C) and HUP sent to crashwatch detach: every thread is stopped and let go from that
             stop with the signal it was about to take, so no signal is lost or reordered; a process stopped by
-            job control stays stopped. crashwatch then exits 0 and the process runs on. A system call the
-            process was in when its threads were seized or let go is restarted, or returns EINTR where the
-            kernel would after a stop (as with any debugger; SA_RESTART handlers and most blocking calls
-            restart). When the process ends, crashwatch prints how (from its exit notification, which the
+            job control stays stopped. crashwatch then exits 0 and the process runs on. Seizing stops nothing;
+            while attached every signal the process takes is a stop, as under 'run', and the detach is one
+            stop: a system call in progress then is restarted, or returns EINTR where the kernel would after
+            a stop (as with any debugger: see 'crashwatch snapshot --help'). When the process ends, crashwatch prints how (from its exit notification, which the
             kernel gives its tracer too) and exits 0; its parent still reaps it and gets its status.
 
             Differences from 'run': crashwatch is not the process's parent, so it does not exit as the
