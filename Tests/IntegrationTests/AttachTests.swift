@@ -108,4 +108,66 @@ struct AttachTests {
         // Each attach is its own crashwatch: the last ones are no bigger than the first ones.
         #expect(rss.suffix(10).max()! <= rss.prefix(10).max()! + 1024, "\(rss)")
     }
+
+    @Test("attach and detach during signal, thread and fork churn: every signal in order, every thread joined, every fork's status right")
+    func churn() throws {
+        let churn = Paths.fixture("snapshot_churn")
+        try #require(FileManager.default.isExecutableFile(atPath: churn), "make fixtures builds it")
+        let directory = try TemporaryDirectory("cw-attach")
+        defer { directory.remove() }
+        let lines = try Self.scenario("""
+            C=\(churn)
+            "$C" 20000 3000 400 > "$D/churn.out" & tp=$!
+            wait_for "grep -q ready $D/churn.out"
+            "$C" send $tp 20000 & sender=$!
+            cycles=0
+            for i in $(seq 30); do
+              [ -d /proc/$tp ] || break
+              "$CW" attach --spool "$D/spool" $tp 2>> "$D/cw.err" & cw=$!
+              wait_for "traced_by $tp $cw || ! kill -0 $cw 2> /dev/null"
+              kill -HUP $cw 2> /dev/null; wait $cw; status=$?
+              [ $status = 0 ] && cycles=$((cycles+1))
+            done
+            echo "cycles $cycles"
+            wait $sender; wait $tp; echo "target-status $?"
+            cat "$D/churn.out"
+            """, in: directory, timeout: 400)
+        let cycles = try #require(lines.first { $0.hasPrefix("cycles ") }.flatMap { Int($0.dropFirst(7)) })
+        #expect(cycles >= 5, "attached only \(cycles) times before the churn ended")
+        #expect(lines.contains("target-status 0"))
+        let statuses = (0..<400).reduce(0) { $0 + $1 % 7 }
+        #expect(lines.suffix(4) == ["ready", "signals 20000 in order", "threads 3000", "forks 400 statuses \(statuses)"], "\(lines)")
+    }
+
+    @Test("a job-control-stopped process stays stopped through attach and detach; a traced one is refused naming its tracer")
+    func stoppedAndTraced() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Paths.fixture("attach_target")), "make fixtures builds it")
+        let directory = try TemporaryDirectory("cw-attach")
+        defer { directory.remove() }
+        let lines = try Self.scenario("""
+            start_target t
+            kill -STOP $tp; wait_for "grep -q '^State:[[:space:]]*T' /proc/$tp/status"
+            "$CW" attach --spool "$D/spool" $tp 2> "$D/cw.err" & cw=$!
+            wait_for "traced_by $tp $cw"
+            kill -TERM $cw; wait $cw; echo "detach-status $?"
+            for task in /proc/$tp/task/*; do echo "state $(awk '/^State:/{print $2}' $task/status)"; done
+            kill -CONT $tp
+            "$CW" run --spool "$D/spool" -- "$T" "$D/u" > "$D/u.out" 2> /dev/null & sup=$!
+            mkdir -p "$D/u"; wait_for "grep -q ready $D/u.out"
+            child=$(cat /proc/$sup/task/$sup/children | tr ' ' '\\n' | grep -v '^$' | head -1)
+            "$CW" attach --spool "$D/spool" $child 2> "$D/refused.err"; echo "refused-status $?"
+            echo "refused: $(cat "$D/refused.err")"
+            "$CW" attach 999999999 2> /dev/null; echo "missing-status $?"
+            touch "$D/u/stop" "$D/t/stop"; wait $sup; echo "supervised-status $?"; wait $tp; echo "target-status $?"
+            """, in: directory)
+        #expect(lines.contains("detach-status 0"))
+        let states = lines.filter { $0.hasPrefix("state ") }
+        #expect(states.count == 4 && states.allSatisfy { $0 == "state T" }, "\(states)")
+        #expect(lines.contains("refused-status 69"))
+        #expect(lines.contains { $0.hasPrefix("refused: crashwatch: pid ") && $0.contains("traced already by pid") && $0.contains("crashwatch") },
+                "\(lines)")
+        #expect(lines.contains("missing-status 66"))
+        #expect(lines.contains("supervised-status 0"))
+        #expect(lines.contains("target-status 0"))
+    }
 }
