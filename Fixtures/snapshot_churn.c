@@ -11,8 +11,12 @@
  * With THREADS and FORKS both "-", the two churn until standard input ends (the number done then depends on
  * the run), and main prints "threads joined" and "forks statuses right" (every exit status as expected) in
  * their place (each churn pausing 1 ms a round): output that a run with snapshots must print exactly as one without.
+ * With SIGNALS "-" too, the number is the sender's: it ends with SIGRTMIN+1 carrying how many it sent (real-time
+ * signals are delivered lowest first, so every SIGRTMIN queued before it comes first), and main prints
+ * "signals: every one, in order" (or "signals: N of M, K out of order").
  * `snapshot_churn send PID N` queues SIGRTMIN with values 0 … N-1 to PID (retrying while the queue is full)
- * and exits 0.
+ * and exits 0; `snapshot_churn send PID -` sends them, 50 µs apart, until its standard input ends, then the
+ * SIGRTMIN+1 that says how many, prints "sent N" and exits 0.
  *
  * BUILD: -O2 -g
  * ARGS: 0 200 50
@@ -22,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -42,6 +47,14 @@ static atomic_int forks_done;
 static atomic_int until_eof;
 static atomic_int stop_churn;
 static long forks_started;
+static atomic_long announced = -1;
+
+static void on_end(int signo, siginfo_t *info, void *context)
+{
+    (void)signo;
+    (void)context;
+    atomic_store(&announced, info->si_value.sival_int);
+}
 
 static void on_signal(int signo, siginfo_t *info, void *context)
 {
@@ -61,7 +74,7 @@ static void *signals_main(void *arg)
     sigset_t none;
     sigemptyset(&none);
     atomic_store(&waiting, 1);
-    while (atomic_load(&received) < expected_signals)
+    while (expected_signals < 0 ? atomic_load(&announced) < 0 : atomic_load(&received) < expected_signals)
         sigsuspend(&none);
     return NULL;
 }
@@ -119,7 +132,20 @@ static void *forks_main(void *arg)
 
 static int send_signals(pid_t pid, long count)
 {
-    for (long i = 0; i < count; i++) {
+    int until_eof = count < 0;
+    if (until_eof) {
+        int flags = fcntl(0, F_GETFL);
+        fcntl(0, F_SETFL, flags | O_NONBLOCK);
+    }
+    long i = 0;
+    for (; until_eof || i < count; i++) {
+        if (until_eof) {
+            char byte;
+            if (read(0, &byte, 1) == 0)
+                break;
+            struct timespec pause = {0, 50 * 1000};
+            nanosleep(&pause, NULL);
+        }
         union sigval value = {.sival_int = (int)i};
         while (sigqueue(pid, SIGRTMIN, value) != 0) {
             if (errno != EAGAIN)
@@ -128,16 +154,26 @@ static int send_signals(pid_t pid, long count)
             nanosleep(&pause, NULL);
         }
     }
+    if (until_eof) {
+        union sigval total = {.sival_int = (int)i};
+        while (sigqueue(pid, SIGRTMIN + 1, total) != 0) {
+            if (errno != EAGAIN)
+                return 1;
+            struct timespec pause = {0, 100 * 1000};
+            nanosleep(&pause, NULL);
+        }
+        printf("sent %ld\n", i);
+    }
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "send") == 0)
-        return send_signals((pid_t)atol(argv[2]), atol(argv[3]));
+        return send_signals((pid_t)atol(argv[2]), strcmp(argv[3], "-") == 0 ? -1 : atol(argv[3]));
     if (argc != 4)
         return 2;
-    expected_signals = atol(argv[1]);
+    expected_signals = strcmp(argv[1], "-") == 0 ? -1 : atol(argv[1]);
     thread_count = atol(argv[2]);
     fork_count = atol(argv[3]);
     atomic_store(&until_eof, strcmp(argv[2], "-") == 0 && strcmp(argv[3], "-") == 0);
@@ -147,9 +183,12 @@ int main(int argc, char **argv)
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
     sigaction(SIGRTMIN, &action, NULL);
+    action.sa_sigaction = on_end;
+    sigaction(SIGRTMIN + 1, &action, NULL);
     sigset_t rt;
     sigemptyset(&rt);
     sigaddset(&rt, SIGRTMIN);
+    sigaddset(&rt, SIGRTMIN + 1);
     pthread_sigmask(SIG_BLOCK, &rt, NULL);
 
     pthread_t signals, threads, forks;
@@ -171,16 +210,30 @@ int main(int argc, char **argv)
     }
     pthread_join(threads, NULL);
     pthread_join(forks, NULL);
-    for (int tenths = 0; atomic_load(&received) < expected_signals && tenths < 3000; tenths++) {
+    for (int tenths = 0; tenths < 3000; tenths++) {
+        if (expected_signals < 0 ? atomic_load(&announced) >= 0 : atomic_load(&received) >= expected_signals)
+            break;
         struct timespec pause = {0, 100 * 1000 * 1000};
         nanosleep(&pause, NULL);
     }
-    if (atomic_load(&received) < expected_signals) {
+    if (expected_signals < 0) {
+        long total = atomic_load(&announced);
+        if (total < 0) {
+            printf("signals: %ld, no end announced\n", atomic_load(&received));
+            return 1;
+        }
+        pthread_join(signals, NULL);
+        if (atomic_load(&received) == total && atomic_load(&disorder) == 0)
+            printf("signals: every one, in order\n");
+        else
+            printf("signals: %ld of %ld, %ld out of order\n", atomic_load(&received), total, atomic_load(&disorder));
+    } else if (atomic_load(&received) < expected_signals) {
         printf("signals %ld of %ld\n", atomic_load(&received), expected_signals);
         return 1;
     }
-    pthread_join(signals, NULL);
-    if (atomic_load(&disorder) == 0)
+    if (expected_signals < 0) {
+        /* said above */
+    } else if (atomic_load(&disorder) == 0)
         printf("signals %ld in order\n", atomic_load(&received));
     else
         printf("signals %ld, %ld out of order\n", atomic_load(&received), atomic_load(&disorder));

@@ -32,7 +32,8 @@ enum ShipCommand {
         ],
         about: """
             Sends the spool's reports to an OpenTelemetry collector (OTLP/HTTP, JSON, POST /v1/logs), one log
-            record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit;
+            record per report: a crash as app.crash, a hang as apsio.hang, a SIGKILL death as app.abnormal_exit,
+            a snapshot as crashwatch.snapshot;
             and/or, with --sentry, to a Sentry-compatible server (Sentry, GlitchTip, Bugsink) as events.
             Each report is claimed, sent, and removed only after the endpoint accepted it (a 2xx read whole: one
             whose body is longer than 64 KiB is not, as a rejection may follow the cut). A report the endpoint

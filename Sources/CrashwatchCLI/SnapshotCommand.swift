@@ -31,9 +31,9 @@ enum SnapshotCommand {
             printed. The report records each thread's state when stopped — running, in a system call (named),
             or stopped by job control — and how long the process was held (holdDurationMs). No signal is sent,
             lost or reordered, and should crashwatch die during the hold, even by SIGKILL, the kernel lets the
-            threads go. A system call the stop interrupted is restarted, or returns EINTR where the call or
-            the program's SA_RESTART-less handler says so (as under eu-stack or gdb). SIGINT, SIGTERM, SIGHUP
-            and SIGQUIT wait until the threads are let go.
+            threads go. A system call the stop interrupted is restarted, but for those that return EINTR
+            after any stop (epoll_wait, semop, sigtimedwait…: signal(7)), as under eu-stack, gdb or a
+            SIGSTOP. SIGINT, SIGTERM, SIGHUP and SIGQUIT wait until the threads are let go.
 
             The kernel's ptrace rules apply: your own processes, or any as root (CAP_SYS_PTRACE); with
             kernel.yama.ptrace_scope 1 only root may take it, 2 only root, 3 nobody. PID 1, crashwatch
@@ -72,6 +72,9 @@ enum SnapshotCommand {
                 return ExitCode.success
             }
             try refuseUnsnapshottable(pid)
+            if let unknown = threads?.subtracting(ProcFS.threadIDs(of: pid)), let first = unknown.sorted().first {
+                throw CommandFailure(UsageError("--threads: \(first) is not a thread of process \(pid)"))
+            }
             let destination: CoreReports.Destination = switch parsed.value("output") {
             case "-"?: .standardOutput
             case let path?: .file(path)

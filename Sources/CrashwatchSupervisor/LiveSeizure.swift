@@ -2,11 +2,14 @@
 // PID`): every thread seized (PTRACE_SEIZE, no options: nothing of the process's behaviour changes — no exit
 // stops, forks not followed) and interrupted (PTRACE_INTERRUPT), threads born meanwhile included: the task list
 // is read again until a round finds nobody new (once every known thread is stopped, none is left to start one).
-// What can come instead of the interrupt's stop is kept to be undone exactly at the release: a signal about to be
-// delivered (passed on at PTRACE_DETACH, with its siginfo), a job-control stop (the thread stays stopped, as it
-// was), a thread's exit (dropped). The hold ends with PTRACE_DETACH of every thread (`SeizedProcess`, scoped:
-// its deinit lets go on any path). Should crashwatch die meanwhile, even by SIGKILL, the kernel detaches every
-// tracee as it exits (no PTRACE_O_EXITKILL): each goes on from its stop, the signal it was stopped for delivered.
+// What can come instead of the interrupt's stop: a signal about to be delivered is delivered at once (PTRACE_CONT
+// with it: the thread enters its handler, or takes the signal's default action, then stops at the interrupt
+// still pending), because a signal held in a signal-delivery-stop is lost should the tracer die (checked here:
+// kernel 6.18 drops it when it detaches a dead tracer's tracees); only past `maximumRedeliveries` for one thread
+// (a storm aimed at it) is it held and passed on at PTRACE_DETACH. A job-control stop is kept (the thread stays
+// stopped, as it was), a thread's exit dropped. The hold ends with PTRACE_DETACH of every thread
+// (`SeizedProcess`, scoped: its deinit lets go on any path). Should crashwatch die meanwhile, even by SIGKILL,
+// the kernel detaches every tracee as it exits (no PTRACE_O_EXITKILL): each goes on from its stop.
 import CrashwatchModel
 import CrashwatchSystem
 
@@ -86,6 +89,8 @@ public enum LiveSeizure {
     /// The most threads one hold takes: a process that keeps starting threads faster than they are stopped
     /// cannot keep the loop going past it (nor past the deadline).
     public static let maximumThreads = 1 << 16
+    /// How many signals one thread is let take during one hold before the next is held until the release.
+    public static let maximumRedeliveries = 16
 
     /// Seizes every thread of `pid` and stops it, threads started meanwhile included, until `stopDeadline` (a thread
     /// not stopped by then is in a sleep no signal ends, and is listed as not stopped); `captureDeadline` is what
@@ -97,12 +102,13 @@ public enum LiveSeizure {
         let heldSince = Clock.monotonicNanoseconds()
         var progress = StopAllProgress(pid: pid, states: [:], waitingInVfork: [])
         var seized: Set<Int32> = []
+        var redelivered: [Int32: Int] = [:]
         guard !ProcFS.threadIDs(of: pid).isEmpty else { throw .gone(pid) }
         do throws(SystemError) {
             try seizeNewThreads(&progress, seized: &seized)
             pause(.seized)
             while true {
-                try awaitStops(&progress, deadline: stopDeadline)
+                try awaitStops(&progress, redelivered: &redelivered, deadline: stopDeadline)
                 if Clock.monotonicNanoseconds() >= stopDeadline || seized.count >= maximumThreads { break }
                 let before = seized.count
                 try seizeNewThreads(&progress, seized: &seized)
@@ -176,12 +182,13 @@ public enum LiveSeizure {
 
     /// Waits until every interrupted thread has reported a stop (or its end), or `deadline`: polling first (the
     /// stops come within microseconds of each other), then sleeping in short steps.
-    private static func awaitStops(_ progress: inout StopAllProgress, deadline: Int64) throws(SystemError) {
+    private static func awaitStops(_ progress: inout StopAllProgress, redelivered: inout [Int32: Int], deadline: Int64)
+        throws(SystemError) {
         var idlePolls = 0
         while !progress.interrupted.isEmpty {
             if let event = try waitForAnyTask(block: false) {
                 idlePolls = 0
-                absorb(event, into: &progress)
+                absorb(event, into: &progress, redelivered: &redelivered)
                 continue
             }
             if Clock.monotonicNanoseconds() >= deadline { return }
@@ -190,8 +197,9 @@ public enum LiveSeizure {
         }
     }
 
-    /// Records one report of a seized thread: how it stopped, or that it ended.
-    private static func absorb(_ event: WaitEvent, into progress: inout StopAllProgress) {
+    /// Records one report of a seized thread: how it stopped, or that it ended. A signal-delivery-stop is not kept
+    /// (up to `maximumRedeliveries` a thread): the signal is delivered now and the thread's interrupt stop awaited.
+    private static func absorb(_ event: WaitEvent, into progress: inout StopAllProgress, redelivered: inout [Int32: Int]) {
         let tid = event.pid
         progress.interrupted.remove(tid)
         switch event.status {
@@ -201,7 +209,19 @@ public enum LiveSeizure {
         case .continued:
             progress.interrupted.insert(tid)
         case .stopped(let signal, let ptraceEvent):
-            progress.states[tid] = ThreadStop(signal: signal, event: ptraceEvent)
+            let stop = ThreadStop(signal: signal, event: ptraceEvent)
+            if case .signalDelivery(let number) = stop, redelivered[tid, default: 0] < maximumRedeliveries {
+                redelivered[tid, default: 0] += 1
+                do {
+                    // The interrupt is still pending: the thread stops again once the signal is delivered.
+                    try Ptrace.cont(tid, signal: number)
+                    progress.interrupted.insert(tid)
+                    return
+                } catch {
+                    // Gone meanwhile: its end is reported next; kept as it stopped until then.
+                }
+            }
+            progress.states[tid] = stop
         }
     }
 

@@ -7,7 +7,8 @@ import CrashwatchTestSupport
 import Testing
 
 @Suite struct SnapshotRenderingTests {
-    /// The render fixture as a snapshot: no signal; the main thread blocked in read, the others running and stopped.
+    /// The render fixture as a snapshot: no signal; the main thread blocked in read, the others running, and one
+    /// more thread in a job-control stop.
     private var snapshot: CrashReport {
         var report = ExportFixture.report
         report.kind = .snapshot
@@ -18,7 +19,12 @@ import Testing
             report.threads[index].state = index == 0 ? .syscall : .running
             report.threads[index].syscall = index == 0 ? SyscallRecord(number: 0, name: "read") : nil
         }
-        report.threads[report.threads.count - 1].state = .stopped
+        var stopped = report.threads[0]
+        stopped.tid = 4299
+        stopped.name = "paused"
+        stopped.state = .stopped
+        stopped.syscall = nil
+        report.threads.append(stopped)
         return report
     }
 

@@ -157,6 +157,8 @@ private func pausedSnapshot(_ pid: Int32, at stage: String, seconds: Int, output
         let threadID = try #require(LiveProcess.threadStates(of: target.pid).keys.first { $0 != target.pid })
         let thread = try run(Paths.crashwatch, ["snapshot", String(threadID)])
         #expect(thread.termination == .exited(64) && thread.stderr.contains("is a thread of process \(target.pid)"))
+        let notItsThread = try run(Paths.crashwatch, ["snapshot", "--threads", "2147483646", String(target.pid)])
+        #expect(notItsThread.termination == .exited(64) && notItsThread.stderr.contains("is not a thread of process \(target.pid)"))
         _ = try target.finish()
     }
 
