@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 static atomic_long received;
+/* The idle threads are named before main prints "ready" or looks for DIR/crash. */
+static pthread_barrier_t named;
 
 static void count_signal(int signo)
 {
@@ -33,6 +35,7 @@ static void *idle_thread(void *unused)
 {
     (void)unused;
     pthread_setname_np(pthread_self(), "attach-idle");
+    pthread_barrier_wait(&named);
     for (;;) {
         struct timespec pause = {0, 50 * 1000 * 1000};
         nanosleep(&pause, NULL);
@@ -64,10 +67,12 @@ int main(int argc, char **argv)
     action.sa_handler = count_signal;
     action.sa_flags = SA_RESTART;
     sigaction(SIGRTMIN, &action, NULL);
+    pthread_barrier_init(&named, NULL, 4);
     for (int i = 0; i < 3; i++) {
         pthread_t thread;
         pthread_create(&thread, NULL, idle_thread, NULL);
     }
+    pthread_barrier_wait(&named);
     printf("ready\n");
     fflush(stdout);
     for (;;) {

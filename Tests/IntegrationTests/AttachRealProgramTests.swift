@@ -1,8 +1,8 @@
 // AttachRealProgramTests.swift — `crashwatch attach` on real programs: a Python process that crashes for real
-// (ctypes.string_at(0)) reported as the same crash under `run`, and an nginx worker that keeps serving through
-// attach and detach, then crashes (a SIGSEGV sent to it: nginx has no handler for it, so it is a crash by
-// DESIGN.md's rule, reported with its sender) and is replaced by its master. Skipped, saying why, when the
-// program is not installed (nginx: `make bench-deps` installs it).
+// (ctypes.string_at(0)) reported as the same crash under `run`; a PostgreSQL backend and an nginx worker that
+// keep serving through attach and detach, then crash (a SIGSEGV sent to them: neither handles it, so it is a
+// crash by DESIGN.md's rule, reported with its sender) and are replaced by their postmaster/master. Skipped,
+// saying why, when the program is not installed (`make bench-deps` installs nginx and PostgreSQL).
 import CrashwatchTestSupport
 import Foundation
 import Testing
@@ -99,5 +99,55 @@ struct AttachRealProgramTests {
         let signal = try #require(report["signal"] as? [String: Any])
         #expect(signal["name"] as? String == "SIGSEGV")
         #expect((signal["senderPID"] as? Int ?? 0) > 0)
+    }
+
+    @Test("a PostgreSQL backend keeps its query through attach and detach, and its crash while attached is reported")
+    func postgresBackend() throws {
+        let bin = "/usr/lib/postgresql/15/bin"
+        guard FileManager.default.isExecutableFile(atPath: bin + "/postgres"), let psql = Paths.which("psql"),
+              let setpriv = Paths.which("setpriv"), getuid() == 0 else {
+            print("skipped: needs PostgreSQL 15 (make bench-deps installs it), psql, setpriv and root")
+            return
+        }
+        let directory = try TemporaryDirectory("cw-attach-pg")
+        defer { directory.remove() }
+        chmod(directory.path, 0o755)  // the server runs as postgres
+        let lines = try AttachTests.scenario("""
+            B=\(bin); Q=\(psql); AS="\(setpriv) --reuid=postgres --regid=postgres --clear-groups"
+            W=$D/pg; mkdir -p $W/sock; chown -R postgres: $W
+            (cd $W && HOME=$W $AS $B/initdb -D $W/data -U postgres --auth=trust --no-locale -E UTF8 --no-sync) > $W/initdb.log 2>&1 || { echo "initdb failed"; cat $W/initdb.log; exit 1; }
+            (cd $W && exec $AS $B/postgres -D $W/data -c listen_addresses= -c unix_socket_directories=$W/sock -c port=5432) > $W/server.log 2>&1 & pm=$!
+            q() { "$Q" -h $W/sock -p 5432 -U postgres -tAc "$1" postgres 2> /dev/null; }
+            wait_for '[ "$(q "select 1")" = 1 ]'
+            "$Q" -h $W/sock -p 5432 -U postgres -tAc "select pg_sleep(20)" postgres > $W/sleep.out 2>&1 & sleeper=$!
+            backend() { q "select pid from pg_stat_activity where query like 'select pg_sleep(%' and pid <> pg_backend_pid()"; }
+            wait_for '[ -n "$(backend)" ]'; bp=$(backend)
+            for i in 1 2 3; do
+              "$CW" attach --spool "$D/spool" $bp 2>> "$D/cw.err" & cw=$!
+              wait_for "traced_by $bp $cw"
+              [ "$(q "select 1")" = 1 ] && echo "serving while attached"
+              kill -TERM $cw; wait $cw; echo "detach-status $?"
+            done
+            [ "$(backend)" = "$bp" ] && echo "the query runs on after detach"
+            "$CW" attach --spool "$D/spool" $bp 2> "$D/crash.err" & cw=$!
+            wait_for "traced_by $bp $cw"
+            kill -SEGV $bp
+            wait $cw; echo "crash-attach-status $?"
+            wait $sleeper; echo "client-status $?"
+            wait_for '[ "$(q "select 1")" = 1 ]' && echo "serving after the crash"
+            kill -INT $pm; wait $pm
+            cat "$D/crash.err"
+            """, in: directory, timeout: 300)
+        #expect(lines.filter { $0 == "detach-status 0" }.count == 3)
+        #expect(lines.filter { $0 == "serving while attached" }.count == 3)
+        #expect(lines.contains("the query runs on after detach"), "\(lines)")
+        #expect(lines.contains("crash-attach-status 0"))
+        #expect(!lines.contains("client-status 0"))  // its backend died under it
+        #expect(lines.contains { $0.contains("was killed by SIGSEGV") }, "\(lines)")
+        #expect(lines.contains("serving after the crash"))
+        let report = try AttachTests.report(in: directory.join("spool"))
+        #expect(report["kind"] as? String == "crash")
+        #expect((report["signal"] as? [String: Any])?["name"] as? String == "SIGSEGV")
+        #expect(((report["process"] as? [String: Any])?["uid"] as? Int) == Int(getpwnam("postgres")?.pointee.pw_uid ?? 0))
     }
 }
