@@ -81,4 +81,17 @@ struct ControlSocketTests {
         #expect((snapshot["signal"] as? [String: Any])?["name"] as? String == "none")
         #expect(snapshot["holdDurationMs"] is Double)
     }
+
+    @Test("snapshot --unit says exactly what is wrong: PID and --unit together, a unit systemd does not know")
+    func unitErrors() throws {
+        let both = try run(Paths.crashwatch, ["snapshot", "--unit", "app.service", "1234"])
+        #expect(both.termination == .exited(64) && both.stderr.contains("--unit takes the place of PID"), "\(both.stderr)")
+        let missing = try run(Paths.crashwatch, ["snapshot", "--unit", "crashwatch-no-such-unit-\(getpid()).service"])
+        if Paths.which("systemctl", extra: ["/usr/bin/systemctl", "/bin/systemctl"]) == nil {
+            #expect(missing.termination == .exited(71) && missing.stderr.contains("--unit needs systemctl"), "\(missing.stderr)")
+        } else {
+            // Without a running systemd, systemctl's own words say so; with one, the unit is not found.
+            #expect(missing.termination == .exited(66) && missing.stderr.contains("no unit crashwatch-no-such-unit-"), "\(missing.stderr)")
+        }
+    }
 }
