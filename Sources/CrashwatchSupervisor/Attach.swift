@@ -91,7 +91,7 @@ extension Supervisor {
                         throw .alreadyTraced(pid: pid, tracer: tracer, tracerName: ProcFS.threadName(pid: tracer, tid: tracer))
                     }
                     letGoOfSeized()
-                    throw .notPermitted(pid, "\(error.reason) (\(PtracePreflight.refusalReason()))")
+                    throw .notPermitted(pid, Self.refusal(of: pid, error))
                 } catch {
                     letGoOfSeized()
                     throw .system(error)
@@ -101,6 +101,21 @@ extension Supervisor {
         }
         letGoOfSeized()
         throw .threadsKeptAppearing(pid)
+    }
+
+    /// Why the kernel refused to let crashwatch trace `pid`, in its own terms: another user's or a privileged
+    /// process (the ptrace access rule), else what the preflight knows (Yama, a security module).
+    static func refusal(of pid: Int32, _ error: SystemError) -> String {
+        let own = effectiveUserID
+        if own != 0, let status = try? ProcFS.threadStatus(pid), let credentials = ProcessCredentials.of(pid, status: status) {
+            if credentials.uids.contains(where: { $0 != own }) {
+                return "\(error.reason): it runs as uid \(credentials.uids[1]) (real \(credentials.realUID)), and only root (CAP_SYS_PTRACE) may trace another user's or a setuid process"
+            }
+            if credentials.dumpable == false {
+                return "\(error.reason): it is not dumpable (it changed credentials or set PR_SET_DUMPABLE 0), and only root (CAP_SYS_PTRACE) may trace it"
+            }
+        }
+        return "\(error.reason) (\(PtracePreflight.refusalReason()))"
     }
 
     /// Undoes a partial attach: every thread seized so far is detached as a detach signal would.

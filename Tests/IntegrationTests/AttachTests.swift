@@ -139,7 +139,7 @@ struct AttachTests {
         #expect(lines.suffix(4) == ["ready", "signals 20000 in order", "threads 3000", "forks 400 statuses \(statuses)"], "\(lines)")
     }
 
-    @Test("a job-control-stopped process stays stopped through attach and detach; a traced one is refused naming its tracer")
+    @Test("a job-control-stopped process stays stopped through attach and detach; a traced one is refused naming its tracer, another user's saying why")
     func stoppedAndTraced() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Paths.fixture("attach_target")), "make fixtures builds it")
         let directory = try TemporaryDirectory("cw-attach")
@@ -158,6 +158,10 @@ struct AttachTests {
             "$CW" attach --spool "$D/spool" $child 2> "$D/refused.err"; echo "refused-status $?"
             echo "refused: $(cat "$D/refused.err")"
             "$CW" attach 999999999 2> /dev/null; echo "missing-status $?"
+            if [ $(id -u) = 0 ]; then
+              setpriv --reuid=65534 --regid=65534 --clear-groups "$CW" attach --spool "$D/nobody" $tp 2> "$D/nobody.err"; echo "nobody-status $?"
+              echo "nobody: $(grep "cannot attach" "$D/nobody.err")"
+            fi
             touch "$D/u/stop" "$D/t/stop"; wait $sup; echo "supervised-status $?"; wait $tp; echo "target-status $?"
             """, in: directory)
         #expect(lines.contains("detach-status 0"))
@@ -167,6 +171,11 @@ struct AttachTests {
         #expect(lines.contains { $0.hasPrefix("refused: crashwatch: pid ") && $0.contains("traced already by pid") && $0.contains("crashwatch") },
                 "\(lines)")
         #expect(lines.contains("missing-status 66"))
+        if getuid() == 0 {
+            #expect(lines.contains("nobody-status 71"))
+            #expect(lines.contains { $0.hasPrefix("nobody: crashwatch: cannot attach to pid ") && $0.contains("only root (CAP_SYS_PTRACE) may trace another user's") },
+                    "\(lines)")
+        }
         #expect(lines.contains("supervised-status 0"))
         #expect(lines.contains("target-status 0"))
     }
