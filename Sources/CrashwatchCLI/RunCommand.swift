@@ -27,7 +27,7 @@ enum RunCommand {
             symbolicate,
             debugDir,
             OptionSpec("debuginfod", value: "URL", repeatable: true, help: "let processing ask this debuginfod server for missing debug info (none by default; $DEBUGINFOD_URLS is not used)"),
-            OptionSpec("debug-cache", value: "DIR", help: "keep inflated copies of compressed debug files here, by build-id, so later crashes skip inflating them (default /var/cache/crashwatch/debug as root, else $XDG_CACHE_HOME/crashwatch/debug; 'none' turns it off)"),
+            debugCacheSpec,
             OptionSpec("max-stack-bytes", value: "SIZE", help: "capture at most SIZE bytes of each thread's stack (default 1M)"),
             OptionSpec("max-capture-bytes", value: "SIZE", help: "capture at most SIZE bytes of stacks and image copies per crash (default 64M)"),
             OptionSpec("no-follow-forks", help: "do not trace forked children (their crashes go unreported; a program that traces its own children, such as a debugger, needs this)"),
@@ -99,6 +99,19 @@ enum RunCommand {
     }
 
     /// The inflated debug-file cache's default place.
+    static let debugCacheSpec = OptionSpec("debug-cache", value: "DIR", help: "keep inflated copies of compressed debug files here, by build-id, so later crashes skip inflating them (default /var/cache/crashwatch/debug as root, else $XDG_CACHE_HOME/crashwatch/debug; 'none' turns it off)")
+
+    /// The debug-file cache `--debug-cache` names, else the default (`defaultDebugCache`); nil for `none`.
+    static func debugCache(_ parsed: ParsedArguments) throws(UsageError) -> String? {
+        guard let text = parsed.value("debug-cache") else {
+            return defaultDebugCache(environment: ProcessEnvironment.current, isRoot: SelfProcess.isRoot)
+        }
+        guard text == "none" || text.hasPrefix("/") else {
+            throw UsageError("--debug-cache needs an absolute directory or 'none', not '\(text)'")
+        }
+        return text == "none" ? nil : text
+    }
+
     static func defaultDebugCache(environment: [String: String], isRoot: Bool) -> String? {
         if isRoot { return "/var/cache/crashwatch/debug" }
         if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/crashwatch/debug" }
@@ -155,13 +168,7 @@ enum RunCommand {
         let supervisor = try supervisorOptions(parsed, environment: environment)
         var capture = try captureOptions(parsed)
         capture.debuginfodURLs = try debuginfodURLs(parsed, settings: settings)
-        var debugCache = defaultDebugCache(environment: environment, isRoot: SelfProcess.isRoot)
-        if let text = parsed.value("debug-cache") {
-            guard text == "none" || text.hasPrefix("/") else {
-                throw UsageError("--debug-cache needs an absolute directory or 'none', not '\(text)'")
-            }
-            debugCache = text == "none" ? nil : text
-        }
+        let debugCache = try debugCache(parsed)
         let pidFile = try parsed.value("pid-file", OptionValue.absolutePath)
         let reporter = ReporterConfiguration(capture: capture, spool: settings.spool, retention: try settings.retention(parsed),
                                              debugCache: debugCache, crashwatchVersion: CLI.version)

@@ -20,6 +20,7 @@ enum SnapshotCommand {
         options: SpoolSettings.locationSpecs + [
             OptionSpec("output", short: "o", value: "FILE", help: "write the report to FILE instead of the spool ('-': standard output)"),
             OptionSpec("threads", value: "TID,...", help: "capture only these threads' registers and stacks (every thread is still stopped, for one consistent picture; the others are listed by name and state)"),
+            RunCommand.debugCacheSpec,
             SupervisedSnapshot.unitSpec,
         ] + RunCommand.processingSpecs,
         about: """
@@ -62,9 +63,9 @@ enum SnapshotCommand {
             }
             guard parsed.operands.count == 1 else { throw CommandFailure(UsageError("missing argument")) }
             var options = CaptureOptions(crashwatchVersion: CLI.version)
-            let (pid, threads) = try checkingUsage { () throws(UsageError) in
+            let (pid, threads, debugCache) = try checkingUsage { () throws(UsageError) in
                 try RunCommand.applyProcessingOptions(parsed, to: &options)
-                return (try processID(parsed.operands[0]), try parsed.value("threads").map(threadIDs))
+                return (try processID(parsed.operands[0]), try parsed.value("threads").map(threadIDs), try RunCommand.debugCache(parsed))
             }
             // A process a crashwatch supervisor traces: that supervisor takes it.
             if pid != getpid(), let path = try SupervisedSnapshot.takeIfSupervised(pid, parsed: parsed) {
@@ -88,7 +89,8 @@ enum SnapshotCommand {
             let previousMask = inbox.previousMask
             let written: WrittenCoreReport
             do throws(SnapshotReports.Failure) {
-                written = try SnapshotReports.take(SnapshotReports.Request(pid: pid, threads: threads, options: options, destination: destination),
+                written = try SnapshotReports.take(SnapshotReports.Request(pid: pid, threads: threads, options: options, destination: destination,
+                                                                           debugCache: debugCache),
                                                    pause: testPause(), released: { SignalInbox.restore(mask: previousMask) })
             } catch {
                 throw failure(error, pid: pid)
@@ -171,7 +173,7 @@ enum SnapshotCommand {
         }
     }
 
-    /// The test hook (`CRASHWATCH_TEST_SNAPSHOT_PAUSE=STAGE:SECONDS`, STAGE `seized` or `stopped`): at that point of
+    /// The test hook (`CRASHWATCH_TEST_SNAPSHOT_PAUSE=STAGE:SECONDS`, STAGE `attached`, `seized` or `stopped`): at that point of
     /// the hold, crashwatch says so on stderr and sleeps, for a test to signal or kill it there. Inert otherwise.
     static func testPause() -> (LiveSeizure.Stage) -> Void {
         guard let setting = ProcessEnvironment.current["CRASHWATCH_TEST_SNAPSHOT_PAUSE"] else { return { _ in } }

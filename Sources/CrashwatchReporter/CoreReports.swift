@@ -98,15 +98,16 @@ public enum CoreReports {
     static func process(_ source: StreamedCore, imageFiles: [OwnedDescriptor], deadlineNanoseconds: Int64,
                         crashwatchVersion: String, sighting: ((GroupSighting) -> Void)? = nil) -> (report: [UInt8], failure: String?) {
         process(source.capture, file: { () throws(SystemError) in try source.captureFile() }, imageFiles: imageFiles,
-                identity: WorkerLaunch.identity(for: nil), debuginfodURLs: [], deadlineNanoseconds: deadlineNanoseconds,
+                identity: WorkerLaunch.identity(for: nil), debuginfodURLs: [], cache: nil, deadlineNanoseconds: deadlineNanoseconds,
                 crashwatchVersion: crashwatchVersion, sighting: sighting)
     }
 
     /// The report of `capture`, whose capture file `file` gives (complete and sealed), processed by a worker
     /// running as `identity` (`WorkerLaunch.identity`), as `process(_:imageFiles:…)` describes: every source
-    /// processed in one place (a core file, a snapshot). `debuginfodURLs`: the servers the worker may ask.
+    /// processed in one place (a core file, a snapshot). `debuginfodURLs`: the servers the worker may ask; `cache`:
+    /// the debug-file cache directory (`WorkerLaunch.debugCache`), nil for none.
     static func process(_ capture: RawCapture, file: () throws(SystemError) -> OwnedDescriptor, imageFiles: [OwnedDescriptor],
-                        identity: WorkerIdentity?, debuginfodURLs: [String], deadlineNanoseconds: Int64, crashwatchVersion: String,
+                        identity: WorkerIdentity?, debuginfodURLs: [String], cache: OwnedDescriptor?, deadlineNanoseconds: Int64, crashwatchVersion: String,
                         sighting: ((GroupSighting) -> Void)? = nil) -> (report: [UInt8], failure: String?) {
         let limit = capture.options.reportByteLimit
         func minimal(_ why: String) -> (report: [UInt8], failure: String?) {
@@ -118,7 +119,7 @@ public enum CoreReports {
             let input = try file()
             launch = try WorkerLaunch(input: input, imageFiles: imageFiles, capture: capture, identity: identity,
                                       deadlineNanoseconds: deadlineNanoseconds, debuginfodURLs: debuginfodURLs,
-                                      cache: nil, gate: nil)
+                                      cache: cache, gate: nil)
             pid = try spawnWorker(arguments: launch.arguments, environment: launch.environment, descriptors: launch.descriptors.map(\.fd),
                                   standardError: launch.errors.fd, limits: launch.limits)
         } catch {

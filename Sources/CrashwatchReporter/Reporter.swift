@@ -173,7 +173,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let gate = try WorkerGate()
         let launch = try WorkerLaunch(input: captured.file, imageFiles: captured.imageFiles, capture: capture, identity: identity,
                                       deadlineNanoseconds: deadline, debuginfodURLs: configuration.capture.debuginfodURLs,
-                                      cache: WorkerLaunch.mayUseDebugCache(identity) ? debugCacheDirectory(for: identity) : nil,
+                                      cache: WorkerLaunch.debugCache(configuration.debugCache, for: identity),
                                       gate: gate.workerEnd)
         var limits = launch.limits
         // Beside the programs crashwatch traces: their stops must not wait on processing. Not under a seccomp
@@ -241,15 +241,6 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         return written
     }
 
-    /// The debug-file cache directory, created (0700) on first use; nil when off or not crashwatch's own.
-    /// Under root it belongs to the dedicated user, whose workers (crashes of root's processes) fill it.
-    private func debugCacheDirectory(for identity: WorkerIdentity?) -> OwnedDescriptor? {
-        guard let path = configuration.debugCache else { return nil }
-        let owner = identity.map { ($0.ownerUID, $0.ownerGID) } ?? (effectiveUserID, effectiveGroupID)
-        if let directory = OwnedDescriptor.privateDirectory(path, owner: owner) { return directory }
-        try? FileSystem.createDirectories(path, permissions: 0o700)
-        return OwnedDescriptor.privateDirectory(path, owner: owner)
-    }
 
     /// A SIGKILL death becomes an `abnormalExit` report: with its threads' stacks when they are stopped at their
     /// exit (returns true: the capture follows), else without threads. When the OOM killer did it, nothing

@@ -26,14 +26,20 @@ public enum SnapshotReports {
         public var pid: Int32
         /// The threads whose registers and stacks are captured; nil for all (all are stopped alike).
         public var threads: Set<Int32>?
+        /// How the capture and its processing are done (stack caps, symbolication, app roots…), as for a crash.
         public var options: CaptureOptions
+        /// Where the report goes: the spool, a file, or back to the caller for standard output.
         public var destination: CoreReports.Destination
+        /// The debug-file cache directory the worker may use (as `run`'s: `--debug-cache`); nil for none.
+        public var debugCache: String?
 
-        public init(pid: Int32, threads: Set<Int32>?, options: CaptureOptions, destination: CoreReports.Destination) {
+        /// A request for a snapshot of `pid` (see the properties).
+        public init(pid: Int32, threads: Set<Int32>?, options: CaptureOptions, destination: CoreReports.Destination, debugCache: String?) {
             self.pid = pid
             self.threads = threads
             self.options = options
             self.destination = destination
+            self.debugCache = debugCache
         }
     }
 
@@ -85,13 +91,14 @@ public enum SnapshotReports {
         var capture = captured.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         var sighting: GroupSighting?
+        let identity = WorkerLaunch.identity(for: capture.credentials)
         let (bytes, failure) = CoreReports.process(
             capture, file: { () throws(SystemError) in
                 try captured.complete()
                 try MemoryFile.seal(captured.file)
                 return captured.file
-            }, imageFiles: captured.imageFiles, identity: WorkerLaunch.identity(for: capture.credentials),
-            debuginfodURLs: request.options.debuginfodURLs, deadlineNanoseconds: deadline,
+            }, imageFiles: captured.imageFiles, identity: identity, debuginfodURLs: request.options.debuginfodURLs,
+            cache: WorkerLaunch.debugCache(request.debugCache, for: identity), deadlineNanoseconds: deadline,
             crashwatchVersion: request.options.crashwatchVersion, sighting: { sighting = $0 })
         do throws(CoreReportFailure) {
             return try CoreReports.write(bytes, of: capture, to: request.destination, failure: failure, sighting: sighting,

@@ -47,6 +47,17 @@ public struct WorkerLaunch {
         return identity.uid == identity.ownerUID && identity.gid == identity.ownerGID && identity.groups.isEmpty
     }
 
+    /// The debug-file cache directory at `path` for a worker of `identity`, created (0700) on first use; nil when
+    /// off (`path` nil), when the worker may not have it (`mayUseDebugCache`), or when it is not crashwatch's own.
+    /// Under root it belongs to the dedicated user, whose workers (crashes of root's processes) fill it.
+    public static func debugCache(_ path: String?, for identity: WorkerIdentity?) -> OwnedDescriptor? {
+        guard let path, mayUseDebugCache(identity) else { return nil }
+        let owner = identity.map { ($0.ownerUID, $0.ownerGID) } ?? (effectiveUserID, effectiveGroupID)
+        if let directory = OwnedDescriptor.privateDirectory(path, owner: owner) { return directory }
+        try? FileSystem.createDirectories(path, permissions: 0o700)
+        return OwnedDescriptor.privateDirectory(path, owner: owner)
+    }
+
     /// The worker for `capture` (the capture file `input`, sealed before the worker reads it; `imageFiles`
     /// as `RawImage.descriptor` indexes them). `cache`: the debug-file cache directory, when
     /// `mayUseDebugCache`; `gate`: the end the worker waits on until `input` is complete.

@@ -26,6 +26,7 @@ public enum SeizeFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// A system call the hold depends on failed.
     case system(SystemError)
 
+    /// The failure in words, for a message.
     public var description: String {
         switch self {
         case .gone(let pid): "no process \(pid)"
@@ -80,6 +81,8 @@ public struct SeizedProcess: ~Copyable {
 public enum LiveSeizure {
     /// The points of a hold a test may pause at (`pause` of `seize`), to kill crashwatch there.
     public enum Stage: String, Sendable {
+        /// Every thread seized, none interrupted yet: a signal sent now meets a thread at its delivery.
+        case attached
         /// Every thread seized and interrupted, not yet seen stopped.
         case seized
         /// Every thread stopped.
@@ -105,7 +108,7 @@ public enum LiveSeizure {
         var redelivered: [Int32: Int] = [:]
         guard !ProcFS.threadIDs(of: pid).isEmpty else { throw .gone(pid) }
         do throws(SystemError) {
-            try seizeNewThreads(&progress, seized: &seized)
+            try seizeNewThreads(&progress, seized: &seized) { pause(.attached) }
             pause(.seized)
             while true {
                 try awaitStops(&progress, redelivered: &redelivered, deadline: stopDeadline)
@@ -153,12 +156,15 @@ public enum LiveSeizure {
         return left.sorted()
     }
 
-    /// Seizes and interrupts the threads of the process not met before. The first refusal (EPERM) throws when
-    /// nothing is held yet (the kernel's access check said no); later ones are threads that ended meanwhile.
-    private static func seizeNewThreads(_ progress: inout StopAllProgress, seized: inout Set<Int32>) throws(SystemError) {
+    /// Seizes the threads of the process not met before, then (after `between`) interrupts them. The first refusal
+    /// (EPERM) throws when nothing is held yet (the kernel's access check said no); later ones are threads that
+    /// ended meanwhile.
+    private static func seizeNewThreads(_ progress: inout StopAllProgress, seized: inout Set<Int32>,
+                                        between: () -> Void = {}) throws(SystemError) {
         let pid = progress.pid
+        var fresh: [Int32] = []
         for tid in ProcFS.threadIDs(of: pid) where !seized.contains(tid) && progress.isNew(tid) {
-            if seized.count >= maximumThreads { return }
+            if seized.count >= maximumThreads { break }  // those seized are still interrupted below
             // A leader that called pthread_exit stays a zombie while its threads run: it cannot be seized.
             if tid == pid, (try? ProcFS.threadStatus(tid))?.isDead == true {
                 progress.gone.insert(tid)
@@ -171,6 +177,10 @@ public enum LiveSeizure {
                 continue
             }
             seized.insert(tid)
+            fresh.append(tid)
+        }
+        between()
+        for tid in fresh {
             do {
                 try Ptrace.interrupt(tid)
                 progress.interrupted.insert(tid)

@@ -107,6 +107,24 @@ private func pausedSnapshot(_ pid: Int32, at stage: String, seconds: Int, output
         #expect(end.stdout == "ready\nreads 1\nsignals 1\ndone\n")
     }
 
+    @Test("a signal a thread meets at its delivery while being stopped is delivered at once: it is in its handler", .timeLimit(.minutes(2)))
+    func signalAtDelivery() throws {
+        let target = try startTarget()
+        let output = try TemporaryDirectory("cw-snapshot")
+        defer { output.remove() }
+        // Seized, not yet interrupted: the sleeper (the one thread taking SIGUSR2) stops at its delivery.
+        let crashwatch = try pausedSnapshot(target.pid, at: "attached", seconds: 2, output: output)
+        kill(target.pid, SIGUSR2)
+        let snapshot = try crashwatch.finish()
+        #expect(snapshot.termination == .exited(0), "\(snapshot.stderr)")
+        let report = try CrashReport.decode(Array(try Data(contentsOf: URL(fileURLWithPath: output.join("report.json")))))
+        let sleeper = try #require(report.threads.first { $0.name == "sleeper" })
+        #expect(sleeper.frames.first?.function == "on_usr2", "\(sleeper.frames.compactMap(\.function))")
+        #expect(!anyStopped(target.pid))
+        target.send("ping\n")
+        #expect(try target.finish().stdout == "ready\nreads 1\nsignals 1\ndone\n")
+    }
+
     @Test("crashwatch killed (SIGKILL) while it holds the process leaves it running, its signals delivered",
           .timeLimit(.minutes(2)), arguments: ["seized", "stopped"])
     func killedMidHold(_ stage: String) throws {
