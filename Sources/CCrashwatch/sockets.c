@@ -1,7 +1,9 @@
 /*
  * sockets.c — AF_UNIX datagrams, for the sd_notify relay and journald's native protocol: addresses,
  * credentials and passed descriptors, in C because sockaddr_un and control messages (CMSG_*) are built
- * with macros. Nothing here blocks: sockets are non-blocking and every send is MSG_DONTWAIT.
+ * with macros; and the stream sockets of a supervisor's control socket with their peers' credentials
+ * (SO_PEERCRED). Nothing on the supervisor's side blocks: its sockets are non-blocking and every send is
+ * MSG_DONTWAIT; only a client's receive waits, for at most the time it is given.
  */
 #define _GNU_SOURCE
 #include "ccrashwatch/sockets.h"
@@ -13,7 +15,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <sys/random.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 /* Fills an AF_UNIX address from "/path" or "@abstract" (systemd's NOTIFY_SOCKET forms). A path must fit
@@ -138,5 +142,105 @@ ssize_t cw_notify_receive(int fd, void *buf, size_t len, int32_t *sender_pid, in
         *fd_count = 0;
         return -2;
     }
+    return n;
+}
+
+static int peer_credentials(int fd, cw_peer_credentials *peer) {
+    struct ucred credentials;
+    socklen_t size = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == -1) return -1;
+    if (size != sizeof credentials) {
+        errno = EPROTO;
+        return -1;
+    }
+    peer->pid = credentials.pid;
+    peer->uid = credentials.uid;
+    peer->gid = credentials.gid;
+    return 0;
+}
+
+int cw_unix_stream_listen(const char *path, unsigned mode) {
+    struct sockaddr_un address;
+    socklen_t length;
+    if (path[0] != '/') {
+        errno = EINVAL;
+        return -1;
+    }
+    if (unix_address(path, &address, &length) == -1) return -1;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd == -1) return -1;
+    mode_t previous = umask(077);
+    int bound = bind(fd, (struct sockaddr *)&address, length);
+    int e = errno;
+    umask(previous);
+    if (bound == -1 || listen(fd, 16) == -1 || chmod(path, (mode_t)mode) == -1) {
+        if (bound == -1) errno = e;
+        e = errno;
+        if (bound == 0) unlink(path);
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int cw_unix_stream_accept(int fd, cw_peer_credentials *peer) {
+    int client;
+    do {
+        client = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    } while (client == -1 && errno == EINTR);
+    if (client == -1) return (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : -1;
+    if (peer_credentials(client, peer) == -1) {
+        int e = errno;
+        close(client);
+        errno = e;
+        return -1;
+    }
+    return client;
+}
+
+int cw_unix_stream_connect(const char *path, cw_peer_credentials *peer) {
+    struct sockaddr_un address;
+    socklen_t length;
+    if (unix_address(path, &address, &length) == -1) return -1;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1) return -1;
+    int connected;
+    do {
+        connected = connect(fd, (struct sockaddr *)&address, length);
+    } while (connected == -1 && errno == EINTR);
+    if (connected == -1 || peer_credentials(fd, peer) == -1) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+ssize_t cw_unix_stream_send(int fd, const void *data, size_t length) {
+    ssize_t sent;
+    do {
+        sent = send(fd, data, length, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (sent == -1 && errno == EINTR);
+    if (sent == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -2;
+    return sent;
+}
+
+ssize_t cw_unix_stream_receive(int fd, void *buf, size_t length, int timeout_ms) {
+    if (timeout_ms != 0) {
+        struct pollfd waiting = {.fd = fd, .events = POLLIN};
+        int ready;
+        do {
+            ready = poll(&waiting, 1, timeout_ms);
+        } while (ready == -1 && errno == EINTR);
+        if (ready == -1) return -1;
+        if (ready == 0) return -2;
+    }
+    ssize_t n;
+    do {
+        n = recv(fd, buf, length, MSG_DONTWAIT);
+    } while (n == -1 && errno == EINTR);
+    if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -2;
     return n;
 }

@@ -23,6 +23,7 @@ public enum CLI {
 
         Commands:
           run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND and report its crashes
+          attach [OPTIONS] PID                  supervise a running process as run does; detach on Ctrl-C
           list [OPTIONS] [MATCH...]             list the spool's reports, newest first
           show [OPTIONS] [ID|PID|MATCH...]      show one report for people
           export [--format FORMAT] REPORT       write one report: json, text, html, otlp, sentry
@@ -77,6 +78,7 @@ public enum CLI {
         let rest = Array(parsed.operands.dropFirst())
         switch command {
         case "run": return RunCommand.main(rest)
+        case "attach": return AttachCommand.main(rest)
         case ProcessCommand.name: return ProcessCommand.main(rest)
         case ManualCommand.name: return ManualCommand.main(rest)
         case "symbolicate": return SymbolicateCommand.main(rest)

@@ -21,6 +21,7 @@ enum CommandCatalog {
     /// (CommandCatalogTests checks that every command `--help` names is here).
     static let commands: [DocumentedCommand] = [
         DocumentedCommand(name: "run", syntax: RunCommand.syntax),
+        DocumentedCommand(name: "attach", syntax: AttachCommand.syntax),
         DocumentedCommand(name: "list", syntax: ListCommand.syntax),
         DocumentedCommand(name: "show", syntax: ShowCommand.syntax),
         DocumentedCommand(name: "export", syntax: ExportCommand.syntax),

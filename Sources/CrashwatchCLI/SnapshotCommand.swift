@@ -16,11 +16,12 @@ extension ExitCode {
 
 enum SnapshotCommand {
     static let syntax = CommandSyntax(
-        usage: "crashwatch snapshot [OPTIONS] PID",
+        usage: "crashwatch snapshot [OPTIONS] PID | --unit NAME",
         options: SpoolSettings.locationSpecs + [
             OptionSpec("output", short: "o", value: "FILE", help: "write the report to FILE instead of the spool ('-': standard output)"),
             OptionSpec("threads", value: "TID,...", help: "capture only these threads' registers and stacks (every thread is still stopped, for one consistent picture; the others are listed by name and state)"),
             RunCommand.debugCacheSpec,
+            SupervisedSnapshot.unitSpec,
         ] + RunCommand.processingSpecs,
         about: """
             Takes a report of kind "snapshot" of a running process and leaves it running: every thread is seized
@@ -37,8 +38,15 @@ enum SnapshotCommand {
 
             The kernel's ptrace rules apply: your own processes, or any as root (CAP_SYS_PTRACE); with
             kernel.yama.ptrace_scope 1 only root may take it, 2 only root, 3 nobody. PID 1, crashwatch
-            itself, kernel threads and a process another tracer holds (a debugger, 'crashwatch run') are
-            refused.
+            itself, kernel threads and a process another tracer holds (a debugger) are refused.
+
+            A process supervised by 'crashwatch run' or 'crashwatch attach' (its tracer, which eu-stack and
+            gdb cannot displace) is captured by that supervisor between its own stops: crashwatch asks it
+            through its control socket (/run/crashwatch/control/SUPERVISOR-PID.sock as root, else
+            $XDG_RUNTIME_DIR/crashwatch/control/), which answers root or the process's owner (real uid; root
+            only for a setuid, capability-holding or non-dumpable process), and prints the path of the
+            report it wrote into its own spool (--output and --threads do not apply). --unit NAME does the
+            same for the program of a systemd service whose ExecStart is 'crashwatch run -- ...'.
             """,
         after: """
             Exit status: 0 written (the minimal report when processing failed), 64 usage error, 66 no such
@@ -47,11 +55,22 @@ enum SnapshotCommand {
             """)
 
     static func main(_ arguments: [String]) -> Int32 {
-        spoolCommand(syntax, operands: 1...1, arguments) { parsed, settings throws(CommandFailure) in
+        spoolCommand(syntax, operands: 0...1, arguments) { parsed, settings throws(CommandFailure) in
+            if let unit = parsed.value("unit") {
+                guard parsed.operands.isEmpty else { throw CommandFailure(UsageError("--unit takes the place of PID: give one or the other")) }
+                StandardStream.out(try SupervisedSnapshot.takeOfUnit(unit) + "\n")
+                return ExitCode.success
+            }
+            guard parsed.operands.count == 1 else { throw CommandFailure(UsageError("missing argument")) }
             var options = CaptureOptions(crashwatchVersion: CLI.version)
             let (pid, threads, debugCache) = try checkingUsage { () throws(UsageError) in
                 try RunCommand.applyProcessingOptions(parsed, to: &options)
                 return (try processID(parsed.operands[0]), try parsed.value("threads").map(threadIDs), try RunCommand.debugCache(parsed))
+            }
+            // A process a crashwatch supervisor traces: that supervisor takes it.
+            if pid != getpid(), let path = try SupervisedSnapshot.takeIfSupervised(pid, parsed: parsed) {
+                StandardStream.out(path + "\n")
+                return ExitCode.success
             }
             try refuseUnsnapshottable(pid)
             if let unknown = threads?.subtracting(ProcFS.threadIDs(of: pid)), let first = unknown.sorted().first {
@@ -135,7 +154,7 @@ enum SnapshotCommand {
         let shown = command.isEmpty ? name : command.prefix(3).joined(separator: " ") + (command.count > 3 ? " …" : "")
         var message = "process \(pid) is already traced by process \(tracer) (\(shown)); a process has one tracer"
         if name == "crashwatch" || ProcFS.threadName(pid: tracer, tid: tracer) == "crashwatch" {
-            message += ": it is a crashwatch supervisor, which must take the snapshot itself; this crashwatch cannot ask it yet"
+            message += ": it is a crashwatch supervisor, but no control socket of it could be reached (one older than this crashwatch, or without a runtime directory)"
         }
         return CommandFailure(message, status: ExitCode.unavailable)
     }

@@ -1,4 +1,4 @@
-// CrashLine.swift — the one-line summaries of a crash, a hang or an abnormal exit crashwatch prints to
+// CrashLine.swift — the one-line summaries of a crash, a hang, a snapshot or an abnormal exit crashwatch prints to
 // stderr (the program's own stream, which the operator sees beside the program's last words).
 import CrashwatchModel
 import CrashwatchSupervisor
@@ -32,9 +32,11 @@ public enum CrashLine {
         return "crashwatch: \(crash.executable)[\(crash.pid)] hung: no watchdog ping for \(seconds(hang.silenceNanoseconds))\(timeout); capturing its threads, leaving it running"
     }
 
-    /// `crashwatch: ./app[1234] snapshot: capturing its threads, leaving it running` (a snapshot a supervisor takes).
+    /// `crashwatch: ./app[1234] snapshot: capturing its threads, leaving it running` (a snapshot a supervisor takes),
+    /// with who asked for it when that was through the control socket (`snapshot asked for by uid 1000 (pid 4321)`).
     public static func snapshot(_ crash: DetectedCrash) -> String {
-        "crashwatch: \(crash.executable)[\(crash.pid)] snapshot: capturing its threads, leaving it running"
+        let asker = crash.snapshotRequester.map { " asked for by uid \($0.uid) (pid \($0.pid))" } ?? ""
+        return "crashwatch: \(crash.executable)[\(crash.pid)] snapshot\(asker): capturing its threads, leaving it running"
     }
 
     private static func faultText(_ info: SignalInfo) -> String {

@@ -202,7 +202,11 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     public func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome) {
         guard let state = job.context as? JobState else { return }
         let holdNanoseconds = job.holdNanoseconds
-        writer.async { self.finish(state, outcome: outcome, holdNanoseconds: holdNanoseconds) }
+        let reportWritten = job.reportWritten
+        writer.async {
+            let written = self.finish(state, outcome: outcome, holdNanoseconds: holdNanoseconds)
+            reportWritten?(written.path.map { .success($0) } ?? .failure(ReportProblem(written.line)))
+        }
     }
 
     /// How long crashwatch, about to exit, waits for its stderr lines to be written: a stream nobody reads
@@ -223,7 +227,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     }
 
     /// The final report: the worker's frames on the capture's facts, or what is left when it failed.
-    private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) {
+    @discardableResult
+    private func finish(_ state: JobState, outcome: WorkerOutcome, holdNanoseconds: Int64) -> WriteOutcome {
         var capture = state.capture
         capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
         let failure = state.inputFailure.withLock { $0 }.map { "the processing worker could not start: \($0)" }
@@ -233,6 +238,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                                    crashwatchVersion: configuration.crashwatchVersion)
         let written = write(report, name: state.name, final: true, restricted: capture.credentials?.isPrivileged ?? false)
         if written.line != state.minimalFailure { lines.write(written.line + "\n") }
+        return written
     }
 
 
@@ -288,6 +294,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let ok: Bool
         let line: String
         var pending: PendingReport?
+        /// Where the report was written.
+        var path: String?
     }
 
     /// Encodes and writes `report`: a minimal one while its process is held (`final` false: pending, no
@@ -336,7 +344,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 SelfProcess.returnFreePages()
                 self.journalEntries.leave()
             }
-            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)" + groupFailure)
+            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)" + groupFailure, path: path)
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: \(error)")
         }

@@ -97,10 +97,11 @@ extension Supervisor {
 
     /// Stops every thread of `crash.pid` (those in `initial` are stopped already), hands the process to the
     /// observer for its capture, lets it go — the crashed thread with `fatalSignal`, or, without one, every
-    /// thread as it was stopped — and queues the processing the observer asks for. The capture's deadline
-    /// counts from `heldSince`.
-    func capture(_ crash: DetectedCrash, initial: [Int32: ThreadStop], fatalSignal: Signal?, heldSince: Int64)
-        throws(SystemError)
+    /// thread as it was stopped — and queues the processing the observer asks for, after `configure` saw it.
+    /// The capture's deadline counts from `heldSince`. Returns the job, if any.
+    @discardableResult
+    func capture(_ crash: DetectedCrash, initial: [Int32: ThreadStop], fatalSignal: Signal?, heldSince: Int64,
+                 configure: (ProcessingJob) -> Void = { _ in }) throws(SystemError) -> ProcessingJob?
     {
         observer?.supervisorStopping(crash)
         // A thread that has not stopped by a quarter of the capture's time is in a sleep no signal ends (a
@@ -117,8 +118,10 @@ extension Supervisor {
         }
         if let job {
             job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
+            configure(job)
             enqueue(job)
         }
+        return job
     }
 
     /// A process released to die of its crash (`left`: the threads still held in their stops) whose crashed

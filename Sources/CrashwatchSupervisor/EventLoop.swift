@@ -32,7 +32,8 @@ extension Supervisor {
                 try handle(event)
                 continue
             }
-            try inbox.waitUntilPending(timeoutMilliseconds: sleepLimit(), alsoReadable: relay.map { [$0.fd] } ?? [])
+            try inbox.waitUntilPending(timeoutMilliseconds: sleepLimit(),
+                                       alsoReadable: (relay.map { [$0.fd] } ?? []) + (control?.pollDescriptors ?? []))
             _ = enforceJobDeadlines()
             idlePolls = 0
         }
@@ -47,6 +48,8 @@ extension Supervisor {
     private func serviceTimers() throws(SystemError) {
         lastTimerCheck = Clock.monotonicNanoseconds()
         serviceRelay()
+        try serviceControl()
+        if attached, !detachRequested, detachSignals.contains(where: { inbox.isPending($0) }) { try serviceInbox() }
         if mainChildEnded {
             // A process gone without its end seen (it cannot be, as its subreaper; but never wait on one).
             followedProcesses = followedProcesses.filter { ProcFS.exists($0) }
@@ -69,7 +72,7 @@ extension Supervisor {
         var limit = Int64(enforceJobDeadlines())
         if mainChildEnded { limit = limit < 0 ? 1_000 : min(limit, 1_000) }
         let now = Clock.monotonicNanoseconds()
-        for due in forwarding.pendingForwardDues + [watchdog.hangDue].compactMap({ $0 }) {
+        for due in forwarding.pendingForwardDues + [watchdog.hangDue, control?.nextDeadline].compactMap({ $0 }) {
             let milliseconds = max(due - now, 0) / 1_000_000 + 1
             limit = limit < 0 ? milliseconds : min(limit, milliseconds)
         }
@@ -90,7 +93,7 @@ extension Supervisor {
             heldForKill: !leftForKill.isEmpty && leftForKill[tid] != nil,
             isMain: tid == mainPID, mainExecuted: mainExecuted,
             dying: !dyingThreads.isEmpty && dyingThreads[tid] != nil,
-            outlivesMainChild: options.outlivesMainChild)
+            outlivesMainChild: options.outlivesMainChild || attached)
     }
 
     /// Handles one waitpid report; records the main child's final status when it has ended.
@@ -119,7 +122,8 @@ extension Supervisor {
         case .judgeCrash(let signal):
             try crashSignalStop(tid: tid, signal: signal)
         case .listen(let mirrors):
-            try groupStop(tid, mirrors: mirrors)
+            // An attached process's stop is its own business: crashwatch, not its parent, does not mirror it.
+            try groupStop(tid, mirrors: mirrors && !attached)
         case .resume:
             try resume(tid)
         case .exec:

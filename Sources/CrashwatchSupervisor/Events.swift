@@ -96,6 +96,8 @@ public struct DetectedCrash: Equatable, Sendable {
     /// Set for a snapshot (`crashwatch snapshot`, or a supervisor asked for one): the process is not dying,
     /// `signal` is none, and every thread was stopped by crashwatch and is let go as it was.
     public var isSnapshot = false
+    /// Who asked a supervisor for the snapshot (its control socket's peer); nil for `crashwatch snapshot`'s own.
+    public var snapshotRequester: PeerCredentials? = nil
     /// Set for a death seen only at the threads' PTRACE_EVENT_EXIT stops (SIGKILL, or a crash signal the
     /// kernel forced past its delivery stop, as a seccomp kill does): `signal` holds just the signal, its
     /// siginfo is not known, and the threads go on to exit when let go.
@@ -171,6 +173,9 @@ public final class ProcessingJob {
     public let deadlineNanoseconds: Int64
     /// The observer's own state for the job.
     public let context: AnyObject?
+    /// Called once the job's last report is written, with its path, or with why there is none (from any
+    /// thread): how a snapshot asked for through the control socket gets its answer.
+    public var reportWritten: (@Sendable (Result<String, ReportProblem>) -> Void)?
     /// How long the crashed process was held, set at release.
     public internal(set) var holdNanoseconds: Int64 = 0
     var killedAtDeadline = false
@@ -191,6 +196,13 @@ public final class ProcessingJob {
         self.deadlineNanoseconds = deadlineNanoseconds
         self.context = context
     }
+}
+
+/// Why a job's report could not be written (the line crashwatch printed about it).
+public struct ReportProblem: Error, Equatable, Sendable {
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
 }
 
 /// How a processing job ended.

@@ -185,6 +185,11 @@ extension Supervisor: ForwardingTarget {
     func serviceInbox() throws(SystemError) {
         let received = deferredSignals + (try inbox.drain())
         deferredSignals.removeAll()
+        if attached {
+            // Nothing is forwarded to a process crashwatch did not start; TERM, INT and HUP detach from it.
+            if !detachRequested, received.contains(where: { detachSignals.contains($0.signal) }) { try detachAll() }
+            return
+        }
         try forwarding.forward(received, to: self)
     }
 

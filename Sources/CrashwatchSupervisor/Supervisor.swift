@@ -12,6 +12,8 @@
 //   ServiceRelay.swift    the sd_notify relay and the watchdog's hang captures
 //   WorkerPool.swift      processing workers: slots, queue, deadlines, promotion
 //   CrashPolicy.swift     when a signal is a crash
+//   Attach.swift          `crashwatch attach`: seizing a running process, and detaching from it whole
+//   ControlServer.swift   the control socket: snapshots of traced processes asked for by root or their owner
 import CrashwatchModel
 import CrashwatchSystem
 
@@ -48,6 +50,9 @@ public struct SupervisorOptions: Sendable {
     /// How long a signal from the service manager (pid 1) waits for the program's own copy before
     /// crashwatch forwards it: systemd signals the main process first, then the rest of the cgroup.
     public var serviceManagerGraceNanoseconds: Int64 = 100_000_000
+    /// For `attach`: the process is already running, nothing is forwarded to it, and TERM, INT and HUP sent to
+    /// crashwatch detach from it (`Supervisor.attach(to:)`).
+    public var attach = false
 
     public init(command: [String], followForks: Bool = true) {
         self.command = command
@@ -115,6 +120,14 @@ public final class Supervisor {
     var followedProcesses: Set<Int32> = []
     var lastProcessEnd: WaitStatus?
     var mainChildEnded = false
+    /// The control socket, while the supervisor runs (nil when it could not be opened).
+    var control: ControlServer?
+    /// Set by `attach`: the main process is not crashwatch's child, and TERM, INT and HUP detach from it.
+    var attached = false
+    /// A detach was asked for (attach only); done at the loop's next turn.
+    var detachRequested = false
+    /// Every traced task was let go (attach only): the supervisor ends once its jobs are done.
+    var detached = false
 
     /// Blocks the supervisor's signals on the calling thread. Call before any other thread starts.
     public init(options: SupervisorOptions, observer: any SupervisorObserver) throws(SupervisorError) {
@@ -123,7 +136,7 @@ public final class Supervisor {
         forwarding = SignalForwarder(serviceManagerGraceNanoseconds: options.serviceManagerGraceNanoseconds)
         workers = WorkerPool(maximumWorkers: options.maximumWorkers, maximumWaitingJobs: options.maximumWaitingJobs)
         do {
-            inbox = try SignalInbox(signals: [.chld] + forwardedSignals)
+            inbox = try SignalInbox(signals: [.chld] + (options.attach ? detachSignals : forwardedSignals))
         } catch {
             throw .system(error)
         }
@@ -158,9 +171,11 @@ public final class Supervisor {
         mainPID = child.pid
         followedProcesses.insert(child.pid)
         observer?.supervisorStarted()
+        openControlSocket()
 
         let status: WaitStatus
         do {
+            defer { control = nil }
             status = try loop()
         } catch {
             throw .system(error)

@@ -66,7 +66,7 @@ import Testing
             #expect(page.contains(".TP\n\\fB\(ManualPage.escape(key))\\fR = "), "\(key)")
         }
         #expect(CommandCatalog.option(forSetting: "headers")?.spec.name == "header")
-        #expect(CommandCatalog.option(forSetting: "max-age")?.commands == ["run", "prune", "core-handler"])
+        #expect(CommandCatalog.option(forSetting: "max-age")?.commands == ["run", "attach", "prune", "core-handler"])
     }
 
     @Test func escapingSurvivesHostileText() {

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 @Suite struct HelpTests {
-    static let commands = ["", "run", "list", "show", "export", "prune", "claim", "ack", "release", "quarantine", "symbolicate", "ship", "analyze-core", "snapshot", "debug", "core-handler", "doctor"]
+    static let commands = ["", "run", "attach", "list", "show", "export", "prune", "claim", "ack", "release", "quarantine", "symbolicate", "ship", "analyze-core", "snapshot", "debug", "core-handler", "doctor"]
 
     @Test("each command's --help is the reviewed text", arguments: commands)
     func help(_ command: String) throws {

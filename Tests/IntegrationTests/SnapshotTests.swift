@@ -180,7 +180,7 @@ private func pausedSnapshot(_ pid: Int32, at stage: String, seconds: Int, output
         _ = try target.finish()
     }
 
-    @Test("a process a crashwatch supervisor traces is refused naming the supervisor; eu-stack -p cannot attach either")
+    @Test("a process a crashwatch supervisor traces is captured by that supervisor (its control socket), where eu-stack -p cannot attach")
     func supervisedProcess() throws {
         let spool = try TemporaryDirectory("cw-spool")
         defer { spool.remove() }
@@ -188,15 +188,22 @@ private func pausedSnapshot(_ pid: Int32, at stage: String, seconds: Int, output
                                          launcher: Paths.fixture("clean_exec"))
         try #require(supervisor.waitForLine("ready"))
         let child = try #require(ProcFS.children(of: supervisor.pid).first)
-        let refused = try run(Paths.crashwatch, ["snapshot", String(child)])
-        #expect(refused.termination == .exited(69))
-        #expect(refused.stderr.contains("already traced by process \(supervisor.pid)") && refused.stderr.contains("crashwatch supervisor"),
-                "\(refused.stderr)")
         if let euStack = Paths.which("eu-stack") {
-            // The documented comparison: a process has one tracer, and eu-stack is refused too.
+            // The documented comparison: a process has one tracer, and eu-stack is refused.
             let eu = try run(euStack, ["-p", String(child)])
             #expect(eu.termination != .exited(0))
         }
+        let taken = try run(Paths.crashwatch, ["snapshot", String(child)])
+        #expect(taken.termination == .exited(0), "\(taken.stderr)")
+        let path = taken.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(path.hasPrefix(spool.path + "/"), "the supervisor's spool: \(path)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        #expect(report["kind"] as? String == "snapshot")
+        #expect(((report["process"] as? [String: Any])?["pid"] as? Int).map(Int32.init) == child)
+        #expect(((report["threads"] as? [[String: Any]]) ?? []).allSatisfy { !(($0["frames"] as? [Any]) ?? []).isEmpty })
+        // -o and --threads are the caller's own capture's: the supervisor writes into its spool.
+        let misused = try run(Paths.crashwatch, ["snapshot", "-o", "-", String(child)])
+        #expect(misused.termination == .exited(64) && misused.stderr.contains("--output does not apply"), "\(misused.stderr)")
         #expect(!anyStopped(child))
         #expect(try supervisor.finish().stdout == "ready\nreads 0\nsignals 0\ndone\n")
     }
