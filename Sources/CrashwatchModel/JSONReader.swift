@@ -240,8 +240,9 @@ struct JSONReader {
         }
     }
 
-    /// Reads an array, `element` reading each element in turn.
-    mutating func elements<Element>(_ element: (inout JSONReader) throws -> Element) throws -> [Element] {
+    /// Reads an array, `element` reading each element in turn; those `keep` refuses are dropped as soon as read.
+    mutating func elements<Element>(keeping keep: ((Element) -> Bool)? = nil,
+                                    _ element: (inout JSONReader) throws -> Element) throws -> [Element] {
         guard current == UInt8(ascii: "[") else { throw mismatch([Element].self) }
         try enter()
         at += 1
@@ -252,11 +253,16 @@ struct JSONReader {
             depth -= 1
             return result
         }
+        var index = 0
         while true {
-            do { result.append(try element(&self)) } catch var failure as JSONReadError {
-                failure.path.insert(.index(result.count), at: 0)
+            do {
+                let value = try element(&self)
+                if keep?(value) ?? true { result.append(value) }
+            } catch var failure as JSONReadError {
+                failure.path.insert(.index(index), at: 0)
                 throw failure
             }
+            index += 1
             if try nextItem(close: UInt8(ascii: "]")) { return result }
         }
     }

@@ -130,8 +130,23 @@ public struct CrashReport: Codable, Sendable, Equatable {
     /// a wrong member with a `DecodingError` naming it, other formats and newer schema versions with a
     /// `ReportDecodingError` — what `JSONDecoder` over the Codable conformances gives, at a tenth of the cost.
     public static func decode(_ bytes: [UInt8]) throws -> CrashReport {
-        try decodeJSON(bytes)
+        try decodeJSON(bytes, threads: .all)
     }
+
+    /// Decodes a report as `decode(_:)` does, keeping the threads `threads` names: with `.crashedAndMain`, only the
+    /// crashed threads and the process's main thread (each other one is read, checked and dropped at once), for a
+    /// reader that needs no more, such as the journal entry.
+    public static func decode(_ bytes: [UInt8], threads: ThreadSelection) throws -> CrashReport {
+        try decodeJSON(bytes, threads: threads)
+    }
+}
+
+/// Which threads `CrashReport.decode` keeps.
+public enum ThreadSelection: Sendable {
+    /// Every thread.
+    case all
+    /// The crashed threads and the main thread (tid = pid; every thread when the process member comes after them).
+    case crashedAndMain
 }
 
 /// Why bytes could not be read as a crash report, beyond malformed JSON (which throws `DecodingError`).

@@ -2,7 +2,8 @@
 // (ReportJSONRecords.swift), one small function per record type over a `JSONReader`. `CrashReport.decode` is this;
 // the supervisor decodes each worker's report with it on the way to "report written", and every reader (show,
 // list, ship, the journal entry, groups) reads the spool with it. The Codable `JSONDecoder` path it replaces
-// took ~27 ms for a 65-thread, 330 KB report (release build, threads64), mostly generic metadata look-ups.
+// took ~27 ms for a 65-thread, 330 KB report (release build, threads64), mostly generic metadata look-ups; in
+// one A/B under load (`perf record`, the supervisor's CPU in `CrashReport.decode`) 56–62 ms that path, 6–7 ms this.
 //
 // Same results as the Codable conformances for every document `JSONSyntax.isWellFormed` accepts (the tests
 // keep a reference decode through `JSONDecoder` and compare, including under random mutations): members in any
@@ -16,10 +17,10 @@ extension CrashReport {
     /// Decodes a report in one pass; `ReportDecodingError` for another format or a newer schema version, else a
     /// `DecodingError` naming what is wrong and where (the errors `JSONDecoder` gave, in the same precedence:
     /// malformed text, then the format and version, then the rest).
-    static func decodeJSON(_ bytes: [UInt8]) throws -> CrashReport {
+    static func decodeJSON(_ bytes: [UInt8], threads: ThreadSelection = .all) throws -> CrashReport {
         var reader = JSONReader(bytes)
         do {
-            return try reader.document { try $0.report() }
+            return try reader.document { try $0.report(threads: threads) }
         } catch let failure as JSONReadError {
             if case .malformed = failure.kind { throw failure.decodingError }
             // Which error comes first: malformed text anywhere, then the header, then this one.
@@ -71,8 +72,9 @@ extension JSONReader {
         static let keys = JSONKeys(Self.self)
     }
 
-    /// Reads the whole report; a wrong format or schema version is refused as soon as both are known.
-    mutating func report() throws -> CrashReport {
+    /// Reads the whole report, keeping the threads `selection` names; a wrong format or schema version is refused
+    /// as soon as both are known.
+    mutating func report(threads selection: ThreadSelection = .all) throws -> CrashReport {
         var schemaVersion: Int?, format: String?, id: String?, kind: String?, captureTime: String?, captureDurationMs: Double?
         var holdDurationMs: Double?, crashwatchVersion: String?, signal: SignalRecord?, hang: HangRecord?, exit: ExitRecord?
         var hangReportID: String?, runID: String?, source: String?, coreFile: String?, fingerprint: FingerprintRecord?
@@ -100,7 +102,11 @@ extension JSONReader {
             case .breadcrumbs: breadcrumbs = try reader.null() ? nil : reader.elements { try $0.breadcrumb() }
             case .process: process = try reader.process()
             case .host: host = try reader.host()
-            case .threads: threads = try reader.elements { try $0.thread() }
+            case .threads:
+                threads = try reader.elements(keeping: { (thread: ThreadRecord) in
+                    if case .all = selection { return true }
+                    return thread.crashed || process.map { $0.pid == thread.tid } ?? true
+                }) { try $0.thread() }
             case .images: images = try reader.elements { try $0.image() }
             case .diagnostics: diagnostics = try reader.diagnostics()
             case .softErrors: softErrors = try reader.elements { try $0.softError() }

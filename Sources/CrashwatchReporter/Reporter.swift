@@ -313,7 +313,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     private func write(_ report: CrashReport, name: ReportFileName, final: Bool, restricted: Bool = false) -> WriteOutcome {
         do {
             return write(bytes: try ReportSizeLimit.encode(report, limit: configuration.capture.reportByteLimit), name: name,
-                         final: final, restricted: restricted, sighting: GroupSighting(report, reportName: name.text, restricted: restricted))
+                         final: final, restricted: restricted,
+                         sighting: final ? GroupSighting(report, reportName: name.text, restricted: restricted) : nil)
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }

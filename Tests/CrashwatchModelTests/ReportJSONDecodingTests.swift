@@ -112,6 +112,19 @@ struct SplitMix: RandomNumberGenerator {
         }
     }
 
+    @Test("decoding the crashed and main threads alone gives the whole report without the other threads")
+    func threadSelection() throws {
+        var report = JSONTestReports.large()
+        report.process.pid = report.threads[7].tid
+        let bytes = try report.encodedJSON()
+        let slim = try CrashReport.decode(bytes, threads: .crashedAndMain)
+        #expect(slim.threads.map(\.tid) == [report.threads[0].tid, report.threads[7].tid])
+        var expected = report
+        expected.threads = [report.threads[0], report.threads[7]]
+        #expect(slim == expected)
+        #expect(try CrashReport.decode(bytes, threads: .all) == report)
+    }
+
     @Test("a report cut short at any byte is refused, as JSONDecoder refuses it")
     func truncations() throws {
         let bytes = try SampleReport.report.encodedJSON()
