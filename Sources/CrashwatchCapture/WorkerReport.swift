@@ -30,7 +30,7 @@ public enum WorkerReport {
     public static func accept(_ bytes: [UInt8], capture: RawCapture, table: ImageTable? = nil, state: ProcessingState,
                               crashwatchVersion: String, extraSoftErrors: [SoftError] = [], deadlineExceeded: Bool = false,
                               finishedNanoseconds: Int64? = nil) throws(WorkerReportError) -> CrashReport {
-        guard JSONSyntax.isWellFormed(bytes) else { throw WorkerReportError("the processing worker's report is not well-formed JSON") }
+        // One pass: the decoder refuses malformed JSON anywhere in the bytes as well as a wrong member.
         let worker: CrashReport
         do { worker = try CrashReport.decode(bytes) } catch {
             throw WorkerReportError("the processing worker's report does not decode: \(error)")

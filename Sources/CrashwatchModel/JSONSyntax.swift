@@ -1,8 +1,7 @@
 // JSONSyntax.swift — a one-pass check that bytes are one well-formed JSON value (RFC 8259), without
-// building anything: how the supervisor accepts a processing worker's report (which it must not trust,
-// and must not spend the tracer thread decoding) before writing it to the spool. The same scanner finds
-// where an object's members and an array's elements lie, so that a part of a large document can be
-// decoded without the rest.
+// building anything (the spool's group index is checked with it before it is decoded; the report decoder,
+// `JSONReader`, refuses exactly what it refuses). The same scanner finds where an object's members and an
+// array's elements lie, so that a part of a large document can be decoded without the rest.
 
 /// Checks JSON text for well-formedness.
 public enum JSONSyntax {

@@ -11,8 +11,8 @@
 //   frames, images, soft errors), on one line each; other objects one member per line; `[]` and `{}` when empty;
 // - integers in decimal, `captureDurationMs` as Swift's `Double.description` (NaN and infinities throw an
 //   `EncodingError`), addresses as `hex(_:)` strings (`"0x7f3a…"`); a final newline.
-// Decoding stays on `JSONDecoder` (`CrashReport.decode`). A field added to a record type must be added to its
-// writer too (ReportJSONRecords.swift), in declaration order. The scalars and the string escaper are
+// Its inverse is ReportJSONDecoding.swift (`CrashReport.decode`). A field added to a record type must be added to
+// its writer (ReportJSONRecords.swift, in declaration order) and its reader too. The scalars and the string escaper are
 // `JSONWriter`'s (JSONWriter.swift), shared with every other JSON crashwatch writes; this file holds the
 // report's layout: members one per line, indentation, one-line objects.
 

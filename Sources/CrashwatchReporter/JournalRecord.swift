@@ -28,40 +28,9 @@ public enum JournalRecord {
     /// The report as far as its record needs it: every member but the threads other than the crashed one and the
     /// process's main thread (the record names a frame of one of them, or of the original fault, which stays).
     /// Decoding a 1,001-thread report (2.9 MB) whole for a dozen fields took 17 MB of the supervisor's memory at
-    /// its peak; this decodes the few kilobytes it needs. Nil when the bytes are not a report.
+    /// its peak; the decoder drops each other thread as soon as it is read. Nil when the bytes are not a report.
     static func headlineReport(_ bytes: [UInt8]) -> CrashReport? {
-        guard let top = JSONSyntax.members(of: bytes) else { return nil }
-        func value(_ name: String, in members: [(key: Range<Int>, value: Range<Int>)]) -> ArraySlice<UInt8>? {
-            members.first { JSONSyntax.key(in: bytes, $0.key, is: name) }.map { bytes[$0.value] }
-        }
-        func integer(_ text: ArraySlice<UInt8>?) -> Int32? { text.flatMap { Int32(String(decoding: $0, as: UTF8.self)) } }
-        let pid = top.first { JSONSyntax.key(in: bytes, $0.key, is: "process") }
-            .flatMap { JSONSyntax.members(of: bytes, in: $0.value) }
-            .flatMap { integer(value("pid", in: $0)) }
-        var slim: [UInt8] = [UInt8(ascii: "{")]
-        for (index, member) in top.enumerated() {
-            if index > 0 { slim.append(UInt8(ascii: ",")) }
-            slim += bytes[member.key]
-            slim.append(UInt8(ascii: ":"))
-            guard JSONSyntax.key(in: bytes, member.key, is: "threads"),
-                  let threads = JSONSyntax.elements(of: bytes, in: member.value) else {
-                slim += bytes[member.value]
-                continue
-            }
-            let kept = threads.filter { thread in
-                guard let fields = JSONSyntax.members(of: bytes, in: thread) else { return false }
-                if value("crashed", in: fields)?.elementsEqual("true".utf8) == true { return true }
-                return pid != nil && integer(value("tid", in: fields)) == pid
-            }
-            slim.append(UInt8(ascii: "["))
-            for (position, thread) in kept.enumerated() {
-                if position > 0 { slim.append(UInt8(ascii: ",")) }
-                slim += bytes[thread]
-            }
-            slim.append(UInt8(ascii: "]"))
-        }
-        slim.append(UInt8(ascii: "}"))
-        return try? CrashReport.decode(slim)
+        try? CrashReport.decode(bytes, threads: .crashedAndMain)
     }
 
     /// Sends a line about supervision itself (`supervisorNotice`) as an entry of its own: PRIORITY 4, the line

@@ -1,8 +1,8 @@
 // Reporter.swift — the driver of a live crash from the supervisor's stop to the spool: at the stop, the raw
-// capture and the minimal report (durable before the process is released); after the release, the capture
-// handed to a confined worker (`WorkerLaunch`); when the worker ends, the final report — the worker's frames
-// on the capture's facts — replacing the minimal one, retention, and the journal entry. The supervisor calls
-// it through `SupervisorObserver`; `crashwatch run` makes one and prints nothing else of a crash.
+// capture and the minimal report (in the spool before the process is released, flushed right after); after the
+// release, the capture handed to a confined worker (`WorkerLaunch`); when the worker ends, the final report — the
+// worker's frames on the capture's facts — replacing the minimal one, retention, and the journal entry. The
+// supervisor calls it through `SupervisorObserver`; `crashwatch run` makes one and prints nothing else of a crash.
 import CrashwatchCapture
 import CrashwatchModel
 import CrashwatchSpool
@@ -36,8 +36,8 @@ public struct ReporterConfiguration: Sendable {
 public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     /// Final reports are checked and written on a background thread (`BackgroundWork`), off the tracer thread,
     /// which must keep answering every traced process's stops; so is a worker's input, once the process is
-    /// released. Only the minimal report is written on the tracer thread: it must be durable before the
-    /// crashed process is released.
+    /// released. Only the minimal report is written on the tracer thread: it must be in the spool before the
+    /// crashed process is released (its flushes wait for the release, on this thread).
     private let writer = BackgroundWork()
     /// crashwatch's stderr lines once the command runs. The stream may be the program's too, and a write to
     /// it can wait for ever (a pipe it filled that nobody reads, a stopped terminal): neither the tracer
@@ -139,7 +139,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let name = ReportFileName(timeNanoseconds: crash.timeNanoseconds, pid: crash.pid, executable: essentials.process.executable,
                                   id: UUID(uuidString: essentials.reportID) ?? UUID())
         // The names and the memory on the helper thread; meanwhile here the minimal report, which has neither:
-        // durable before the process is released, so that whatever happens to processing, this crash is on disk.
+        // in the spool before the process is released, so that whatever happens to processing or to crashwatch, this
+        // crash is reported (flushed to the device after the release: `synchronize`).
         let helper = inProgress.helper
         let memory = inProgress.copyMemory(on: helper)
         let restricted = essentials.credentials?.isPrivileged ?? false
@@ -195,6 +196,10 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             }
         }
         writer.async(finishInput)
+        // The minimal report has been in the spool, whole, since before the release; its flushes, which guard only
+        // against a crash of the kernel (that the held process would not have survived either), come now, on the
+        // writer behind the worker's input, rather than while the process was held.
+        if let pending = written.pending { writer.async { self.synchronize(pending) } }
         return ProcessingJob(arguments: launch.arguments, descriptors: launch.descriptors, standardError: launch.errors,
                              environment: launch.environment, limits: limits, deadlineNanoseconds: deadline, context: state)
     }
@@ -282,6 +287,13 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         return false
     }
 
+    /// Flushes a minimal report written while its process was held (`Spool.writePending`) to the device.
+    private func synchronize(_ pending: PendingReport) {
+        do throws(SpoolError) { try Spool(path: configuration.spool).synchronize(pending) } catch {
+            lines.write("crashwatch: \(error)\n")
+        }
+    }
+
     private func minimalBytes(_ capture: RawCapture, why: String) -> [UInt8] {
         (try? ReportSizeLimit.encodeMinimal(capture, crashwatchVersion: configuration.crashwatchVersion,
                                             extraSoftErrors: [SoftError(stage: "processing", message: why)],
@@ -303,7 +315,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
     private func write(_ report: CrashReport, name: ReportFileName, final: Bool, restricted: Bool = false) -> WriteOutcome {
         do {
             return write(bytes: try ReportSizeLimit.encode(report, limit: configuration.capture.reportByteLimit), name: name,
-                         final: final, restricted: restricted, sighting: GroupSighting(report, reportName: name.text, restricted: restricted))
+                         final: final, restricted: restricted,
+                         sighting: final ? GroupSighting(report, reportName: name.text, restricted: restricted) : nil)
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: cannot encode report for spool \(configuration.spool): \(error)")
         }

@@ -163,8 +163,19 @@ public final class Spool: Sendable {
     /// it and have the full one arrive as a second report with the same id — while the returned value lives.
     /// That is an exclusive `flock` on the file, held through the open descriptor: it goes when the value
     /// goes, and with the writer should it die, leaving the report claimable as it is.
+    ///
+    /// The report is published whole (readers never see part of it) and survives its writer's death, but it is
+    /// not flushed to the device: a live crash's minimal report is written while the process is held, and the
+    /// flushes, which guard only against a crash of the kernel (that the held process would not survive either),
+    /// wait for the release: `synchronize(_:)`.
     public func writePending(bytes: some Collection<UInt8>, name: ReportFileName, restricted: Bool = false) throws(SpoolError) -> PendingReport {
         PendingReport(path: path(of: name), lock: try write(bytes: bytes, name: name, pending: true, restricted: restricted))
+    }
+
+    /// Flushes a pending report (`writePending`) and the spool directory that names it to the device.
+    public func synchronize(_ pending: PendingReport) throws(SpoolError) {
+        do { try pending.lock?.synchronize() } catch { throw .syncReport(spool: path, error) }
+        do { try directory.synchronize() } catch { throw .syncDirectory(spool: path, error) }
     }
 
     /// Whether new reports take the operators' group `readerGroupName` (a set-group-ID spool of that group).
@@ -178,7 +189,8 @@ public final class Spool: Sendable {
         let permissions = restricted && !hasReaderGroup ? Self.restrictedReportPermissions : Self.reportPermissions
         do {
             return try directory.writeAtomically(bytes, named: name.text, temporaryName: temporary,
-                                                 permissions: permissions, group: reportGroupOverride(), locked: pending)
+                                                 permissions: permissions, group: reportGroupOverride(), locked: pending,
+                                                 flushed: !pending)
         } catch {
             switch error.step {
             case .createTemporary: throw .createTemporaryFile(spool: path, name: temporary, error.error)

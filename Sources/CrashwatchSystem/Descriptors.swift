@@ -12,6 +12,11 @@ public final class OwnedDescriptor: Sendable {
 
     deinit { close(fd) }
 
+    /// Flushes the file's data and metadata to its device (`fsync`).
+    public func synchronize() throws(SystemError) {
+        guard retryingOnEINTR({ fsync(fd) }) == 0 else { throw SystemError("fsync", errno: lastErrno()) }
+    }
+
     /// `fstat`'s device and inode, to tell whether two opens reached the same file.
     public func identity() -> (device: UInt64, inode: UInt64)? {
         var info = stat()

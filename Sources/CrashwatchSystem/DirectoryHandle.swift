@@ -37,12 +37,16 @@ public struct DirectoryHandle: ~Copyable, Sendable {
     /// A failure before the rename removes the temporary file.
     ///
     /// With `locked`, the new file gets an exclusive `flock` before it is renamed into place, and its descriptor,
-    /// still open and locking it, is returned (nil without): see `isLocked(named:)`.
+    /// still open and locking it, is returned (nil without): see `isLocked(named:)`. With `locked` and not
+    /// `flushed`, neither the file nor the directory is flushed: the caller flushes both later (the returned
+    /// descriptor's `synchronize()`, then this directory's). Readers see the same whole file either way, and it
+    /// survives the writer's death; until the flushes only a crash of the kernel can lose it.
     @discardableResult
     public func writeAtomically(_ bytes: some Collection<UInt8>, named name: String, temporaryName: String,
-                                permissions: UInt32, group: UInt32? = nil, locked: Bool = false) throws(AtomicWriteError)
-        -> OwnedDescriptor?
+                                permissions: UInt32, group: UInt32? = nil, locked: Bool = false,
+                                flushed: Bool = true) throws(AtomicWriteError) -> OwnedDescriptor?
     {
+        let flushed = flushed || !locked
         let file: WritableFile
         do { file = try createFile(named: temporaryName, permissions: permissions) } catch {
             throw AtomicWriteError(step: .createTemporary, error: error)
@@ -55,7 +59,7 @@ public struct DirectoryHandle: ~Copyable, Sendable {
             step = .write
             try file.writeAll(bytes)
             step = .synchronize
-            try file.synchronize()
+            if flushed { try file.synchronize() }
             step = .write
             if locked {
                 lock = try file.lockedDescriptor()
@@ -68,7 +72,9 @@ public struct DirectoryHandle: ~Copyable, Sendable {
             try? removeFile(named: temporaryName)
             throw AtomicWriteError(step: step, error: error)
         }
-        do { try synchronize() } catch { throw AtomicWriteError(step: .synchronizeDirectory, error: error) }
+        if flushed {
+            do { try synchronize() } catch { throw AtomicWriteError(step: .synchronizeDirectory, error: error) }
+        }
         return lock
     }
 

@@ -65,6 +65,11 @@ import Testing
         #expect(pending.path == temporary.join(minimal.text))
         #expect(spool.isPending(minimal))
         #expect(!spool.isPending(names[0]))
+        // Whole in the spool before it is flushed; flushing it after (`synchronize`) keeps it pending, unchanged.
+        #expect(try spool.read(minimal) == reportBytes(for: minimal))
+        try spool.synchronize(pending)
+        #expect(spool.isPending(minimal))
+        #expect(try spool.read(minimal) == reportBytes(for: minimal))
         #expect(try spool.reports().map(\.name) == [minimal] + names)
         #expect(throws: SpoolError.reportPending(spool: temporary.path, name: minimal.text)) {
             try spool.claim(id: minimal.idText)
