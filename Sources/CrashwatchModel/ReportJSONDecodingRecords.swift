@@ -92,27 +92,49 @@ extension JSONReader {
     }
 
     enum ThreadFields: Int, JSONFields {
-        case tid, name, crashed, registers, frames, unwindStopReason
+        case tid, name, crashed, state, syscall, registers, frames, unwindStopReason
         static let keys = JSONKeys(Self.self)
     }
 
     /// Reads one thread.
     mutating func thread() throws -> ThreadRecord {
         var tid: Int32?, name: String?, crashed: Bool?, registers: [RegisterValue]?, frames: [FrameRecord]?
-        var unwindStopReason: String?
+        var unwindStopReason: String?, state: ThreadState?, syscall: SyscallRecord?
         try members { (reader, field: ThreadFields) in
             switch field {
             case .tid: tid = try reader.integer()
             case .name: name = try reader.optionalString()
             case .crashed: crashed = try reader.bool()
+            case .state: state = try reader.optionalString().map(ThreadState.init(rawValue:))
+            case .syscall: syscall = try reader.null() ? nil : reader.syscall()
             case .registers: registers = try reader.elements { try $0.register() }
             case .frames: frames = try reader.elements { try $0.frame() }
             case .unwindStopReason: unwindStopReason = try reader.optionalString()
             }
         }
-        return ThreadRecord(tid: try requiredMember(tid, "tid"), name: name, crashed: try requiredMember(crashed, "crashed"),
+        var thread = ThreadRecord(tid: try requiredMember(tid, "tid"), name: name, crashed: try requiredMember(crashed, "crashed"),
                             registers: try requiredMember(registers, "registers"), frames: try requiredMember(frames, "frames"),
                             unwindStopReason: unwindStopReason)
+        thread.state = state
+        thread.syscall = syscall
+        return thread
+    }
+
+    enum SyscallFields: Int, JSONFields {
+        case number, name
+        static let keys = JSONKeys(Self.self)
+    }
+
+    /// Reads the system call a thread was in.
+    mutating func syscall() throws -> SyscallRecord {
+        var number: Int?, name: String?
+        try members { (reader, field: SyscallFields) in
+            switch field {
+            case .number: number = try reader.integer()
+            case .name: name = try reader.optionalString()
+            }
+        }
+        return SyscallRecord(number: try requiredMember(number, "number"), name: name)
     }
 
     enum RegisterFields: Int, JSONFields {
@@ -216,19 +238,21 @@ extension JSONReader {
     }
 
     enum DiagnosticsFields: Int, JSONFields {
-        case ptraceScope, seccompMode, captureErrors, deadlineExceeded, processing
+        case ptraceScope, seccompMode, captureErrors, deadlineExceeded, processing, annotationBytes
         static let keys = JSONKeys(Self.self)
     }
 
     /// Reads the diagnostics; `processing` must be one of `ProcessingState`'s values.
     mutating func diagnostics() throws -> Diagnostics {
         var ptraceScope: Int?, seccompMode: Int?, captureErrors: Int?, deadlineExceeded: Bool?, processing: ProcessingState?
+        var annotationBytes: Int?
         try members { (reader, field: DiagnosticsFields) in
             switch field {
             case .ptraceScope: ptraceScope = try reader.optionalInteger()
             case .seccompMode: seccompMode = try reader.optionalInteger()
             case .captureErrors: captureErrors = try reader.integer()
             case .deadlineExceeded: deadlineExceeded = try reader.bool()
+            case .annotationBytes: annotationBytes = try reader.optionalInteger()
             case .processing:
                 let start = reader.at
                 guard let text = try reader.optionalString() else { break }
@@ -242,6 +266,7 @@ extension JSONReader {
                                       captureErrors: try requiredMember(captureErrors, "captureErrors"),
                                       deadlineExceeded: try requiredMember(deadlineExceeded, "deadlineExceeded"))
         diagnostics.processing = processing
+        diagnostics.annotationBytes = annotationBytes
         return diagnostics
     }
 
