@@ -4,12 +4,14 @@
 Measured in one run, on this machine, against references measured in the same run:
   capture   crashwatch crashes of the threads64 fixture (65 threads, ~800 frames): how long the crashed
             process is held stopped (the report's holdDurationMs: stop-all, raw capture, minimal report
-            made durable, release) against `eu-stack -p` on a live threads64 process of the same shape
-            (`threads64 wait`), target <= 1/10; and the time from the crash line to the "report written"
+            renamed into the spool, release) against `eu-stack -p` on a live threads64 process of the same
+            shape (`threads64 wait`), target <= 1/20; and the time from the crash line to the "report written"
             line (the full report, processed by the worker, durable) with `--symbolicate full` against
-            `eu-stack -s -i -p`, target <= 2/3; gdb as a reference; and `crashwatch snapshot` of the same live
+            `eu-stack -s -i -p`, target <= 1/3; gdb as a reference; `crashwatch snapshot` of the same live
             process: its hold (seize to detach) against `eu-stack -p`, target <= 1/10, and the command's time
-            to a durable full report against `eu-stack -s -i -p`, target <= 2/3;
+            to a durable full report against `eu-stack -s -i -p`, target <= 2/3; and the hold of a crash with
+            an annotation table (100 keys, 64 breadcrumbs) against the same program without, target <= 1.05x.
+            `bench.py capture` runs it alone (`bench.py annotations` the annotation case alone);
   second    a second process's signal stops while a crash is processed: bench/second_process.c under
             one `crashwatch run`; B's worst signal latency after A's hold, until A's full report is
             durable, target <= A's holdDurationMs;
@@ -59,8 +61,10 @@ CRASHWATCH = os.environ.get("CRASHWATCH_BIN", os.path.join(ROOT, ".build/release
 FIXTURES = os.environ.get("CRASHWATCH_FIXTURES", os.path.join(ROOT, ".build/fixtures"))
 BENCH_BUILD = os.path.join(ROOT, ".build/bench")
 
-HOLD_TARGET = 1 / 10        # holdDurationMs <= this x eu-stack -p
-DURABLE_TARGET = 2 / 3      # crash line -> full report durable <= this x eu-stack -s -i -p
+HOLD_TARGET = 1 / 20        # a crash's holdDurationMs <= this x eu-stack -p
+DURABLE_TARGET = 1 / 3      # crash line -> full report durable <= this x eu-stack -s -i -p
+SNAPSHOT_HOLD_TARGET = 1 / 10    # a snapshot's holdDurationMs <= this x eu-stack -p
+SNAPSHOT_DURABLE_TARGET = 2 / 3  # snapshot command start -> full report durable <= this x eu-stack -s -i -p
 
 problems = []               # anything odd seen while measuring, printed after the table
 
@@ -1215,11 +1219,19 @@ def verdict(ok):
     return "PASS" if ok else "FAIL"
 
 
-def main():
+def capture_main():
+    """The capture section alone (`python3 bench/bench.py capture`): crashes and snapshots of threads64 against
+    eu-stack and gdb on the same program, and the annotation case."""
     build_helpers()
-    rows = []
-    checks = []
+    rows, checks = [], []
+    capture_rows(rows, checks)
+    print_table(rows, checks)
+    return 0
 
+
+def capture_rows(rows, checks):
+    """Crashes of threads64 (functions, full), eu-stack and gdb on a live threads64, its snapshots, and the
+    hold with and without annotations."""
     names = crash_runs(7, "functions")
     full = crash_runs(7, "full")
     process = live_process()
@@ -1233,12 +1245,12 @@ def main():
         process.wait()
     hold_ratio = full["hold"] / eu
     durable_ratio = full["handled"] / eu_full
-    checks.append(("1. hold <= 1/10 of eu-stack -p", hold_ratio <= HOLD_TARGET,
+    checks.append(("1. hold <= 1/20 of eu-stack -p", hold_ratio <= HOLD_TARGET,
                    "%.1f ms / %.1f ms = %.3f" % (full["hold"], eu, hold_ratio)))
-    checks.append(("2. crash -> full report durable <= 2/3 of eu-stack -s -i -p", durable_ratio <= DURABLE_TARGET,
+    checks.append(("2. crash -> full report durable <= 1/3 of eu-stack -s -i -p", durable_ratio <= DURABLE_TARGET,
                    "%.1f ms / %.1f ms = %.2f" % (full["handled"], eu_full, durable_ratio)))
     rows.append(("threads64: %d threads, %d frames (medians of 7 crashes / 7 eu-stack runs)" % (full["threads"], full["frames"]), "", ""))
-    rows.append(("  hold (holdDurationMs: stop-all, raw capture, minimal report fsync'd, release)", "%.1f ms" % full["hold"],
+    rows.append(("  hold (holdDurationMs: stop-all, raw capture, minimal report renamed into the spool, release)", "%.1f ms" % full["hold"],
                  "%.3f of eu-stack -p (target <= %.2f) %s" % (hold_ratio, HOLD_TARGET, verdict(hold_ratio <= HOLD_TARGET))))
     rows.append(("  hold with --symbolicate functions", "%.1f ms" % names["hold"], ""))
     rows.append(("  eu-stack -p (names)", "%.1f ms" % eu, "%.1fx the hold" % (eu / full["hold"])))
@@ -1259,15 +1271,23 @@ def main():
     annotation_rows(rows, checks)
     snap_hold_ratio = snap["hold"] / eu
     snap_durable_ratio = snap["durable"] / eu_full
-    checks.append(("1s. snapshot hold <= 1/10 of eu-stack -p", snap_hold_ratio <= HOLD_TARGET,
+    checks.append(("1s. snapshot hold <= 1/10 of eu-stack -p", snap_hold_ratio <= SNAPSHOT_HOLD_TARGET,
                    "%.1f ms / %.1f ms = %.3f" % (snap["hold"], eu, snap_hold_ratio)))
-    checks.append(("2s. snapshot -> full report durable <= 2/3 of eu-stack -s -i -p", snap_durable_ratio <= DURABLE_TARGET,
+    checks.append(("2s. snapshot -> full report durable <= 2/3 of eu-stack -s -i -p", snap_durable_ratio <= SNAPSHOT_DURABLE_TARGET,
                    "%.1f ms / %.1f ms = %.2f" % (snap["durable"], eu_full, snap_durable_ratio)))
     rows.append(("crashwatch snapshot of the live threads64 (medians of 7)", "", ""))
     rows.append(("  hold (holdDurationMs: seize, interrupt, raw capture, detach)", "%.1f ms" % snap["hold"],
-                 "%.3f of eu-stack -p (target <= %.2f) %s" % (snap_hold_ratio, HOLD_TARGET, verdict(snap_hold_ratio <= HOLD_TARGET))))
+                 "%.3f of eu-stack -p (target <= %.2f) %s" % (snap_hold_ratio, SNAPSHOT_HOLD_TARGET, verdict(snap_hold_ratio <= SNAPSHOT_HOLD_TARGET))))
     rows.append(("  command start -> full report durable in the spool, exit", "%.1f ms" % snap["durable"],
-                 "%.2f of eu-stack -s -i -p (target <= %.2f) %s" % (snap_durable_ratio, DURABLE_TARGET, verdict(snap_durable_ratio <= DURABLE_TARGET))))
+                 "%.2f of eu-stack -s -i -p (target <= %.2f) %s" % (snap_durable_ratio, SNAPSHOT_DURABLE_TARGET, verdict(snap_durable_ratio <= SNAPSHOT_DURABLE_TARGET))))
+
+
+def main():
+    build_helpers()
+    rows = []
+    checks = []
+
+    capture_rows(rows, checks)
 
     runs = [second_process_run() for _ in range(3)]
     second_ok = all(run["processing_max"] <= run["hold"] for run in runs)
@@ -1354,8 +1374,10 @@ if __name__ == "__main__":
         sys.exit(floor_main())
     if sys.argv[1:] == ["groups"]:
         sys.exit(groups_main())
+    if sys.argv[1:] == ["capture"]:
+        sys.exit(capture_main())
     if sys.argv[1:] == ["annotations"]:
         sys.exit(annotations_main())
     if sys.argv[1:]:
-        sys.exit("usage: bench.py [floor|groups|annotations]")
+        sys.exit("usage: bench.py [floor|groups|capture|annotations]")
     sys.exit(main())
