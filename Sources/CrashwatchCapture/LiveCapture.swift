@@ -99,7 +99,7 @@ public enum LiveCapture {
         for index in threads.indices where threads[index].tid == crash.crashedThreadID {
             threads[index].name = crash.crashedThreadName.map(capped)
         }
-        let (missing, missingErrors) = notStoppedThreads(stopped, pid: crash.pid, states: crash.isLiveLook)
+        let (missing, missingErrors) = notStoppedThreads(stopped, pid: crash.pid, states: crash.isLiveLook, snapshot: crash.isSnapshot)
         threads += missing
         reader.softErrors += missingErrors
         let fromHelper = mapsFromHelper && factsFromHelper
@@ -150,8 +150,10 @@ public enum LiveCapture {
     /// Threads left out of a snapshot (`--threads`): stopped with the others, listed by name and state alone.
     static let leftOutReason = "left out (--threads): stopped with the others, its registers and stack not captured"
 
-    private static func notStoppedThreads(_ stopped: StoppedProcess, pid: Int32, states: Bool) -> (threads: [RawThread], errors: [SoftError]) {
-        let notStopped = [(stopped.unstopped, "the thread did not stop within a quarter of the capture's time (a sleep no signal ends): not stopped"),
+    private static func notStoppedThreads(_ stopped: StoppedProcess, pid: Int32, states: Bool, snapshot: Bool) -> (threads: [RawThread], errors: [SoftError]) {
+        // A crash's threads get a quarter of the capture's time to stop, a snapshot's a fixed wait after their interrupts.
+        let allowed = snapshot ? "the second a snapshot waits" : "a quarter of the capture's time"
+        let notStopped = [(stopped.unstopped, "the thread did not stop within \(allowed) (a sleep no signal ends): not stopped"),
                           (stopped.inVfork, "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped")]
         var threads: [RawThread] = []
         var errors: [SoftError] = []

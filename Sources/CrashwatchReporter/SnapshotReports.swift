@@ -12,7 +12,7 @@ import CrashwatchSystem
 
 /// Snapshots of live processes.
 public enum SnapshotReports {
-    /// How long threads may take to stop: one that has not by then is in a sleep no signal ends (a stuck
+    /// How long threads may take to stop, from their interrupts: one that has not by then is in a sleep no signal ends (a stuck
     /// FUSE server, a vfork() wait) and is listed as not stopped, while the others are held no longer.
     public static let stopNanoseconds: Int64 = 1_000_000_000
     /// How long the capture and the worker's processing may take, from the first seize.
@@ -66,7 +66,7 @@ public enum SnapshotReports {
         let deadline = start + processingNanoseconds
         let seized: SeizedProcess
         do throws(SeizeFailure) {
-            seized = try LiveSeizure.seize(pid, stopDeadline: start + stopNanoseconds, captureDeadline: deadline,
+            seized = try LiveSeizure.seize(pid, stopNanoseconds: stopNanoseconds, captureDeadline: deadline,
                                            only: request.threads, pause: pause)
         } catch {
             released()

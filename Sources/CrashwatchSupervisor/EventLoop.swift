@@ -27,6 +27,9 @@ extension Supervisor {
             // stops once more afterwards: a stop that came in between would otherwise wait forever.
             try serviceInbox()
             try serviceTimers()
+            // Either may have ended the supervision (a detach signal read, the last followed process gone):
+            // nothing would wake the sleep below then.
+            if finalStatus != nil, workers.isIdle { continue }
             if let event = try nextEvent() {
                 idlePolls = 0
                 try handle(event)

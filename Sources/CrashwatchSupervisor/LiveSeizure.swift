@@ -95,12 +95,13 @@ public enum LiveSeizure {
     /// How many signals one thread is let take during one hold before the next is held until the release.
     public static let maximumRedeliveries = 16
 
-    /// Seizes every thread of `pid` and stops it, threads started meanwhile included, until `stopDeadline` (a thread
-    /// not stopped by then is in a sleep no signal ends, and is listed as not stopped); `captureDeadline` is what
+    /// Seizes every thread of `pid` and stops it, threads started meanwhile included, waiting up to `stopNanoseconds`
+    /// from the first round of interrupts (a thread not stopped by then is in a sleep no signal ends, and is listed
+    /// as not stopped); `captureDeadline` is what
     /// the capture may use. `only`: the threads whose registers and stacks are captured (all are stopped alike);
     /// nil for all. `pause` is called at each stage (a test hook; it returns at once otherwise).
     /// Refusals come before any thread is held: no process, another tracer, the kernel's ptrace access check.
-    public static func seize(_ pid: Int32, stopDeadline: Int64, captureDeadline: Int64, only: Set<Int32>? = nil,
+    public static func seize(_ pid: Int32, stopNanoseconds: Int64, captureDeadline: Int64, only: Set<Int32>? = nil,
                              pause: (Stage) -> Void = { _ in }) throws(SeizeFailure) -> SeizedProcess {
         let heldSince = Clock.monotonicNanoseconds()
         var progress = StopAllProgress(pid: pid, states: [:], waitingInVfork: [])
@@ -110,6 +111,7 @@ public enum LiveSeizure {
         do throws(SystemError) {
             try seizeNewThreads(&progress, seized: &seized) { pause(.attached) }
             pause(.seized)
+            let stopDeadline = Clock.monotonicNanoseconds() + stopNanoseconds
             while true {
                 try awaitStops(&progress, redelivered: &redelivered, deadline: stopDeadline)
                 if Clock.monotonicNanoseconds() >= stopDeadline || seized.count >= maximumThreads { break }

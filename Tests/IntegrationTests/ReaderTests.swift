@@ -140,7 +140,11 @@ struct CrashedSpool {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss.SSS'Z'"
         try spool.add(id: "66666666-0000-4000-8000-000000000006", time: formatter.string(from: now.addingTimeInterval(-3 * 86_400)), pid: 61)
-        try spool.add(id: "77777777-0000-4000-8000-000000000007", time: formatter.string(from: now.addingTimeInterval(-3_600)), pid: 62)
+        // An hour ago, or half-way back to midnight when today (UTC) began less than two hours ago: the report
+        // must be today's for "--until today".
+        let sinceMidnight = now.timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400)
+        let recent = now.addingTimeInterval(-min(3_600, sinceMidnight / 2))
+        try spool.add(id: "77777777-0000-4000-8000-000000000007", time: formatter.string(from: recent), pid: 62)
         func pids(_ arguments: [String]) throws -> [Int] {
             let result = try spool.crashwatch(["list", "--json"] + arguments)
             #expect(result.termination == .exited(0), "\(arguments): \(result.stderr)")
