@@ -73,6 +73,16 @@ public final class HelperThread: Sendable {
         return task
     }
 
+    /// Takes back the work of `task` if the thread has not started it: the caller runs it instead. A helper
+    /// asleep on an idle CPU can take milliseconds to wake on a virtual machine whose host is busy, longer than
+    /// the work itself; a caller that would otherwise wait for it does the work at once.
+    fileprivate func takeBack(_ task: HelperTask) -> (@Sendable () -> Void)? {
+        queue.withLock { queue in
+            guard let index = queue.pieces.firstIndex(where: { $0.task === task }) else { return nil }
+            return queue.pieces.remove(at: index).work
+        }
+    }
+
     /// Runs what is queued on the calling thread instead, in order, after the piece running now, until nothing
     /// is left (what that work submits included): for a caller about to exit, which would otherwise wait on a
     /// background thread's low priority — a nice-19 thread gets 1.4 % of a CPU that busy programs share.
@@ -122,10 +132,12 @@ public final class HelperComputation<Value: Sendable>: @unchecked Sendable {
     private let compute: @Sendable () -> Value
     private var result: Value?
     private var task: HelperTask?
+    private let helper: HelperThread?
 
     /// Starts computing on `helper`, or computes now when it is nil.
     public init(on helper: HelperThread?, _ compute: @escaping @Sendable () -> Value) {
         self.compute = compute
+        self.helper = helper
         guard let helper else {
             result = compute()
             return
@@ -133,10 +145,15 @@ public final class HelperComputation<Value: Sendable>: @unchecked Sendable {
         task = helper.submit { [self] in result = compute() }
     }
 
-    /// The value, once computed; nil if that has not happened by `deadline` (monotonic nanoseconds).
+    /// The value, once computed; nil if that has not happened by `deadline` (monotonic nanoseconds). Computed on
+    /// the calling thread when the helper has not started it yet (`HelperThread.takeBack`).
     public func wait(until deadline: Int64) -> Value? {
-        if let task, !task.wait(until: deadline) { return nil }
-        return result
+        guard let task else { return result }
+        if let work = helper?.takeBack(task) {
+            work()
+            task.done.signal()
+        }
+        return task.wait(until: deadline) ? result : nil
     }
 
     /// The value, waited for until `deadline`, else computed again on the calling thread (for reads that

@@ -1,6 +1,7 @@
 // HelperThreadTests.swift — the helper thread a capture hands its /proc reads and its minimal report to:
-// work runs in order on one other thread with every signal blocked, a late helper is not waited for past
-// the deadline, a caller about to exit can take the queue over, and without a helper the work is done on
+// work runs in order on one other thread with every signal blocked, work it has not started is done by the
+// caller that waits for it, a late helper is not waited for past the deadline, a caller about to exit can take
+// the queue over, and without a helper the work is done on
 // the calling thread.
 import CrashwatchSystem
 import Dispatch
@@ -36,20 +37,48 @@ import Testing
         #expect(record.allSatisfy { $0.2 })
     }
 
-    @Test("a computation the helper has not finished by the deadline: wait gives nil, value computes it here")
+    @Test("a computation the helper has not started is computed by the caller that waits for it, at once")
+    func takenBack() throws {
+        let helper = try #require(HelperThread.start())
+        let release = DispatchSemaphore(value: 0)
+        // The helper is busy until released: what is submitted behind it is not started.
+        helper.submit { release.wait() }
+        let caller = Self.threadID()
+        let runs = Mutex(0)
+        let queued = HelperComputation(on: helper) { runs.withLock { $0 += 1 }; return Self.threadID() }
+        let before = Clock.monotonicNanoseconds()
+        #expect(queued.wait(until: before + 5_000_000_000) == caller)
+        #expect(Clock.monotonicNanoseconds() - before < 1_000_000_000, "not waited for the busy helper")
+        release.signal()
+        // The helper, once free, finds nothing left of it: it ran once, and the helper serves on.
+        let later = helper.submit {}
+        #expect(later.wait(until: Clock.monotonicNanoseconds() + 5_000_000_000))
+        #expect(runs.withLock { $0 } == 1)
+        #expect(queued.wait(until: 0) == caller)
+    }
+
+    @Test("a computation the helper is running past the deadline: wait gives nil, value computes it again here")
     func lateHelper() throws {
         let helper = try #require(HelperThread.start())
         let release = DispatchSemaphore(value: 0)
-        // The helper is busy until released: what is submitted behind it cannot finish.
-        helper.submit { release.wait() }
+        let started = DispatchSemaphore(value: 0)
+        let runs = Mutex(0)
         let caller = Self.threadID()
-        let late = HelperComputation(on: helper) { Self.threadID() }
+        // The first run (the helper's) blocks until released; a run on the caller does not.
+        let late = HelperComputation(on: helper) {
+            if runs.withLock({ $0 += 1; return $0 }) == 1 {
+                started.signal()
+                release.wait()
+            }
+            return Self.threadID()
+        }
+        started.wait()
         #expect(late.wait(until: Clock.monotonicNanoseconds() + 20_000_000) == nil)
         let (value, fromHelper) = late.value(until: Clock.monotonicNanoseconds() + 20_000_000)
         #expect(value == caller)
         #expect(!fromHelper)
         release.signal()
-        // Once the helper gets to it, it is computed there.
+        // Once the helper's run ends, its value is the computation's.
         let done = try #require(late.wait(until: Clock.monotonicNanoseconds() + 5_000_000_000))
         #expect(done != caller)
     }
