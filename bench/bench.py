@@ -160,7 +160,7 @@ def crash_runs(runs, mode="full"):
             "handled": statistics.median(handled), "cold": cold, "threads": threads, "frames": frames}
 
 
-def annotation_benchmarks(runs=15):
+def annotation_benchmarks(runs=25):
     """The hold of a crash of bench/annotated_crash.c with its table (100 annotations, 100 breadcrumbs into 64
     slots) against the same program without one, interleaved: the median holds and their ratio (target <= 1.05),
     with the table bytes the capture copied."""

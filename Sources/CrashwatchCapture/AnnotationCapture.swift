@@ -123,12 +123,23 @@ extension CaptureReader {
         return slots
     }
 
-    /// Copies the first `slots` slots of `array` as one region; the slots copied (0 when the read fell short).
+    /// Copies the first `slots` slots of `array` as one region, read from the process straight into the buffer
+    /// the region is written from (one read, one write); the slots copied (0 when the read fell short).
     private mutating func copySlots(_ array: SlotArray, _ slots: Int, writer: inout RawCaptureWriter) throws(SystemError) -> Int {
-        guard slots > 0 else { return 0 }
-        let bytes = memory?.read(address: array.address, count: array.bytes(slots)) ?? []
-        let whole = bytes.count / array.stride
-        if whole > 0 { try writer.appendRegion(address: array.address, bytes: Array(bytes.prefix(whole * array.stride))) }
+        guard slots > 0, let memory else { return 0 }
+        let count = array.bytes(slots)
+        var failure: SystemError?
+        var whole = 0
+        // The region's header before the bytes, room for its padding after.
+        withUnsafeTemporaryAllocation(byteCount: 16 + count + 8, alignment: 8) { buffer in
+            let got = memory.read(address: array.address, into: UnsafeMutableRawBufferPointer(rebasing: buffer[16..<16 + count]))
+            whole = got / array.stride
+            guard whole > 0 else { return }
+            do throws(SystemError) { try writer.appendRegion(address: array.address, inPlace: buffer, count: whole * array.stride) } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
         return whole
     }
 
