@@ -337,27 +337,28 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 return WriteOutcome(ok: true, line: "crashwatch: report written to \(pending.path)", pending: pending)
             }
             let path = try spool.write(bytes: bytes, name: name, restricted: restricted)
-            // Counted in its group before retention, which keeps each group's newest report longest.
-            var groupFailure = ""
-            do throws(SpoolError) {
-                if let sighting { try spool.recordInGroups(sighting) } else {
-                    try spool.recordInGroups(reportBytes: bytes, name: name, restricted: restricted)
-                }
-            } catch {
-                groupFailure = "\ncrashwatch: \(error)"
-            }
-            _ = try? spool.prune(policy: configuration.retention, protecting: name)
-            // One structured journal entry per final report (none for the minimal one it replaces); without a
-            // journal the stderr lines are the record. Queued behind this write (final reports are written on
-            // `writer`), so decoding the report's headline for it does not delay the line saying it is written.
+            // The report is durable: the line says so now. The bookkeeping after it — its group's count, retention,
+            // the journal entry — is queued behind this write (final reports are written on `writer`), and
+            // `finishWriting` waits for it before crashwatch exits.
             journalEntries.enter()
             writer.async {
+                // Counted in its group before retention, which keeps each group's newest report longest.
+                do throws(SpoolError) {
+                    if let sighting { try spool.recordInGroups(sighting) } else {
+                        try spool.recordInGroups(reportBytes: bytes, name: name, restricted: restricted)
+                    }
+                } catch {
+                    self.lines.write("crashwatch: \(error)\n")
+                }
+                _ = try? spool.prune(policy: self.configuration.retention, protecting: name)
+                // One structured journal entry per final report (none for the minimal one it replaces); without a
+                // journal the stderr lines are the record.
                 _ = JournalRecord.send(reportBytes: bytes, path: path)
                 // The last of a report's work: what its capture, worker output and decode left free goes back.
                 SelfProcess.returnFreePages()
                 self.journalEntries.leave()
             }
-            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)" + groupFailure, path: path)
+            return WriteOutcome(ok: true, line: "crashwatch: report written to \(path)", path: path)
         } catch {
             return WriteOutcome(ok: false, line: "crashwatch: \(error)")
         }
