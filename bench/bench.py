@@ -184,11 +184,11 @@ def annotation_benchmarks(runs=25):
     return {"with": with_table, "without": without, "ratio": with_table / without, "bytes": copied, "runs": runs}
 
 
-def annotations_main():
-    """The annotation section alone (`python3 bench/bench.py annotations`)."""
+def section_main(section):
+    """One section alone (`bench.py capture`, `bench.py annotations`): `section(rows, checks)` fills the table."""
     build_helpers()
     rows, checks = [], []
-    annotation_rows(rows, checks)
+    section(rows, checks)
     print_table(rows, checks)
     return 0
 
@@ -1219,16 +1219,6 @@ def verdict(ok):
     return "PASS" if ok else "FAIL"
 
 
-def capture_main():
-    """The capture section alone (`python3 bench/bench.py capture`): crashes and snapshots of threads64 against
-    eu-stack and gdb on the same program, and the annotation case."""
-    build_helpers()
-    rows, checks = [], []
-    capture_rows(rows, checks)
-    print_table(rows, checks)
-    return 0
-
-
 def capture_rows(rows, checks):
     """Crashes of threads64 (functions, full), eu-stack and gdb on a live threads64, its snapshots, and the
     hold with and without annotations."""
@@ -1375,9 +1365,9 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["groups"]:
         sys.exit(groups_main())
     if sys.argv[1:] == ["capture"]:
-        sys.exit(capture_main())
+        sys.exit(section_main(capture_rows))
     if sys.argv[1:] == ["annotations"]:
-        sys.exit(annotations_main())
+        sys.exit(section_main(annotation_rows))
     if sys.argv[1:]:
         sys.exit("usage: bench.py [floor|groups|capture|annotations]")
     sys.exit(main())
