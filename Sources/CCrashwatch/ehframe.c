@@ -315,7 +315,7 @@ size_t cw_ehframe_index(cw_space *s, struct cw_image *image, struct cw_table *ta
 int cw_space_table_kind(cw_space *s, uint64_t address) {
     struct cw_image *image = cw_space_image_at(s, address);
     if (!image) return CW_TABLE_NONE;
-    switch (cw_unwind_covering_slot(s, image, address)) {
+    switch (cw_unwind_covering_slot(s, address)) {
     case SLOT_EH_FRAME: return image->tables[SLOT_EH_FRAME].index ? CW_TABLE_EH_FRAME_INDEXED : CW_TABLE_EH_FRAME_HDR;
     case SLOT_DEBUG_FRAME: return CW_TABLE_DEBUG_FRAME;
     default: return CW_TABLE_NONE;

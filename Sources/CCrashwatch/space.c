@@ -38,6 +38,8 @@ static int add_range(cw_space *s, struct cw_range range) {
         grow((void **)&s->ranges, &s->range_capacity, sizeof *s->ranges, CW_MAX_RANGES) != 0) return -1;
     s->ranges[s->range_count++] = range;
     s->ranges_sorted = 0;
+    s->hint_high = 0;
+    s->slot_memo_stale = 1;
     return 0;
 }
 
@@ -62,6 +64,7 @@ int cw_space_add_image(cw_space *s, uint64_t start, uint64_t end, uint64_t base)
         grow((void **)&s->images, &s->image_capacity, sizeof *s->images, CW_MAX_IMAGES) != 0) return -1;
     s->images[s->image_count++] = (struct cw_image){.start = start, .end = end, .base = base, .fd = -1};
     s->images_sorted = 0;
+    s->slot_memo_stale = 1;
     return 0;
 }
 
@@ -86,6 +89,10 @@ void cw_space_sort(cw_space *s) {
 
 /* The range holding `address`: the last one starting at or before it that still covers it. */
 static const struct cw_range *range_at(cw_space *s, uint64_t address, uint64_t *next_start) {
+    if (address >= s->hint_low && address < s->hint_high) {
+        *next_start = s->hint_next_start;
+        return s->hint_range;
+    }
     size_t low = 0, high = s->range_count;
     while (low < high) {
         size_t middle = low + (high - low) / 2;
@@ -94,14 +101,26 @@ static const struct cw_range *range_at(cw_space *s, uint64_t address, uint64_t *
     }
     /* A later range may start inside this one: stop there, it may be the better source. */
     *next_start = low < s->range_count ? s->ranges[low].start : UINT64_MAX;
+    if (low == 0) return NULL;
     /* Ranges may overlap (a stack captured twice, copied bytes over a file range): of those covering
-     * the address among the last few starting before it, the best source. */
+     * the address among the last few starting before it, the best source. The same answer holds from the
+     * last start at or before the address (or the end of a range in the window that ends before it) up to
+     * the next start (or the end of a covering range). */
     const struct cw_range *best = NULL;
+    uint64_t hint_low = s->ranges[low - 1].start, hint_high = *next_start;
     for (size_t i = low, steps = 0; i > 0 && steps < 8; i--, steps++) {
         const struct cw_range *r = &s->ranges[i - 1];
-        if (address < r->start || address >= r->end) continue;
+        if (address >= r->end) {
+            if (r->end > hint_low) hint_low = r->end;
+            continue;
+        }
+        if (r->end < hint_high) hint_high = r->end;
         if (!best || (r->bytes && !best->bytes) || (r->fd >= 0 && !best->bytes && best->fd < 0)) best = r;
     }
+    s->hint_low = hint_low;
+    s->hint_high = hint_high;
+    s->hint_next_start = *next_start;
+    s->hint_range = best;
     return best;
 }
 
@@ -197,8 +216,9 @@ cw_space *cw_space_create(void) {
     if (!s) return NULL;
     s->page_address = malloc(CW_CACHE_SLOTS * sizeof *s->page_address);
     s->pages = malloc((size_t)CW_CACHE_SLOTS * CW_PAGE_SIZE);
+    s->slot_memo = calloc(CW_SLOT_MEMO_SIZE, sizeof *s->slot_memo);
     s->space = cw_unwind_address_space_create();
-    if (!s->page_address || !s->pages || !s->space) {
+    if (!s->page_address || !s->pages || !s->slot_memo || !s->space) {
         int e = errno ? errno : ENOMEM;
         cw_space_destroy(s);
         errno = e;
@@ -222,6 +242,7 @@ void cw_space_destroy(cw_space *s) {
     free(s->images);
     free(s->page_address);
     free(s->pages);
+    free(s->slot_memo);
     free(s);
 }
 

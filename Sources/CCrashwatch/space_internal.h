@@ -56,6 +56,14 @@ struct cw_space {
     unw_addr_space_t space;
     uint64_t *page_address; /* cached file page per slot; UINT64_MAX when empty */
     uint8_t *pages;
+    /* The last range lookup's answer and the addresses [hint_low, hint_high) it holds for (libunwind reads a
+     * word at a time, mostly from the range it read last); hint_high 0 when there is none. */
+    uint64_t hint_low, hint_high, hint_next_start;
+    const struct cw_range *hint_range;
+    /* Which table covers an address, remembered per address (`cw_unwind_covering_slot`): threads share most
+     * of their return addresses. Slots keyed by address + 1 (0: empty); cleared when ranges or images are added. */
+    struct cw_slot_memo { uint64_t key; int slot; } *slot_memo;
+    int slot_memo_stale;
 };
 
 /* Sorts the ranges and images added since the last lookup (space.c). */
@@ -93,8 +101,12 @@ int cw_debugframe_index_eh_frame(cw_space *s, struct cw_image *image);
 /* Builds the image's .debug_frame table from its file's section; 0 when one was built (debugframe.c). */
 int cw_debugframe_load(cw_space *s, struct cw_image *image);
 
-/* Which of the image's tables (SLOT_*) has an FDE covering `ip`, or -1 (unwind.c). */
-int cw_unwind_covering_slot(cw_space *s, struct cw_image *image, uint64_t ip);
+/* Which of the tables of the image containing `ip` (SLOT_*) has an FDE covering it, or -1; remembered
+ * per address (unwind.c). */
+int cw_unwind_covering_slot(cw_space *s, uint64_t ip);
+
+/* The number of slots of `cw_space.slot_memo`. */
+#define CW_SLOT_MEMO_SIZE 4096u
 
 /* A libunwind address space whose accessors read the space of the unwind in progress (unwind.c). */
 unw_addr_space_t cw_unwind_address_space_create(void);

@@ -125,13 +125,24 @@ static unw_accessors_t accessors = {
     .get_proc_name = get_proc_name,
 };
 
-int cw_unwind_covering_slot(cw_space *s, struct cw_image *image, uint64_t ip) {
-    cw_space *saved = current_space;
-    current_space = s;
-    unw_proc_info_t info;
-    int slot;
-    (void)search_tables(s->space, image, ip, &info, 0, NULL, &slot);
-    current_space = saved;
+int cw_unwind_covering_slot(cw_space *s, uint64_t ip) {
+    if (s->slot_memo_stale) {
+        memset(s->slot_memo, 0, CW_SLOT_MEMO_SIZE * sizeof *s->slot_memo);
+        s->slot_memo_stale = 0;
+    }
+    struct cw_slot_memo *memo = &s->slot_memo[(ip ^ (ip >> 12)) % CW_SLOT_MEMO_SIZE];
+    if (memo->key == ip + 1) return memo->slot;
+    int slot = -1;
+    struct cw_image *image = cw_space_image_at(s, ip);
+    if (image) {
+        cw_space *saved = current_space;
+        current_space = s;
+        unw_proc_info_t info;
+        (void)search_tables(s->space, image, ip, &info, 0, NULL, &slot);
+        current_space = saved;
+    }
+    memo->key = ip + 1;
+    memo->slot = slot;
     return slot;
 }
 
@@ -167,12 +178,16 @@ int cw_unwind(cw_space *s, const uint64_t *registers, size_t register_count,
             *stop = CW_UNWIND_STOP_END;
             break;
         }
-        unw_proc_info_t info;
         cw_frame *frame = &frames[count];
         frame->pc = pc;
         frame->sp = sp;
         frame->signal_frame = unw_is_signal_frame(&cursor) > 0;
-        frame->has_unwind_info = unw_get_proc_info(&cursor, &info) == 0 && info.format != UNW_INFO_FORMAT_DYNAMIC;
+        /* Whether a table has an FDE for the address libunwind looks the frame up by: the call instruction
+         * (pc - 1) of a return address, the pc itself for the first frame and one a signal interrupted.
+         * (unw_get_proc_info would answer the same, searching the table and running the FDE's program on
+         * every call: a capture's threads share most of their return addresses.) */
+        int exact = count == 0 || frames[count - 1].signal_frame;
+        frame->has_unwind_info = cw_unwind_covering_slot(s, exact ? pc : pc - 1) >= 0;
         if (count > 0) {
             const cw_frame *previous = &frames[count - 1];
             /* The stack grows down: a caller's frame never sits below its callee's, except where a
