@@ -247,14 +247,17 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     }
 
     private mutating func unwind(_ registers: RegisterSet, bytes: [UInt8], thread: RawThread?) -> ([UnsymbolizedFrame], String) {
-        let pc = strip(registers.pc)
-        guard var processor else {
-            return ([UnsymbolizedFrame(pc: pc, how: .context, isExact: true)], "not unwound: minimal report")
+        // aarch64 return addresses carry pointer-authentication bits above the address: cleared.
+        let mask = capture.codeAddressMask
+        guard processor != nil else {
+            return ([UnsymbolizedFrame(pc: RegisterDecoder.stripPointerAuthentication(registers.pc, mask: mask), how: .context, isExact: true)],
+                    "not unwound: minimal report")
         }
         let words = bytes.withUnsafeBytes { Array($0.bindMemory(to: UInt64.self)) }
-        let (frames, stop) = processor.frames(registers: registers, words: words, thread: thread)
-        self.processor = processor
-        return (frames.map { UnsymbolizedFrame(pc: strip($0.pc), sp: $0.sp, how: $0.how, isExact: $0.isExact) }, stop)
+        // In place (`processor!`): a copy would copy its tables on the first change.
+        let (frames, stop) = processor!.frames(registers: registers, words: words, thread: thread)
+        return (frames.map { UnsymbolizedFrame(pc: RegisterDecoder.stripPointerAuthentication($0.pc, mask: mask), sp: $0.sp,
+                                               how: $0.how, isExact: $0.isExact) }, stop)
     }
 
     /// aarch64 return addresses carry pointer-authentication bits above the address: clear them.
@@ -273,11 +276,9 @@ public struct ReportBuilder<Processor: FrameProcessor> {
     private mutating func frameRecords(_ frame: UnsymbolizedFrame, startingAt index: Int) -> [FrameRecord] {
         var record = FrameRecord(index: index, address: Address(frame.pc), how: frame.how)
         guard images.place(&record) else { return [record] }
-        guard lookups, var processor else { return [record] }
+        guard lookups, processor != nil else { return [record] }
         // A return address points after the call: look up the call instruction itself.
-        let found = processor.lookup(frame.isExact ? frame.pc : frame.pc &- 1)
-        self.processor = processor
-        guard let found else { return [record] }
+        guard let found = processor!.lookup(frame.isExact ? frame.pc : frame.pc &- 1) else { return [record] }
         return SymbolizedFrame.records(for: record, found: found, exact: frame.isExact, names: names)
     }
 
