@@ -81,6 +81,10 @@ void cw_symbolizer_end_reporting(cw_symbolizer *s) {
     dwfl_report_end(s->dwfl, NULL, NULL);
 }
 
+void cw_symbolizer_begin_adding(cw_symbolizer *s) {
+    dwfl_report_begin_add(s->dwfl);
+}
+
 const char *cw_symbolizer_last_error(void) {
     return dwfl_errmsg(-1);
 }

@@ -72,7 +72,9 @@ enum ProcessCommand {
             let file = try RawCaptureFile(input, limit: captureByteLimit)
             var capture = file.capture
             capture.holdDurationMs = Double(holdNanoseconds / 1_000) / 1_000
-            let processor = try CaptureProcessor(source: file, passedFiles: passed)
+            var processor = try CaptureProcessor(source: file, passedFiles: passed)
+            // Symbols load on a second thread while the stacks are unwound on this one.
+            if let helper = HelperThread.start() { processor.startWarmingSymbols(on: helper) }
             var builder = ReportBuilder(capture: capture, processor: processor)
             builder.appAnnotations = AnnotationDecoder.decode(file)
             var report = builder.build(unwound: { interim in

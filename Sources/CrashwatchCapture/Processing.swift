@@ -20,6 +20,8 @@ public struct CaptureProcessor: FrameProcessor {
     /// Images whose file was refused or missing but whose bytes were copied: rebuilt for the symbolizer.
     private var copiedImages: Set<UInt64> = []
     private var symbolizer: Symbolizer?
+    /// The symbolizer at work on a helper thread while the stacks are unwound (`startWarmingSymbols`).
+    private var warmup: SymbolizerWarmup?
     /// libdw's unwinder, for the stacks libunwind (built for the host, stopped by ARM64's pointer-authentication
     /// CFI) cannot unwind: every aarch64 capture, and any other architecture than the host's.
     private var dwarfUnwinder: DwarfUnwinder?
@@ -294,25 +296,66 @@ public struct CaptureProcessor: FrameProcessor {
 
     // MARK: Symbols
 
+    /// Starts looking symbols up on `helper` while the stacks are unwound: the images the threads' pcs are in
+    /// are reported and those pcs looked up, loading those images' symbol tables and the compilation units the
+    /// frames' lookups need most (`SymbolizerWarmup`); `prepareLookups` takes the symbolizer back. Not for a
+    /// capture libdw unwinds (one libdw user at a time), nor without symbols.
+    public mutating func startWarmingSymbols(on helper: HelperThread) {
+        guard symbolication != .none, !unwindsWithLibdw, warmup == nil, symbolizer == nil,
+              let symbolizer = try? Symbolizer(debugDirectories: capture.options.debugDirectories,
+                                               useDebuginfod: !capture.options.debuginfodURLs.isEmpty) else { return }
+        var images: [UInt64: SymbolizerWarmup.Image] = [:]
+        var addresses: [UInt64] = []
+        for thread in capture.threads {
+            guard let registers = try? RegisterDecoder.decode(thread.registers, architecture: capture.architecture) else { continue }
+            let pc = RegisterDecoder.stripPointerAuthentication(registers.pc, mask: capture.codeAddressMask)
+            guard !addresses.contains(pc), let image = table.image(containing: pc), let file = imageFiles[image.start] else { continue }
+            if images[image.start] == nil {
+                guard Self.isELF(file) else { continue }
+                images[image.start] = SymbolizerWarmup.Image(start: image.start, name: image.path, fd: file.fd,
+                                                             loadAddress: image.baseAddress ?? image.start)
+            }
+            addresses.append(pc)
+        }
+        guard !images.isEmpty else { return }
+        warmup = SymbolizerWarmup(symbolizer, images: images.values.sorted { $0.start < $1.start }, addresses: addresses,
+                                  withSource: symbolication == .full, on: helper)
+    }
+
+    /// Whether `file` starts as an ELF file does.
+    private static func isELF(_ file: OwnedDescriptor) -> Bool {
+        (try? file.read(at: 0, count: 4)) == [0x7f, 0x45, 0x4c, 0x46]
+    }
+
     public mutating func prepareLookups(in images: [LoadedImage]) {
         guard symbolication != .none else { return }
-        let useDebuginfod = !capture.options.debuginfodURLs.isEmpty
         let symbolizer: Symbolizer
-        do {
-            symbolizer = try Symbolizer(debugDirectories: capture.options.debugDirectories, useDebuginfod: useDebuginfod)
-        } catch {
-            softErrors.append(SoftError(stage: "symbols", message: "\(error)"))
-            return
+        // Images the warm-up reported, and libdw's reason when one could not be used.
+        var reported: [UInt64: String?] = [:]
+        if let warmup {
+            (symbolizer, reported) = warmup.finish()
+            self.warmup = nil
+            symbolizer.beginAdding()
+        } else {
+            do {
+                symbolizer = try Symbolizer(debugDirectories: capture.options.debugDirectories,
+                                            useDebuginfod: !capture.options.debuginfodURLs.isEmpty)
+            } catch {
+                softErrors.append(SoftError(stage: "symbols", message: "\(error)"))
+                return
+            }
         }
         var identities: [UInt64: RawImage] = [:]
         for image in capture.images { identities[image.start] = image }
         for image in images {
             let base = image.baseAddress ?? image.start
             var failure: String?
-            if let file = imageFiles[image.start] {
+            if let earlier = reported[image.start] {
+                failure = earlier
+            } else if let file = imageFiles[image.start] {
                 // A frame in a mapped file that is no ELF image (a JVM's CDS archive, JIT code in a file) has no
                 // symbols to miss: nothing to say about it.
-                guard (try? file.read(at: 0, count: 4)) == [0x7f, 0x45, 0x4c, 0x46] else { continue }
+                guard Self.isELF(file) else { continue }
                 failure = symbolizer.report(name: image.path, fd: file.fd, loadAddress: base)
             } else if copiedImages.contains(image.start), let rebuilt = rebuildFromMemory(image) {
                 imageFiles[image.start] = rebuilt

@@ -83,6 +83,14 @@ public final class HelperThread: Sendable {
         }
     }
 
+    /// Withdraws the work of `task` if the thread has not started it: it will never run, and waiting for
+    /// `task` returns at once. False when it has started (wait for it).
+    public func withdraw(_ task: HelperTask) -> Bool {
+        guard takeBack(task) != nil else { return false }
+        task.done.signal()
+        return true
+    }
+
     /// Runs what is queued on the calling thread instead, in order, after the piece running now, until nothing
     /// is left (what that work submits included): for a caller about to exit, which would otherwise wait on a
     /// background thread's low priority — a nice-19 thread gets 1.4 % of a CPU that busy programs share.

@@ -2,6 +2,7 @@
 // over reported images. Thin owners of the C shim's handles; neither reads the crashed process itself.
 import CCrashwatch
 import Glibc
+import Synchronization
 
 /// One unwound frame as libunwind found it.
 public struct UnwoundFrame: Equatable, Sendable {
@@ -273,6 +274,13 @@ public final class Symbolizer {
         cw_symbolizer_end_reporting(handle)
     }
 
+    /// Reports more images after lookups (`report`), before the next lookup ends reporting again.
+    public func beginAdding() {
+        guard reportingEnded else { return }
+        reportingEnded = false
+        cw_symbolizer_begin_adding(handle)
+    }
+
     /// Looks `address` up, with its inline chain and source lines when `withSource`; nil when no module contains it.
     public func lookup(_ address: UInt64, withSource: Bool = true) -> SymbolLookup? {
         endReporting()
@@ -337,4 +345,59 @@ public func demangle(_ name: String) -> String? {
     guard let pointer = cw_demangle(name) else { return nil }
     defer { free(pointer) }
     return cappedString(pointer)
+}
+
+/// A symbolizer put to work on a helper thread while its owner does something else (the worker unwinds):
+/// images reported and addresses looked up, which loads what the lookups after it need — symbol tables,
+/// address ranges, compilation units, line tables — most of a lookup's cost. Only the helper touches the
+/// symbolizer until `finish` hands it back.
+public final class SymbolizerWarmup: @unchecked Sendable {
+    public struct Image: Sendable {
+        public let start: UInt64
+        public let name: String
+        public let fd: Int32
+        public let loadAddress: UInt64
+
+        /// An ELF file open at `fd` (kept open by the caller until `finish`), mapped at `start`, loaded at `loadAddress`.
+        public init(start: UInt64, name: String, fd: Int32, loadAddress: UInt64) {
+            self.start = start
+            self.name = name
+            self.fd = fd
+            self.loadAddress = loadAddress
+        }
+    }
+
+    private let symbolizer: Symbolizer
+    private let stopping = Atomic<Bool>(false)
+    /// Written by the helper before its task ends; read after waiting for it.
+    private var reported: [UInt64: String?] = [:]
+    private let helper: HelperThread
+    private var task: HelperTask?
+
+    /// Starts reporting `images` to `symbolizer` and looking `addresses` up on `helper`, in order.
+    public init(_ symbolizer: Symbolizer, images: [Image], addresses: [UInt64], withSource: Bool, on helper: HelperThread) {
+        self.symbolizer = symbolizer
+        self.helper = helper
+        task = helper.submit { [self] in
+            let symbolizer = self.symbolizer
+            for image in images {
+                reported[image.start] = symbolizer.report(name: image.name, fd: image.fd, loadAddress: image.loadAddress)
+            }
+            symbolizer.endReporting()
+            for address in addresses {
+                if stopping.load(ordering: .relaxed) { break }
+                _ = symbolizer.lookup(address, withSource: withSource)
+            }
+        }
+    }
+
+    /// Stops after the lookup in progress and hands the symbolizer back, with the images reported (by start:
+    /// libdw's reason when one could not be used), its session ended. Nothing is reported when the helper had
+    /// not started.
+    public func finish() -> (symbolizer: Symbolizer, reported: [UInt64: String?]) {
+        stopping.store(true, ordering: .relaxed)
+        if let task, !helper.withdraw(task) { task.wait() }
+        task = nil
+        return (symbolizer, reported)
+    }
 }

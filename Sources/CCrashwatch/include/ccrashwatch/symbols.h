@@ -36,6 +36,9 @@ int cw_symbolizer_report_build_id(cw_symbolizer *symbolizer, const char *name, u
 /** Ends an offline session's reporting; lookups work afterwards. */
 void cw_symbolizer_end_reporting(cw_symbolizer *symbolizer);
 
+/** Reports more images to a session whose reporting ended (lookups made so far are kept); end it again after. */
+void cw_symbolizer_begin_adding(cw_symbolizer *symbolizer);
+
 /** libdw's text for its last error on this thread. */
 const char *cw_symbolizer_last_error(void);
 
