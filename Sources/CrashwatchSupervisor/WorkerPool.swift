@@ -62,7 +62,8 @@ struct WorkerPool {
         }
     }
 
-    /// A worker that has waited this long on a run queue, runnable, is starved: busy programs take its CPU.
+    /// A worker one of whose threads has waited this long on a run queue, runnable, is starved: busy programs
+    /// take its CPU.
     private static let starvedAfterNanoseconds: Int64 = 50_000_000
     /// How often a running worker is looked at for that (`/proc/PID/schedstat`).
     private static let starvationCheckInterval: Int64 = 25_000_000
@@ -89,7 +90,7 @@ struct WorkerPool {
             if !job.promoted && job.limits.background {
                 var starved = false
                 if now >= job.starvationCheckAtNanoseconds {
-                    starved = (ProcFS.runQueueWaitNanoseconds(pid) ?? 0) >= Self.starvedAfterNanoseconds
+                    starved = (workerRunQueueWaitNanoseconds(pid) ?? 0) >= Self.starvedAfterNanoseconds
                     job.starvationCheckAtNanoseconds = now + Self.starvationCheckInterval
                 }
                 if starved || now >= job.promoteAtNanoseconds {

@@ -95,10 +95,19 @@ public func spawnWorker(arguments: [String], environment: [String], descriptors:
 }
 
 /// Moves a worker out of the background (SCHED_BATCH at nice 19, yielding every 0.25 ms) to SCHED_OTHER at
-/// nice 0, so that a busy machine cannot starve it; false when not allowed (an unprivileged
-/// crashwatch without RLIMIT_NICE) or the worker is gone.
+/// nice 0, so that a busy machine cannot starve it — every thread of it: its main thread may be waiting for
+/// its other one (symbols loading while it unwinds). False when not allowed (an unprivileged crashwatch
+/// without RLIMIT_NICE) or the worker is gone.
 public func promoteWorker(_ pid: Int32) -> Bool {
-    cw_worker_promote(pid) == 0
+    guard cw_worker_promote(pid) == 0 else { return false }
+    for tid in ProcFS.threadIDs(of: pid) where tid != pid { _ = cw_worker_promote(tid) }
+    return true
+}
+
+/// How long the thread of worker `pid` that waited longest on a run queue has waited, in nanoseconds
+/// (`ProcFS.runQueueWaitNanoseconds` of each); nil when none can be read (the worker is gone).
+public func workerRunQueueWaitNanoseconds(_ pid: Int32) -> Int64? {
+    ([pid] + ProcFS.threadIDs(of: pid).filter { $0 != pid }).compactMap { ProcFS.runQueueWaitNanoseconds($0) }.max()
 }
 
 /// For the processing worker: gives up the CPU every `microseconds` (SIGALRM from ITIMER_REAL, a handler

@@ -1,7 +1,7 @@
 // HelperThreadTests.swift — the helper thread a capture hands its /proc reads and its minimal report to:
 // work runs in order on one other thread with every signal blocked, work it has not started is done by the
 // caller that waits for it, a late helper is not waited for past the deadline, a caller about to exit can take
-// the queue over, and without a helper the work is done on
+// the queue over, work not started can be withdrawn, and without a helper the work is done on
 // the calling thread.
 import CrashwatchSystem
 import Dispatch
@@ -55,6 +55,25 @@ import Testing
         #expect(later.wait(until: Clock.monotonicNanoseconds() + 5_000_000_000))
         #expect(runs.withLock { $0 } == 1)
         #expect(queued.wait(until: 0) == caller)
+    }
+
+    @Test("withdrawn work the helper has not started never runs and its task is done at once; started work cannot be withdrawn")
+    func withdraw() throws {
+        let helper = try #require(HelperThread.start())
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let running = helper.submit { started.signal(); release.wait() }
+        let runs = Mutex(0)
+        let queued = helper.submit { runs.withLock { $0 += 1 } }
+        #expect(started.wait(timeout: .now() + 5) == .success)
+        #expect(!helper.withdraw(running), "the running piece was withdrawn")
+        #expect(helper.withdraw(queued))
+        #expect(queued.wait(until: Clock.monotonicNanoseconds()), "a withdrawn task is not done at once")
+        #expect(!helper.withdraw(queued), "withdrawn twice")
+        release.signal()
+        #expect(running.wait(until: Clock.monotonicNanoseconds() + 5_000_000_000))
+        let later = helper.submit {}
+        #expect(later.wait(until: Clock.monotonicNanoseconds() + 5_000_000_000))
+        #expect(runs.withLock { $0 } == 0)
     }
 
     @Test("a computation the helper is running past the deadline: wait gives nil, value computes it again here")
