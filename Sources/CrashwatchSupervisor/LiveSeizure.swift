@@ -158,14 +158,17 @@ public enum LiveSeizure {
         return left.sorted()
     }
 
-    /// Seizes the threads of the process not met before, then (after `between`) interrupts them. The first refusal
-    /// (EPERM) throws when nothing is held yet (the kernel's access check said no); later ones are threads that
-    /// ended meanwhile.
+    /// Seizes the threads of the process not met before, then (after `between`) interrupts them. A refusal (EPERM)
+    /// throws when nothing is held yet and the thread has not ended (the kernel's access check said no); others are
+    /// threads that ended meanwhile.
     private static func seizeNewThreads(_ progress: inout StopAllProgress, seized: inout Set<Int32>,
                                         between: () -> Void = {}) throws(SystemError) {
         let pid = progress.pid
         var fresh: [Int32] = []
-        for tid in ProcFS.threadIDs(of: pid) where !seized.contains(tid) && progress.isNew(tid) {
+        // The leader first: thread ids wrap around past pid_max, and a thread listed before it may be ending (its
+        // refusal, EPERM, would read as the kernel's access check with nothing held yet).
+        let tids = ProcFS.threadIDs(of: pid)
+        for tid in tids.filter({ $0 == pid }) + tids.filter({ $0 != pid }) where !seized.contains(tid) && progress.isNew(tid) {
             if seized.count >= maximumThreads { break }  // those seized are still interrupted below
             // A leader that called pthread_exit stays a zombie while its threads run: it cannot be seized.
             if tid == pid, (try? ProcFS.threadStatus(tid))?.isDead == true {
@@ -174,7 +177,7 @@ public enum LiveSeizure {
             }
             do {
                 try Ptrace.seize(tid)
-            } catch where error.isNoSuchProcess || (error.isPermissionDenied && !seized.isEmpty) {
+            } catch where error.isNoSuchProcess || (error.isPermissionDenied && (!seized.isEmpty || Self.hasEnded(tid, of: pid))) {
                 progress.gone.insert(tid)
                 continue
             }
@@ -190,6 +193,14 @@ public enum LiveSeizure {
                 progress.gone.insert(tid)
             }
         }
+    }
+
+    /// Whether thread `tid` (not the leader) has ended, or is ending: the kernel refuses to trace a task with an
+    /// exit state (EPERM, as for a refused access check).
+    private static func hasEnded(_ tid: Int32, of pid: Int32) -> Bool {
+        guard tid != pid else { return false }
+        guard let status = try? ProcFS.threadStatus(tid) else { return true }
+        return status.isDead
     }
 
     /// Waits until every interrupted thread has reported a stop (or its end), or `deadline`: polling first (the
