@@ -62,9 +62,9 @@ public enum LiveCapture {
 
     /// The first part of a capture of `crash` (whose threads `stopped` holds): every thread's registers, the
     /// maps, the images' identities and the process record — what the minimal report is made of
-    /// (`CaptureInProgress.capture`). `copyMemory` reads the rest — the threads' names (but the crashed
-    /// thread's), the stacks, the bytes of deleted images — and the caller may run it on the helper thread
-    /// while this one writes the minimal report: 65 names and stacks are ~0.8 ms, the report about 1 ms.
+    /// (`CaptureInProgress.capture`). The helper thread reads the threads' names (but the crashed thread's)
+    /// meanwhile; `copyMemory` reads the rest — the stacks, the bytes of deleted images — and the caller may run it
+    /// on the helper thread while this one writes the minimal report: 65 stacks are ~0.7 ms, the report ~0.6 ms.
     /// Never fails as a whole: what could not be read becomes a soft error; only a failure to create the
     /// capture file itself is thrown. `hangReportID` links a crash to the hang report taken of the same
     /// process before (a watchdog's kill); `exit` makes the capture an abnormal exit's (a SIGKILL death seen
@@ -76,8 +76,15 @@ public enum LiveCapture {
         let helperDeadline = { min(Clock.monotonicNanoseconds() + helperWait, stopped.deadlineNanoseconds) }
         let ahead = readAhead.flatMap { $0.pid == crash.pid ? $0 : nil }
             ?? CaptureReadAhead(pid: crash.pid, through: crash.tid, options: options, helper: helper, known: crash.unreadableFiles)
-        // The maps on the helper thread, the registers here meanwhile; then the stacks are planned.
+        // The maps on the helper thread, the registers here meanwhile; then the stacks are planned. The helper
+        // reads the threads' names next, while this thread plans the stacks and reads the images' identities.
         let maps = HelperComputation(on: helper) { [through = crash.tid] in MapsReading(through: through) }
+        let names = HelperComputation(on: helper) { [pid = crash.pid, tids = stopped.threads, crashed = crash.crashedThreadID] in
+            let reader = ProcFS.ThreadNames(pid: pid)
+            var names: [Int32: String] = [:]
+            for tid in tids where tid != crashed { names[tid] = reader.name(of: tid) }
+            return names
+        }
         let file = try MemoryFile.create(name: "crashwatch-capture-\(crash.pid)")
         var (threads, stackPointers, registerErrors) = readThreads(stopped, crashed: !crash.isLiveLook && exit == nil,
                                                                    states: crash.isLiveLook)
@@ -122,7 +129,7 @@ public enum LiveCapture {
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
         return CaptureInProgress(capture: capture, reader: reader, writer: RawCaptureWriter(file: file), file: file,
                                  plans: plans, faults: crash.handledFaults.suffix(maximumFaultStacks).map { ($0.tid, $0.registers) },
-                                 laterErrors: laterErrors, helper: fromHelper ? helper : nil)
+                                 laterErrors: laterErrors, helper: fromHelper ? helper : nil, names: names)
     }
 
     /// Every stopped thread's registers (the crashed one marked when `crashed`: a hang, a snapshot and a SIGKILL
@@ -233,9 +240,13 @@ public struct CaptureInProgress: ~Copyable {
     fileprivate let laterErrors: [SoftError]
     /// The helper thread, when it answered in time during `begin` (nil: do its work on this thread).
     public let helper: HelperThread?
+    /// The held threads' names (but the crashed thread's), read on the helper during `begin`.
+    fileprivate let names: HelperComputation<[Int32: String]>
 
     fileprivate init(capture: RawCapture, reader: consuming CaptureReader, writer: consuming RawCaptureWriter, file: OwnedDescriptor,
-                     plans: [StackPlan], faults: [(tid: Int32, registers: [UInt8])], laterErrors: [SoftError], helper: HelperThread?) {
+                     plans: [StackPlan], faults: [(tid: Int32, registers: [UInt8])], laterErrors: [SoftError], helper: HelperThread?,
+                     names: HelperComputation<[Int32: String]>) {
+        self.names = names
         self.capture = capture
         self.reader = reader
         self.writer = writer
@@ -256,14 +267,17 @@ public struct CaptureInProgress: ~Copyable {
         return HelperComputation(on: helper) { handover.take()?.copyMemory() }
     }
 
-    /// Reads the threads' names and copies the memory — every stack in few system calls (a read each
+    /// Takes the threads' names (read during `begin`) and copies the memory — every stack in few system calls (a read each
     /// and one write per batch), the stacks of handled faults, the non-writable bytes of
     /// images whose file is gone — and opens the files of deleted and memfd images: the complete capture.
     public consuming func copyMemory() -> CapturedCrash {
         var capture = self.capture
         let names = ProcFS.ThreadNames(pid: capture.pid)
+        // Read during `begin` on this same helper thread (queued before this work), else now.
+        let read = self.names.wait(until: reader.deadline) ?? [:]
         for index in capture.threads.indices where capture.threads[index].name == nil {
-            capture.threads[index].name = names.name(of: capture.threads[index].tid).map(capped)
+            let tid = capture.threads[index].tid
+            capture.threads[index].name = (read[tid] ?? names.name(of: tid)).map(capped)
         }
         if capture.kind.isLiveProcess { Self.readStates(&capture.threads, names: names) }
         for (index, range, cut) in reader.copyStacks(plans, writer: &writer) where index >= 0 {

@@ -144,8 +144,11 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         let helper = inProgress.helper
         let memory = inProgress.copyMemory(on: helper)
         let restricted = essentials.credentials?.isPrivileged ?? false
-        let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: configuration.crashwatchVersion, table: table), name: name, final: false,
-                            restricted: restricted)
+        // The crashed thread's registers only (every thread's pc is there): the report that replaces it has all of
+        // them, and should this one stay — crashwatch killed meanwhile — the crashed thread's are what it needs.
+        let written = write(ReportBuilder.minimal(essentials, crashwatchVersion: configuration.crashwatchVersion, table: table,
+                                                  crashedThreadRegistersOnly: true),
+                            name: name, final: false, restricted: restricted)
         if !written.ok { lines.write(written.line + "\n") }
         // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is the
         // last one, and says why.
