@@ -305,17 +305,19 @@ public struct CaptureProcessor: FrameProcessor {
               let symbolizer = try? Symbolizer(debugDirectories: capture.options.debugDirectories,
                                                useDebuginfod: !capture.options.debuginfodURLs.isEmpty) else { return }
         var images: [UInt64: SymbolizerWarmup.Image] = [:]
-        var addresses: [UInt64] = []
+        // Each pc once, in the threads' order (the crashed thread's first): every one is looked up after anyway.
+        var addresses: [UInt64] = [], seen: Set<UInt64> = []
         for thread in capture.threads {
             guard let registers = try? RegisterDecoder.decode(thread.registers, architecture: capture.architecture) else { continue }
             let pc = RegisterDecoder.stripPointerAuthentication(registers.pc, mask: capture.codeAddressMask)
-            guard !addresses.contains(pc), let image = table.image(containing: pc), let file = imageFiles[image.start] else { continue }
+            guard !seen.contains(pc), let image = table.image(containing: pc), let file = imageFiles[image.start] else { continue }
             if images[image.start] == nil {
                 guard Self.isELF(file) else { continue }
                 images[image.start] = SymbolizerWarmup.Image(start: image.start, name: image.path, fd: file.fd,
                                                              loadAddress: image.baseAddress ?? image.start)
             }
             addresses.append(pc)
+            seen.insert(pc)
         }
         guard !images.isEmpty else { return }
         warmup = SymbolizerWarmup(symbolizer, images: images.values.sorted { $0.start < $1.start }, addresses: addresses,
