@@ -67,8 +67,9 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         // threads); a supervisor that lives on after it (a forking server's worker crashed) gives them back.
         SelfProcess.returnFreedMemoryPromptly()
         LiveCapture.prepare()
-        // The workers' dedicated user, looked up once (getpwnam: 0.1–0.15 ms) — now, not in the first crash's hold.
-        _ = WorkerLaunch.dedicatedUser
+        // Under root, the workers' dedicated user is looked up once (getpwnam: 0.1–0.15 ms): now, not in the first
+        // crash's hold.
+        _ = WorkerLaunch.identity(for: nil)
         if let count = CgroupMemory.oomKills(of: SelfProcess.pid) { oomKillCounts[count.cgroup] = count.kills }
     }
 

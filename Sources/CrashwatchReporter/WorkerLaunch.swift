@@ -36,7 +36,7 @@ public struct WorkerLaunch {
     /// The identity of the worker for a crash with these credentials (nil for a core file: its own notes
     /// are not believed, and it is processed as the dedicated user alone).
     static func identity(for credentials: ProcessCredentials?) -> WorkerIdentity? {
-        WorkerIdentity.forCrash(of: credentials, dedicated: (dedicatedUser.uid, dedicatedUser.gid))
+        WorkerIdentity.forCrash(of: credentials, dedicated: { (dedicatedUser.uid, dedicatedUser.gid) })
     }
 
     /// Whether a worker of `identity` may have the inflated debug-file cache: one that is crashwatch's own

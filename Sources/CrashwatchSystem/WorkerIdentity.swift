@@ -49,9 +49,10 @@ public struct WorkerIdentity: Sendable, Equatable {
     /// The identity of the worker processing a crash of a process with these credentials, when crashwatch
     /// runs as root; nil otherwise (an unprivileged crashwatch's worker is its own user, who is the crashed
     /// program's). Without credentials (a core file's own notes are not believed), or for a root process,
-    /// the dedicated user alone.
-    public static func forCrash(of credentials: ProcessCredentials?, dedicated: (uid: UInt32, gid: UInt32)) -> WorkerIdentity? {
+    /// the dedicated user alone. `dedicated` is asked for only under root (a user database lookup).
+    public static func forCrash(of credentials: ProcessCredentials?, dedicated: () -> (uid: UInt32, gid: UInt32)) -> WorkerIdentity? {
         guard geteuid() == 0 else { return nil }
+        let dedicated = dedicated()
         guard let credentials, credentials.realUID != 0 else {
             return WorkerIdentity(ownerUID: dedicated.uid, ownerGID: dedicated.gid, uid: dedicated.uid, gid: dedicated.gid, groups: [])
         }
