@@ -302,8 +302,7 @@ public struct CaptureProcessor: FrameProcessor {
     /// capture libdw unwinds (one libdw user at a time), nor without symbols.
     public mutating func startWarmingSymbols(on helper: HelperThread) {
         guard symbolication != .none, !unwindsWithLibdw, warmup == nil, symbolizer == nil,
-              let symbolizer = try? Symbolizer(debugDirectories: capture.options.debugDirectories,
-                                               useDebuginfod: !capture.options.debuginfodURLs.isEmpty) else { return }
+              let symbolizer = try? newSymbolizer() else { return }
         var images: [UInt64: SymbolizerWarmup.Image] = [:]
         // Each pc once, in the threads' order (the crashed thread's first): every one is looked up after anyway.
         var addresses: [UInt64] = [], seen: Set<UInt64> = []
@@ -324,6 +323,11 @@ public struct CaptureProcessor: FrameProcessor {
                                   withSource: symbolication == .full, on: helper)
     }
 
+    /// A libdw session with the capture's debug directories, and debuginfod when servers were given.
+    private func newSymbolizer() throws(SystemError) -> Symbolizer {
+        try Symbolizer(debugDirectories: capture.options.debugDirectories, useDebuginfod: !capture.options.debuginfodURLs.isEmpty)
+    }
+
     /// Whether `file` starts as an ELF file does.
     private static func isELF(_ file: OwnedDescriptor) -> Bool {
         (try? file.read(at: 0, count: 4)) == [0x7f, 0x45, 0x4c, 0x46]
@@ -340,8 +344,7 @@ public struct CaptureProcessor: FrameProcessor {
             symbolizer.beginAdding()
         } else {
             do {
-                symbolizer = try Symbolizer(debugDirectories: capture.options.debugDirectories,
-                                            useDebuginfod: !capture.options.debuginfodURLs.isEmpty)
+                symbolizer = try newSymbolizer()
             } catch {
                 softErrors.append(SoftError(stage: "symbols", message: "\(error)"))
                 return

@@ -107,7 +107,7 @@ public func promoteWorker(_ pid: Int32) -> Bool {
 /// How long the thread of worker `pid` that waited longest on a run queue has waited, in nanoseconds
 /// (`ProcFS.runQueueWaitNanoseconds` of each); nil when none can be read (the worker is gone).
 public func workerRunQueueWaitNanoseconds(_ pid: Int32) -> Int64? {
-    ([pid] + ProcFS.threadIDs(of: pid).filter { $0 != pid }).compactMap { ProcFS.runQueueWaitNanoseconds($0) }.max()
+    ProcFS.threadIDs(of: pid).compactMap { ProcFS.runQueueWaitNanoseconds($0) }.max()
 }
 
 /// For the processing worker: gives up the CPU every `microseconds` (SIGALRM from ITIMER_REAL, a handler
