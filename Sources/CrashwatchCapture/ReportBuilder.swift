@@ -123,7 +123,8 @@ public struct ReportBuilder<Processor: FrameProcessor> {
         }
         let processor = self.processor
         let images = self.images.records(fileBuildID: { processor?.fileBuildID(ofImageAt: $0) })
-        let errors = Self.bounded(softErrors + (processor?.softErrors ?? []) + (appAnnotations?.softErrors ?? []) + extraSoftErrors)
+        let errors = Self.bounded(softErrors + (processor?.softErrors ?? []) + names.softErrors + (appAnnotations?.softErrors ?? [])
+            + extraSoftErrors)
         let deadlineExceeded = errors.contains { $0.stage == "deadline" }
         let diagnostics = Diagnostics(ptraceScope: capture.ptraceScope, seccompMode: capture.seccompMode,
                                       captureErrors: errors.count, deadlineExceeded: deadlineExceeded)

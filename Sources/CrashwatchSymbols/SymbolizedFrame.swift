@@ -74,15 +74,30 @@ public enum SymbolizedFrame {
 }
 
 /// Function names already demangled: a deep recursion repeats one symbol on every frame, and one
-/// hostile name can take long to demangle, so each is demangled once.
+/// hostile name can take long to demangle, so each is demangled once. Names left mangled because their
+/// demangling was given up are said in `softErrors`.
 public final class NameCache {
     private var names: [String: String] = [:]
+    /// One per symbol given up, the first few.
+    public private(set) var softErrors: [SoftError] = []
 
     public init() {}
 
     public func functionName(_ symbol: String) -> String {
         if let known = names[symbol] { return known }
-        let name = SymbolizedFrame.functionName(symbol)
+        let plain = SymbolizedFrame.unversioned(symbol)
+        let name: String
+        switch demangling(plain) {
+        case .name(let demangled):
+            name = demangled
+        case .notMangled:
+            name = plain
+        case .gaveUp(let why):
+            name = plain
+            if softErrors.count < 8 {
+                softErrors.append(SoftError(stage: "symbols", message: "\(capped(String(plain.prefix(200)))) left mangled: \(why)"))
+            }
+        }
         if names.count < 65536 { names[symbol] = name }
         return name
     }

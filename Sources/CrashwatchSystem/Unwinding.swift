@@ -337,14 +337,39 @@ public func capped(_ text: String) -> String {
     return result + truncationMark
 }
 
+/// What demangling a symbol name gave.
+public enum Demangling: Equatable, Sendable {
+    /// The demangled name, capped at `maximumNameBytes`.
+    case name(String)
+    /// Not a mangled name, or not a valid one.
+    case notMangled
+    /// A Swift name left mangled: why (its demangling passed the CPU-time budget, or could not be tried).
+    case gaveUp(String)
+}
+
 /// Demangles a Rust (v0 `_R…`, or legacy `_ZN…17h<hash>E` without its hash, as `nm --demangle=rust`
-/// prints them), C++ (`_Z…`) or Swift (`$s…`) symbol name, capped at `maximumNameBytes`; nil when the
-/// name is not mangled or not valid. Rust names are demangled by libiberty, whose work stops once the
-/// text passes the cap (a v0 symbol of a few hundred bytes can expand to gigabytes).
-public func demangle(_ name: String) -> String? {
-    guard let pointer = cw_demangle(name) else { return nil }
+/// prints them), C++ (`_Z…`) or Swift (`$s…`) symbol name. Rust and C++ names are demangled by libiberty,
+/// whose work stops once the text passes the cap (a v0 symbol of a few hundred bytes can expand to
+/// gigabytes); Swift names by the Swift runtime, which cannot be stopped, on a thread given up past 100 ms
+/// of CPU time (a Swift symbol whose substitutions nest expands to 65 MiB in over a second).
+public func demangling(_ name: String) -> Demangling {
+    var whyNot: Int32 = 0
+    guard let pointer = cw_demangle(name, &whyNot) else {
+        switch Int(whyNot) {
+        case Int(CW_DEMANGLE_GAVE_UP): return .gaveUp("its demangling passed 100 ms of CPU time")
+        case Int(CW_DEMANGLE_GAVE_UP_BEFORE): return .gaveUp("not tried: Swift names given up before took every demangling thread")
+        case Int(CW_DEMANGLE_NO_THREAD): return .gaveUp("not tried: no thread to demangle it on")
+        default: return .notMangled
+        }
+    }
     defer { free(pointer) }
-    return cappedString(pointer)
+    return .name(cappedString(pointer))
+}
+
+/// `demangling(name)`'s name; nil when it gave none.
+public func demangle(_ name: String) -> String? {
+    if case .name(let demangled) = demangling(name) { return demangled }
+    return nil
 }
 
 /// A symbolizer put to work on a helper thread while its owner does something else (the worker unwinds):

@@ -142,6 +142,24 @@ func backReferenceBomb(levels: Int) -> String {
         #expect(SymbolizedFrame.functionName("_ZN1x5index17h586e5c138113057aE@VERS_1") == "x::index")
     }
 
+    /// Fixtures/demangle_bomb's Swift symbol: 142 bytes that swift_demangle spends over a second on (65 MiB), with
+    /// no way to cut it short. It is given up after 100 ms of the demangling thread's CPU time, the caller back at
+    /// once; the thread left with it finishes on its own, and the next Swift name gets a thread of its own.
+    @Test func swiftNameThatExpandsWithoutBoundIsGivenUp() {
+        let bomb = "$s13demangle_bomb7recurseyySaySaySaySaySaySaySaySaySaySaySaySaySiG_A2cCtG_A2dDtG_A2eEtG_A2fFtG"
+            + "_A2gGtG_A2hHtG_A2iItG_A2jJtG_A2kKtG_AlLtG_AmMtGF"
+        let clock = ContinuousClock()
+        var outcome = Demangling.notMangled
+        let elapsed = clock.measure { outcome = demangling(bomb) }
+        #expect(outcome == .gaveUp("its demangling passed 100 ms of CPU time"))
+        // 100 ms of CPU and a 5-ms poll; the bound is wide for a loaded machine, far below the bomb's own time.
+        #expect(elapsed < .milliseconds(900), "\(elapsed)")
+        #expect(demangle("$s4main3fooyyF") == "main.foo() -> ()")
+        let names = NameCache()
+        #expect(names.functionName("$s4main3fooyyF") == "main.foo() -> ()")
+        #expect(names.softErrors.isEmpty)
+    }
+
     /// The bomb's small cases demangle in full (so the generator writes valid v0); a 40-level one would be
     /// 2^40 tuples: it comes back cut at the cap, marked, at once.
     @Test func backReferenceBombIsCappedAndQuick() throws {
