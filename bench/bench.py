@@ -3,8 +3,8 @@
 
 Measured in one run, on this machine, against references measured in the same run:
   capture   crashwatch crashes of the threads64 fixture (65 threads, ~800 frames): how long the crashed
-            process is held stopped (the report's holdDurationMs: stop-all, raw capture, minimal report
-            renamed into the spool, release) against `eu-stack -p` on a live threads64 process of the same
+            process is held stopped (the report's holdDurationMs: from the crash signal's stop, the verdict,
+            stop-all, raw capture, minimal report renamed into the spool, release) against `eu-stack -p` on a live threads64 process of the same
             shape (`threads64 wait`), target <= 1/20; and the time from the crash line to the "report written"
             line (the full report, processed by the worker, durable) with `--symbolicate full` against
             `eu-stack -s -i -p`, target <= 1/3; gdb as a reference; `crashwatch snapshot` of the same live
@@ -1240,7 +1240,7 @@ def capture_rows(rows, checks):
     checks.append(("2. crash -> full report durable <= 1/3 of eu-stack -s -i -p", durable_ratio <= DURABLE_TARGET,
                    "%.1f ms / %.1f ms = %.2f" % (full["handled"], eu_full, durable_ratio)))
     rows.append(("threads64: %d threads, %d frames (medians of 7 crashes / 7 eu-stack runs)" % (full["threads"], full["frames"]), "", ""))
-    rows.append(("  hold (holdDurationMs: stop-all, raw capture, minimal report renamed into the spool, release)", "%.1f ms" % full["hold"],
+    rows.append(("  hold (holdDurationMs: crash stop seen, stop-all, raw capture, minimal report in the spool, release)", "%.1f ms" % full["hold"],
                  "%.3f of eu-stack -p (target <= %.2f) %s" % (hold_ratio, HOLD_TARGET, verdict(hold_ratio <= HOLD_TARGET))))
     rows.append(("  hold with --symbolicate functions", "%.1f ms" % names["hold"], ""))
     rows.append(("  eu-stack -p (names)", "%.1f ms" % eu, "%.1fx the hold" % (eu / full["hold"])))

@@ -9,6 +9,8 @@ extension Supervisor {
     /// A crash signal is about to be delivered to `tid`: pass it on, remembering a handled one, or capture the
     /// process when the signal kills it.
     func crashSignalStop(tid: Int32, signal: Signal) throws(SystemError) {
+        // The process is held from here (the stop was just reported): its hold counts from now.
+        let seen = Clock.monotonicNanoseconds()
         // Dispositions first, from /proc/TID/task/TID/stat (kept open): a handled fault, the common case (JVMs, Go),
         // needs nothing more of /proc; only a fatal one reads the whole status.
         guard let disposition = dispositions.dispositions(of: tid)?.disposition(of: signal.number),
@@ -30,16 +32,26 @@ extension Supervisor {
             guard let status = try? ProcFS.threadStatus(tid) else { return try resume(tid, signal: signal.number) }
             let pid = status.tgid ?? tid
             if reportedProcesses.insert(pid).inserted {
-                return try captureFatal(tid: tid, pid: pid, signal: signal, info: info, status: status)
+                return try captureFatal(tid: tid, pid: pid, signal: signal, info: info, status: status, heldSince: seen)
             }
         }
         try resume(tid, signal: signal.number)
     }
 
-    /// Captures `pid`, whose thread `tid` is stopped at the delivery of the crash signal that kills it.
-    private func captureFatal(tid: Int32, pid: Int32, signal: Signal, info: SignalInfo, status: ProcStatus) throws(SystemError) {
+    /// Captures `pid`, whose thread `tid` is stopped at the delivery of the crash signal that kills it, held
+    /// since `heldSince` (CLOCK_MONOTONIC).
+    private func captureFatal(tid: Int32, pid: Int32, signal: Signal, info: SignalInfo, status: ProcStatus,
+                              heldSince: Int64) throws(SystemError) {
+        // Should crashwatch die while it holds the process (even by SIGKILL), the kernel detaches it
+        // and the signal being delivered would be lost: the app would live on. A second copy, queued
+        // now, survives that and kills as the first would; normally the process is dead before it
+        // is dequeued.
+        queueSignal(signal, to: tid, of: pid)
+        // The other threads are interrupted first, and stop while the crash is described here.
+        let initial: [Int32: ThreadStop] = [tid: .signalDelivery(signal.number)]
+        let stopping = try startStopping(pid, initial: initial)
         // Every thread's handled faults that may still be active (`attributeCrash` picks the root).
-        let threads = Set(ProcFS.threadIDs(of: pid))
+        let threads = stopping.known
         let faults = handledFaults.filter { threads.contains($0.key) }.values.flatMap(\.faults)
             .sorted { $0.timeNanoseconds < $1.timeNanoseconds }
         let attribution = attributeCrash(tid: tid, faults: faults, selfSent: info.senderPID == pid)
@@ -55,13 +67,7 @@ extension Supervisor {
             crashedThreadID: attribution.crashedTID,
             crashedThreadName: ProcFS.threadName(pid: pid, tid: attribution.crashedTID))
         crash.unreadableFiles = identity.unreadable
-        // Should crashwatch die while it holds the process (even by SIGKILL), the kernel detaches it
-        // and the signal being delivered would be lost: the app would live on. A second copy, queued
-        // now, survives that and kills as the first would; normally the process is dead before it
-        // is dequeued.
-        queueSignal(signal, to: tid, of: pid)
-        try capture(crash, initial: [tid: .signalDelivery(signal.number)], fatalSignal: signal,
-                    heldSince: Clock.monotonicNanoseconds())
+        try capture(crash, initial: initial, stopping: stopping, fatalSignal: signal, heldSince: heldSince)
     }
 
     /// A SIGKILL death: the observer records it, and when the threads are stopped at their exit (`stoppedAt`)
@@ -95,19 +101,22 @@ extension Supervisor {
         try capture(crash, initial: [tid: .event], fatalSignal: nil, heldSince: now)
     }
 
-    /// Stops every thread of `crash.pid` (those in `initial` are stopped already), hands the process to the
-    /// observer for its capture, lets it go — the crashed thread with `fatalSignal`, or, without one, every
-    /// thread as it was stopped — and queues the processing the observer asks for, after `configure` saw it.
-    /// The capture's deadline counts from `heldSince`. Returns the job, if any.
+    /// Stops every thread of `crash.pid` (those in `initial` are stopped already; `stopping`, when given, has
+    /// interrupted the others), hands the process to the observer for its capture, lets it go — the crashed
+    /// thread with `fatalSignal`, or, without one, every thread as it was stopped — and queues the processing
+    /// the observer asks for, after `configure` saw it. The hold and the capture's deadline count from
+    /// `heldSince`. Returns the job, if any.
     @discardableResult
-    func capture(_ crash: DetectedCrash, initial: [Int32: ThreadStop], fatalSignal: Signal?, heldSince: Int64,
-                 configure: (ProcessingJob) -> Void = { _ in }) throws(SystemError) -> ProcessingJob?
+    func capture(_ crash: DetectedCrash, initial: [Int32: ThreadStop], stopping: StopAllProgress? = nil, fatalSignal: Signal?,
+                 heldSince: Int64, configure: (ProcessingJob) -> Void = { _ in }) throws(SystemError) -> ProcessingJob?
     {
         observer?.supervisorStopping(crash)
         // A thread that has not stopped by a quarter of the capture's time is in a sleep no signal ends (a
         // FUSE server that does not answer, a stuck device): it is left out, and the rest of the time goes
         // to copying the memory and processing, not to waiting for it.
-        let stopped = try stopAllThreads(of: crash.pid, crashedTID: crash.tid, initial: initial,
+        let started: StopAllProgress
+        if let stopping { started = stopping } else { started = try startStopping(crash.pid, initial: initial) }
+        let stopped = try finishStopping(started, crashedTID: crash.tid,
                                          deadline: heldSince + options.captureTimeoutNanoseconds / 4,
                                          captureDeadline: heldSince + options.captureTimeoutNanoseconds)
         let held = HeldProcess(stopped, fatalSignal: fatalSignal, options: Ptrace.seizeOptions(followForks: options.followForks))

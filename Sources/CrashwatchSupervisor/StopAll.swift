@@ -21,6 +21,9 @@ struct StopAllProgress {
     /// Those of them still in the process.
     var vforking: Set<Int32> = []
 
+    /// The threads in the process as far as the capture knows: stopped, interrupted and not stopped yet, or in vfork().
+    var known: Set<Int32> { interrupted.union(states.keys).union(vforking) }
+
     /// Whether `tid` is new to the capture: neither stopped, interrupted nor gone.
     func isNew(_ tid: Int32) -> Bool {
         states[tid] == nil && !interrupted.contains(tid) && !gone.contains(tid)
@@ -34,9 +37,24 @@ extension Supervisor {
     func stopAllThreads(of pid: Int32, crashedTID: Int32, initial: [Int32: ThreadStop], deadline: Int64,
                         captureDeadline: Int64? = nil) throws(SystemError) -> StoppedProcess
     {
+        try finishStopping(startStopping(pid, initial: initial), crashedTID: crashedTID, deadline: deadline,
+                           captureDeadline: captureDeadline)
+    }
+
+    /// The first half of `stopAllThreads`: every thread of `pid` listed now and not in `initial` is interrupted,
+    /// and the caller may do other work while they stop before `finishStopping`.
+    func startStopping(_ pid: Int32, initial: [Int32: ThreadStop]) throws(SystemError) -> StopAllProgress {
         var progress = StopAllProgress(pid: pid, states: initial,
                                        waitingInVfork: Set(vforkParents.values).subtracting(initial.keys))
         try interruptNewThreads(&progress)
+        return progress
+    }
+
+    /// The second half of `stopAllThreads`: waits for the interrupted threads, interrupts those that appeared.
+    func finishStopping(_ started: StopAllProgress, crashedTID: Int32, deadline: Int64,
+                        captureDeadline: Int64? = nil) throws(SystemError) -> StoppedProcess
+    {
+        var progress = started
         while true {
             try awaitInterrupted(&progress, deadline: deadline)
             // Threads created meanwhile start stopped (PTRACE_O_TRACECLONE) and were absorbed above or
@@ -49,7 +67,7 @@ extension Supervisor {
         let stoppedTIDs = progress.states.keys.sorted { lhs, rhs in
             lhs == crashedTID ? true : rhs == crashedTID ? false : lhs < rhs
         }
-        return StoppedProcess(pid: pid, crashedTID: crashedTID, threads: stoppedTIDs,
+        return StoppedProcess(pid: progress.pid, crashedTID: crashedTID, threads: stoppedTIDs,
                               unstopped: progress.interrupted.sorted(), inVfork: progress.vforking.sorted(),
                               deadlineNanoseconds: captureDeadline ?? deadline, stops: progress.states)
     }
