@@ -5,11 +5,11 @@
  */
 #define _GNU_SOURCE
 #include "ccrashwatch/demangle.h"
+#include "ccrashwatch/signals.h"
 #include "symbolizer_internal.h"
 
 #include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -131,16 +131,8 @@ static struct swift_demangler *swift_demangler_start(void) {
     pthread_cond_init(&d->changed, &attributes);
     pthread_condattr_destroy(&attributes);
     pthread_mutex_init(&d->lock, NULL);
-    /* Every signal blocked on it (cw_start_thread's reason), detached: nobody joins a thread given up. */
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    pthread_attr_t thread_attributes;
-    pthread_attr_init(&thread_attributes);
-    pthread_attr_setdetachstate(&thread_attributes, PTHREAD_CREATE_DETACHED);
-    int failure = pthread_create(&d->thread, &thread_attributes, swift_demangler_main, d);
-    pthread_attr_destroy(&thread_attributes);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    /* Detached (nobody joins a thread given up), every signal blocked on it. */
+    int failure = cw_start_thread_handle(swift_demangler_main, d, &d->thread);
     if (failure != 0 || pthread_getcpuclockid(d->thread, &d->cpu_clock) != 0) {
         if (failure == 0) {
             /* A thread without a readable CPU clock cannot be budgeted: it is given up before any work. */

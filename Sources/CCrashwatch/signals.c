@@ -23,6 +23,11 @@ int cw_tgkill(pid_t pid, pid_t tid, int signo) {
 }
 
 int cw_start_thread(void *(*body)(void *), void *context) {
+    pthread_t thread;
+    return cw_start_thread_handle(body, context, &thread);
+}
+
+int cw_start_thread_handle(void *(*body)(void *), void *context, pthread_t *thread) {
     /* The new thread inherits the mask in force at pthread_create: block everything around it, so there
        is no moment at which a signal for the process could land on the thread. */
     sigset_t all, previous;
@@ -31,8 +36,7 @@ int cw_start_thread(void *(*body)(void *), void *context) {
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    pthread_t thread;
-    int failure = pthread_create(&thread, &attributes, body, context);
+    int failure = pthread_create(thread, &attributes, body, context);
     pthread_attr_destroy(&attributes);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     return failure;

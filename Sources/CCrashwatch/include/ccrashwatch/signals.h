@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <pthread.h>
 #include <signal.h>
 
 #ifdef __cplusplus
@@ -20,6 +21,9 @@ int cw_tgkill(pid_t pid, pid_t tid, int signo);
 /** Starts a detached thread running `body(context)` with every signal blocked (it never takes one meant for
     the process); 0 or an errno. */
 int cw_start_thread(void *(*body)(void *), void *context);
+
+/** cw_start_thread, the new thread's handle stored in `*thread` when it started. */
+int cw_start_thread_handle(void *(*body)(void *), void *context, pthread_t *thread);
 
 /** Blocks `signals` in the calling thread (returning the previous mask) and opens a signalfd for them. */
 int cw_block_and_open_signalfd(const int *signals, size_t count, sigset_t *previous_mask);
