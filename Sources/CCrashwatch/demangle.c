@@ -86,7 +86,7 @@ struct swift_demangler {
     char *name;             /* the name to demangle, owned by the thread once handed over */
     char *result;
     int done;
-    int abandoned;          /* set by the caller that gives up; the thread then frees everything */
+    int abandoned;          /* set by the caller that gives up (or never uses it); the thread then frees everything */
 };
 
 static pthread_mutex_t swift_callers = PTHREAD_MUTEX_INITIALIZER;
@@ -103,13 +103,16 @@ static void *swift_demangler_main(void *context) {
     struct swift_demangler *d = context;
     pthread_mutex_lock(&d->lock);
     for (;;) {
-        while (!d->name) pthread_cond_wait(&d->changed, &d->lock);
-        char *name = d->name;
-        pthread_mutex_unlock(&d->lock);
-        char *result = swift_demangle(name, strlen(name), NULL, NULL, 0);
-        pthread_mutex_lock(&d->lock);
-        free(name);
-        d->name = NULL;
+        while (!d->name && !d->abandoned) pthread_cond_wait(&d->changed, &d->lock);
+        char *result = NULL;
+        if (d->name) {
+            char *name = d->name;
+            pthread_mutex_unlock(&d->lock);
+            result = swift_demangle(name, strlen(name), NULL, NULL, 0);
+            pthread_mutex_lock(&d->lock);
+            free(name);
+            d->name = NULL;
+        }
         if (d->abandoned) {
             pthread_mutex_unlock(&d->lock);
             free(result);
@@ -133,17 +136,16 @@ static struct swift_demangler *swift_demangler_start(void) {
     pthread_mutex_init(&d->lock, NULL);
     /* Detached (nobody joins a thread given up), every signal blocked on it. */
     int failure = cw_start_thread_handle(swift_demangler_main, d, &d->thread);
-    if (failure != 0 || pthread_getcpuclockid(d->thread, &d->cpu_clock) != 0) {
-        if (failure == 0) {
-            /* A thread without a readable CPU clock cannot be budgeted: it is given up before any work. */
-            pthread_mutex_lock(&d->lock);
-            d->abandoned = 1;
-            d->name = strdup("");
-            pthread_cond_broadcast(&d->changed);
-            pthread_mutex_unlock(&d->lock);
-        } else {
-            swift_demangler_free(d);
-        }
+    if (failure != 0) {
+        swift_demangler_free(d);
+        return NULL;
+    }
+    if (pthread_getcpuclockid(d->thread, &d->cpu_clock) != 0) {
+        /* A thread without a readable CPU clock cannot be budgeted: it is let go before any work. */
+        pthread_mutex_lock(&d->lock);
+        d->abandoned = 1;
+        pthread_cond_broadcast(&d->changed);
+        pthread_mutex_unlock(&d->lock);
         return NULL;
     }
     return d;

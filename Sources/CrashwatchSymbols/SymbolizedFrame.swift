@@ -51,7 +51,18 @@ public enum SymbolizedFrame {
     /// The human name of a raw symbol: demangled Rust/C++/Swift, or the name without an ELF symbol version
     /// (`__libc_start_main@@GLIBC_2.34` → `__libc_start_main`).
     public static func functionName(_ symbol: String) -> String {
-        demangle(unversioned(symbol)) ?? unversioned(symbol)
+        naming(symbol).name
+    }
+
+    /// `functionName(symbol)`, and why the name was left mangled when its demangling was given up (a Swift name
+    /// past its CPU-time budget: `Demangling.gaveUp`).
+    static func naming(_ symbol: String) -> (name: String, gaveUp: String?) {
+        let plain = unversioned(symbol)
+        switch demangling(plain) {
+        case .name(let demangled): return (demangled, nil)
+        case .notMangled: return (plain, nil)
+        case .gaveUp(let why): return (plain, why)
+        }
     }
 
     /// The name of a function both the symbol table and DWARF name. DWARF's where it gives a linkage name,
@@ -85,18 +96,9 @@ public final class NameCache {
 
     public func functionName(_ symbol: String) -> String {
         if let known = names[symbol] { return known }
-        let plain = SymbolizedFrame.unversioned(symbol)
-        let name: String
-        switch demangling(plain) {
-        case .name(let demangled):
-            name = demangled
-        case .notMangled:
-            name = plain
-        case .gaveUp(let why):
-            name = plain
-            if softErrors.count < 8 {
-                softErrors.append(SoftError(stage: "symbols", message: "\(capped(String(plain.prefix(200)))) left mangled: \(why)"))
-            }
+        let (name, gaveUp) = SymbolizedFrame.naming(symbol)
+        if let gaveUp, softErrors.count < 8 {
+            softErrors.append(SoftError(stage: "symbols", message: "\(capped(String(name.prefix(200)))) left mangled: \(gaveUp)"))
         }
         if names.count < 65536 { names[symbol] = name }
         return name

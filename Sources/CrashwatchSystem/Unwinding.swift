@@ -366,12 +366,6 @@ public func demangling(_ name: String) -> Demangling {
     return .name(cappedString(pointer))
 }
 
-/// `demangling(name)`'s name; nil when it gave none.
-public func demangle(_ name: String) -> String? {
-    if case .name(let demangled) = demangling(name) { return demangled }
-    return nil
-}
-
 /// A symbolizer put to work on a helper thread while its owner does something else (the worker unwinds):
 /// images reported and addresses looked up, which loads what the lookups after it need — symbol tables,
 /// address ranges, compilation units, line tables — most of a lookup's cost. Only the helper touches the

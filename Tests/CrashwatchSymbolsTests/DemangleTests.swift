@@ -108,6 +108,12 @@ func backReferenceBomb(levels: Int) -> String {
     return "_R" + body + "E"
 }
 
+/// `demangling(name)`'s name; nil when it gave none.
+private func demangle(_ name: String) -> String? {
+    if case .name(let demangled) = demangling(name) { return demangled }
+    return nil
+}
+
 @Suite struct DemangleTests {
     @Test(arguments: rustV0Vectors)
     func rustV0(_ vector: DemangleVector) {
