@@ -178,10 +178,15 @@ int main(int argc, char **argv)
     fork_count = atol(argv[3]);
     atomic_store(&until_eof, strcmp(argv[2], "-") == 0 && strcmp(argv[3], "-") == 0);
 
+    /* The end marker must not be taken inside on_signal: a SIGRTMIN+1 delivered there (it is not blocked by
+     * SIGRTMIN's own handler) ends the wait, and when that handler returns the thread's mask blocks SIGRTMIN
+     * again, so the SIGRTMIN still pending behind the one being handled would never be counted. Blocked here,
+     * the marker comes only once no SIGRTMIN is pending: real-time signals are delivered lowest first. */
     struct sigaction action = {0};
     action.sa_sigaction = on_signal;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
+    sigaddset(&action.sa_mask, SIGRTMIN + 1);
     sigaction(SIGRTMIN, &action, NULL);
     action.sa_sigaction = on_end;
     sigaction(SIGRTMIN + 1, &action, NULL);
