@@ -44,27 +44,64 @@ public struct UnreadableFiles: Sendable, Equatable {
         self.init(mountinfo: Array(text.utf8)[...], complete: complete)
     }
 
-    /// The same from the table's bytes, read as bytes: a hostile table holds megabytes.
+    /// The same from the table's bytes. A hostile table holds megabytes (lines of thousands of bytes, 30,000
+    /// mounts), and it is parsed while the crashed process is held: each line is looked at only where its
+    /// device and type are, the rest skipped with `memchr` (a line's paths escape blanks as `\040`, so the
+    /// first " - " in it is the separator).
     public init(mountinfo bytes: ArraySlice<UInt8>, complete: Bool = true) {
         var devices = Set<UInt64>(), listed = Set<UInt64>()
-        let space = UInt8(ascii: " "), colon = UInt8(ascii: ":")
-        for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            let fields = line.split(separator: space)
-            guard fields.count > 4, let separator = fields.firstIndex(where: { $0.elementsEqual([UInt8(ascii: "-")]) }),
-                  separator + 1 < fields.count else { continue }
-            let numbers = fields[2].split(separator: colon)
-            guard numbers.count == 2, let major = decimalNumber(numbers[0], maxDigits: 10),
-                  let minor = decimalNumber(numbers[1], maxDigits: 10) else { continue }
-            let device = major << 32 | minor
-            if !complete { listed.insert(device) }
-            let type = fields[separator + 1]
-            if type.elementsEqual("fuse".utf8) || type.elementsEqual("fuseblk".utf8) || type.starts(with: "fuse.".utf8) {
-                devices.insert(device)
+        bytes.withUnsafeBufferPointer { table in
+            guard let base = table.baseAddress else { return }
+            var start = 0
+            while start < table.count {
+                let end = Self.offset(of: UInt8(ascii: "\n"), in: base, from: start, to: table.count) ?? table.count
+                if let entry = Self.entry(base + start, count: end - start) {
+                    if !complete { listed.insert(entry.device) }
+                    if entry.fuse { devices.insert(entry.device) }
+                }
+                start = end + 1
             }
         }
         self.devices = devices
         self.complete = complete
         self.listed = listed
+    }
+
+    /// The offset of the first `byte` in `base[from..<to]`.
+    private static func offset(of byte: UInt8, in base: UnsafePointer<UInt8>, from: Int, to: Int) -> Int? {
+        guard from < to, let found = memchr(base + from, Int32(byte), to - from) else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// One mountinfo line's device (field 3, `major:minor`) and whether its file system type (the field after
+    /// the lone "-") is FUSE's: `fuse`, `fuse.NAME` or `fuseblk`. Nil for a line not of that shape.
+    private static func entry(_ line: UnsafePointer<UInt8>, count: Int) -> (device: UInt64, fuse: Bool)? {
+        let space = UInt8(ascii: " ")
+        var index = 0
+        /// The next field, blanks before it skipped: its bounds.
+        func field() -> Range<Int>? {
+            while index < count, line[index] == space { index += 1 }
+            let first = index
+            while index < count, line[index] != space { index += 1 }
+            return first < index ? first..<index : nil
+        }
+        guard field() != nil, field() != nil, let numbers = field() else { return nil }
+        let text = UnsafeBufferPointer(start: line, count: count)
+        guard let colon = text[numbers].firstIndex(of: UInt8(ascii: ":")),
+              let major = decimalNumber(text[numbers.lowerBound..<colon], maxDigits: 10),
+              let minor = decimalNumber(text[(colon + 1)..<numbers.upperBound], maxDigits: 10) else { return nil }
+        // The separator: a "-" between blanks, at least two fields on (the root and the mount point come first).
+        var search = index
+        while let dash = offset(of: UInt8(ascii: "-"), in: line, from: search, to: count) {
+            search = dash + 1
+            guard line[dash - 1] == space, dash + 1 < count, line[dash + 1] == space else { continue }
+            index = dash + 1
+            guard let type = field() else { return nil }
+            let name = text[type]
+            let fuse = name.elementsEqual("fuse".utf8) || name.elementsEqual("fuseblk".utf8) || name.starts(with: "fuse.".utf8)
+            return (major << 32 | minor, fuse)
+        }
+        return nil
     }
 
     /// Whether a mapping on `device` — as `/proc/PID/maps` prints it, hex `major:minor` — is on one of them, or,

@@ -26,6 +26,22 @@ import Testing
         #expect(!files.contains(mapsDevice: "garbage"))
     }
 
+    @Test("dashes in paths and optional fields, an escaped \" - \" in a mount point: only the lone \"-\" field separates")
+    func separator() {
+        let table = """
+            50 22 0:42 /sub-dir /mnt/a-b\\040-\\040fuse rw,relatime shared:3 master:1 - fuse.x-y src-dir rw
+            51 22 0:43 /-/- /mnt/-\\040- rw - tmpfs fuse rw
+            52 22 0:44 / /mnt/fuse- rw
+            53 22 0:45 / /mnt/x rw -
+            54 22 0:46:1 / /mnt/y rw - fuse z rw
+            55 22 0:47 / /mnt/z rw  -  fuseblk /dev/sdc1 rw
+            """
+        let files = UnreadableFiles(mountinfo: table, complete: false)
+        #expect(files.devices == Set<UInt64>([42, 47]))
+        // Lines without a separator, or without a device of two numbers, list nothing.
+        #expect(files.listed == Set<UInt64>([42, 43, 47]))
+    }
+
     @Test("without FUSE mounts nothing is unreadable and the argument area is read without looking further")
     func none() {
         let files = UnreadableFiles(mountinfo: "22 1 254:0 / / rw - ext4 /dev/vda rw\n")
