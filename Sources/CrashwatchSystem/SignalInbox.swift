@@ -184,7 +184,7 @@ public enum ProcessEnvironment {
     public static var workingDirectory: String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return nil }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Every variable of the supervisor's environment (a later entry of the same name wins).
