@@ -117,7 +117,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         }
     }
 
-    public func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob? {
+    public func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> AfterRelease? {
         // A SIGKILL death seen at the exit stops had its line from `supervisorSawAbnormalExit`.
         let exit = crash.seenAtExit ? abnormalExits.removeValue(forKey: crash.pid) : nil
         if exit == nil {
@@ -153,21 +153,23 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                                                   crashedThreadRegistersOnly: true),
                             name: name, final: false, restricted: restricted)
         if !written.ok { lines.write(written.line + "\n") }
-        // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is the
-        // last one, and says why.
-        func endMinimal(_ why: String) -> ProcessingJob? {
-            let final = write(bytes: minimalBytes(essentials, why: why), name: name, restricted: restricted)
-            lines.write((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
-            return nil
-        }
         // At the deadline the process is released whatever happens.
-        guard let copied = memory.wait(until: deadline), let captured = copied else {
-            return endMinimal("the process's memory was not copied before the capture deadline")
-        }
-        do {
-            return try startProcessing(captured, table: table, name: name, minimal: written, deadline: deadline)
-        } catch {
-            return endMinimal("no file for the processing worker's report: \(error)")
+        let copied = memory.wait(until: deadline) ?? nil
+        // The rest needs nothing of the process: it comes after the release.
+        return AfterRelease { [self] in
+            // Without the memory (or a way to hand it over) there is nothing to process: the minimal report is
+            // the last one, and says why.
+            func endMinimal(_ why: String) -> ProcessingJob? {
+                let final = write(bytes: minimalBytes(essentials, why: why), name: name, restricted: restricted)
+                lines.write((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
+                return nil
+            }
+            guard let captured = copied else { return endMinimal("the process's memory was not copied before the capture deadline") }
+            do {
+                return try startProcessing(captured, table: table, name: name, minimal: written, deadline: deadline)
+            } catch {
+                return endMinimal("no file for the processing worker's report: \(error)")
+            }
         }
     }
 

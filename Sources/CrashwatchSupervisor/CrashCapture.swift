@@ -103,9 +103,9 @@ extension Supervisor {
 
     /// Stops every thread of `crash.pid` (those in `initial` are stopped already; `stopping`, when given, has
     /// interrupted the others), hands the process to the observer for its capture, lets it go — the crashed
-    /// thread with `fatalSignal`, or, without one, every thread as it was stopped — and queues the processing
-    /// the observer asks for, after `configure` saw it. The hold and the capture's deadline count from
-    /// `heldSince`. Returns the job, if any.
+    /// thread with `fatalSignal`, or, without one, every thread as it was stopped — and then has the observer
+    /// start the processing, which is queued after `configure` saw it. The hold and the capture's deadline count
+    /// from `heldSince`. Returns the job, if any.
     @discardableResult
     func capture(_ crash: DetectedCrash, initial: [Int32: ThreadStop], stopping: StopAllProgress? = nil, fatalSignal: Signal?,
                  heldSince: Int64, configure: (ProcessingJob) -> Void = { _ in }) throws(SystemError) -> ProcessingJob?
@@ -120,16 +120,16 @@ extension Supervisor {
                                          deadline: heldSince + options.captureTimeoutNanoseconds / 4,
                                          captureDeadline: heldSince + options.captureTimeoutNanoseconds)
         let held = HeldProcess(stopped, fatalSignal: fatalSignal, options: Ptrace.seizeOptions(followForks: options.followForks))
-        let job = observer?.supervisorDetected(crash, stopped: held.stopped)
+        let afterRelease = observer?.supervisorDetected(crash, stopped: held.stopped)
         if let leftStopped = try held.release() { leftForKill[stopped.crashedTID] = leftStopped }
+        let holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
         if fatalSignal != nil {
             for tid in stopped.threads + stopped.unstopped + stopped.inVfork { dyingThreads[tid] = crash.pid }
         }
-        if let job {
-            job.holdNanoseconds = Clock.monotonicNanoseconds() - heldSince
-            configure(job)
-            enqueue(job)
-        }
+        guard let job = afterRelease?.start() else { return nil }
+        job.holdNanoseconds = holdNanoseconds
+        configure(job)
+        enqueue(job)
         return job
     }
 

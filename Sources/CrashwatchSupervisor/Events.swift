@@ -143,9 +143,10 @@ public protocol SupervisorObserver: AnyObject {
     /// are about to be stopped: the observer may start, on a thread of its own, what needs no stopped thread.
     func supervisorStopping(_ crash: DetectedCrash)
     /// A traced process is about to die of a crash signal; every thread in `stopped` stays stopped
-    /// until this returns, so registers and memory can be read. Returns the processing to run once the
-    /// process is released, if any.
-    func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> ProcessingJob?
+    /// until this returns, so registers and memory can be read. Returns what to do once the process is
+    /// released — start its processing, whose files, arguments and worker input need nothing of the process —
+    /// if anything.
+    func supervisorDetected(_ crash: DetectedCrash, stopped: StoppedProcess) -> AfterRelease?
     /// A traced process was killed by SIGKILL. Only quick reads of /proc belong here. Returns true to have its
     /// threads' stacks captured (possible when `exit.threadsStopped`): `supervisorDetected` then follows with a
     /// `seenAtExit` capture. Otherwise the process (a zombie, or stopped at its exit) is let go at once.
@@ -157,6 +158,15 @@ public protocol SupervisorObserver: AnyObject {
     func supervisorNotice(_ line: String)
     /// A job's worker ended, was killed at its deadline, or could not run.
     func supervisorFinished(_ job: ProcessingJob, outcome: WorkerOutcome)
+}
+
+/// What an observer does once the process it captured is released (`SupervisorObserver.supervisorDetected`): run
+/// on the tracer thread right after the release, so that none of it is part of the hold; returns the processing
+/// to queue, if any.
+public struct AfterRelease {
+    let start: () -> ProcessingJob?
+
+    public init(_ start: @escaping () -> ProcessingJob?) { self.start = start }
 }
 
 /// Processing of one capture in a worker process, started by the supervisor after the release.
