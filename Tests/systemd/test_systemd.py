@@ -1058,6 +1058,52 @@ ExecStart={CRASHWATCH} run --spool {spool} -- /opt/t/cw_sleep {state}
         self.assertEqual(self.reports(spool), [], "a stop is not a crash: no report")
 
 
+class SnapshotUnitTests(SystemdTestCase):
+    """`crashwatch snapshot --unit NAME` on a running service whose ExecStart is `crashwatch run -- …`."""
+
+    def test_15_snapshot_unit(self):
+        unit = "cw-snapshot.service"
+        spool = self.make_spool("snapshot")
+        state = "/run/cw-snapshot.state"
+        self.install(unit, f"""\
+[Unit]
+Description=crashwatch test: snapshot --unit of a crashwatch-wrapped unit
+
+[Service]
+ExecStart={CRASHWATCH} run --spool {spool} -- /opt/t/cw_sleep {state}
+""")
+        self.start(unit)
+        app_pid = int(self.wait_state(state, unit)["pid"])
+        main_pid = int(self.show(unit, "MainPID")["MainPID"])
+        # The unit's supervisor traces the program: a second tracer (eu-stack, gdb, a plain snapshot) cannot
+        # attach, so the snapshot is asked of that supervisor through its control socket.
+        result = self.c.run([CRASHWATCH, "snapshot", "--unit", unit], check=False, timeout=60)
+        self.assertEqual(result.returncode, 0, f"snapshot --unit {unit}: exit {result.returncode}: "
+                                               f"{result.stderr.strip()}\n{self.unit_log(unit)}")
+        path = result.stdout.strip()
+        self.assertTrue(path.startswith(spool + "/") and path.endswith(".json"),
+                        f"snapshot --unit printed {result.stdout!r}, want a report path in {spool}")
+        reports = self.wait_reports(spool, 1, unit=unit)
+        self.assertEqual([r.path for r in reports], [path], "one report, the one whose path was printed")
+        report = reports[0]
+        self.assertField(report, "kind", "snapshot")
+        self.assertField(report, "process.pid", app_pid)
+        self.assertField(report, "process.systemdUnit", unit)
+        self.assertField(report, "diagnostics.processing", "complete")
+        self.assert_mode_0640(report)
+        threads = report.get("threads") or []
+        self.assertEqual([t.get("tid") for t in threads], [app_pid], f"threads: {threads}")
+        self.assertEqual(threads[0].get("state"), "syscall", f"cw_sleep waits in pause(): {threads[0]}")
+        functions = [f.get("function") for f in threads[0].get("frames") or []]
+        self.assertIn("main", functions, f"frames of cw_sleep: {functions}")
+        # Taken and let go: the program runs on, under the same supervisor, in no stop.
+        self.assertTrue(self.pid_alive(app_pid), f"the program (pid {app_pid}) is gone after the snapshot")
+        status = self.inside(f"/proc/{app_pid}/status").read_text()
+        self.assertRegex(status, r"(?m)^State:\s+S", f"the program's state after the snapshot:\n{status}")
+        props = self.show(unit, "ActiveState", "MainPID")
+        self.assertEqual((props["ActiveState"], int(props["MainPID"])), ("active", main_pid), self.describe_unit(unit))
+
+
 # ---------------------------------------------------------------------------------------------------
 # Contract 14: shipping (systemd/crashwatch-ship.service and .path) to a real OTLP/HTTP receiver
 
