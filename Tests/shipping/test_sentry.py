@@ -168,7 +168,7 @@ def check_event(report, event, environment=None):
     check_equal(event["event_id"], data["id"].replace("-", ""), f"{what}: event_id")
     check_equal(event["timestamp"], data["captureTime"], f"{what}: timestamp")
     check_equal(event["platform"], "native", f"{what}: platform")
-    check_equal(event["level"], "fatal" if data["kind"] == "crash" else "error", f"{what}: level")
+    check_equal(event["level"], {"crash": "fatal", "snapshot": "info"}.get(data["kind"], "error"), f"{what}: level")
     check_equal(event["server_name"], data["host"]["hostname"], f"{what}: server_name")
     check_equal(event.get("environment"), environment, f"{what}: environment")
     app = data["process"].get("app") or {}
@@ -180,8 +180,10 @@ def check_event(report, event, environment=None):
     tags = event["tags"]
     check_equal(tags.get("executable"), os.path.basename(data["process"]["executable"]), f"{what}: tags.executable")
     check_equal(tags.get("kind"), data["kind"], f"{what}: tags.kind")
-    if data["kind"] != "hang":
+    if data["kind"] not in ("hang", "snapshot"):
         check_equal(tags.get("signal"), data["signal"]["name"], f"{what}: tags.signal")
+    else:
+        check("signal" not in tags, f"{what}: a {data['kind']} has no signal, yet tags.signal is {tags.get('signal')!r}")
     exception = event["exception"]["values"]
     check_equal(len(exception), 1, f"{what}: exceptions")
     exception = exception[0]
@@ -195,6 +197,9 @@ def check_event(report, event, environment=None):
                                                   "code_name": signal["codeName"]}, f"{what}: mechanism.meta.signal")
     elif data["kind"] == "hang":
         check_equal((exception["type"], mechanism["type"], mechanism["handled"]), ("Hang", "watchdog", True), f"{what}: hang")
+    elif data["kind"] == "snapshot":
+        check_equal((exception["type"], mechanism["type"], mechanism["handled"]), ("Snapshot", "crashwatch.snapshot", True),
+                    f"{what}: snapshot")
     frames = exception["stacktrace"]["frames"]
     expected = list(reversed(fault_frames(data)))
     check_equal([f["instruction_addr"] for f in frames], [f["address"] for f in expected], f"{what}: frame addresses, oldest first")
@@ -311,6 +316,7 @@ def setup():
     ts.REPORTS["threads64"] = ts.run_fixture("threads64")
     ts.REPORTS["abnormal"] = ts.make_abnormal_exit()
     ts.REPORTS["hang"], ts.REPORTS["hang_crash"] = ts.make_hang_and_crash()
+    ts.REPORTS["snapshot"] = ts.make_snapshot()
     BUGSINK["server"] = Bugsink()
 
 
@@ -484,12 +490,36 @@ def case_bugsink_app_context():
     check_equal(spool_reports(spool), [], "the spool after shipping to Bugsink")
 
 
+def case_bugsink_snapshot():
+    """A snapshot of a running process in Bugsink: stored (its strict validation took the event) at level info, an
+    issue titled Snapshot with the threads' states, its exception handled, no signal tag."""
+    bugsink = BUGSINK["server"]
+    report = R("snapshot")
+    spool = make_spool([report])
+    result = ship(spool, bugsink.dsn)
+    check(result.returncode == 0, lambda: result.describe())
+    check(not re.search(r"ValidationError|Traceback", bugsink.log()),
+          lambda: f"Bugsink refused an event while digesting it:\n{bugsink.log()[-4000:]}")
+    by_event = {event["event_id"]: (issue, event) for issue in bugsink.stored() for event in issue["events"]}
+    found = by_event.get(report.id.replace("-", ""))
+    check(found is not None, lambda: f"Bugsink did not store the snapshot\n{bugsink.log()[-3000:]}")
+    issue, event = found
+    check_equal(event["level"], "info", "Bugsink's level of the snapshot")
+    check(issue["title"].startswith("Snapshot"), f"the snapshot's issue is titled {issue['title']!r}")
+    exception = event["data"]["exception"]["values"][0]
+    check_equal((exception["type"], exception["mechanism"]["type"], exception["mechanism"]["handled"]),
+                ("Snapshot", "crashwatch.snapshot", True), "Bugsink's exception of the snapshot")
+    check("signal" not in event["tags"], f"a snapshot has no signal, yet Bugsink's tags are {event['tags']}")
+    check_equal(event["tags"].get("kind"), "snapshot", "Bugsink's kind tag of the snapshot")
+    check_equal(spool_reports(spool), [], "the spool after shipping the snapshot to Bugsink")
+
+
 def case_mapping_every_kind():
-    """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang, a crash
-    with the app's annotations and breadcrumbs) as one event in its own envelope, field by field; the envelope
+    """Every kind of report (crashes, a handled-then-fatal crash, 64 threads, a SIGKILL death, a hang, a snapshot of
+    a running process, a crash with the app's annotations and breadcrumbs) as one event in its own envelope, field by field; the envelope
     header names the event and the DSN, the item its length; X-Sentry-Auth carries the key; `export --format
     sentry` prints the same event."""
-    reports = [R("null_deref"), R("abort"), R("threads64"), R("abnormal"), R("hang"), R("hang_crash"),
+    reports = [R("null_deref"), R("abort"), R("threads64"), R("abnormal"), R("hang"), R("hang_crash"), R("snapshot"),
                ts.variant(R("null_deref"), ts.annotate)]
     spool = make_spool(reports)
     exported = {}

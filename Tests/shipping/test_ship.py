@@ -437,6 +437,26 @@ def run_fixture(name, *run_options, args=()):
     return Report(found[0])
 
 
+def make_snapshot():
+    """`crashwatch snapshot PID` of snapshot_target (six threads in six states), which then ends on its own: a
+    report of kind snapshot."""
+    spool = new_dir("src-snapshot-")
+    process = _track(subprocess.Popen([fixture("snapshot_target")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, env=clean_env()))
+    try:
+        check(process.stdout.readline() == "ready\n", "snapshot_target did not say it was ready")
+        result = crashwatch("snapshot", "--spool", spool, str(process.pid), timeout=60)
+        check(result.returncode == 0, lambda: f"crashwatch snapshot of snapshot_target: {result.describe()}")
+    finally:
+        process.stdin.close()
+        process.wait(timeout=30)
+    found = [os.path.join(spool, n) for n in spool_reports(spool)]
+    check(len(found) == 1, f"snapshot of snapshot_target: {len(found)} reports, expected 1")
+    report = Report(found[0])
+    check(report.data["kind"] == "snapshot", f"kind {report.data['kind']}, expected snapshot")
+    return report
+
+
 def make_abnormal_exit():
     """As transparency.py's case_abnormal_exit_report: `sh -c 'exec sleep 30'` killed by SIGKILL."""
     spool = new_dir("src-kill-")
