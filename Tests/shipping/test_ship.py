@@ -542,6 +542,7 @@ def setup():
     REPORTS["threads64"] = run_fixture("threads64")
     REPORTS["abnormal"] = make_abnormal_exit()
     REPORTS["hang"], REPORTS["hang_crash"] = make_hang_and_crash()
+    REPORTS["snapshot"] = make_snapshot()
 
 
 def crash_reports():
@@ -549,7 +550,7 @@ def crash_reports():
 
 
 def all_reports():
-    return crash_reports() + [REPORTS["abnormal"], REPORTS["hang"], REPORTS["hang_crash"]]
+    return crash_reports() + [REPORTS["abnormal"], REPORTS["hang"], REPORTS["hang_crash"], REPORTS["snapshot"]]
 
 
 def copies(report, count):
@@ -591,11 +592,12 @@ def variant(report, mutate):
 # ----------------------------------------------------------------------------------------------
 
 KIND_EVENT = {"crash": ("app.crash", 21, "FATAL"), "hang": ("apsio.hang", 13, "WARN"),
-              "abnormalExit": ("app.abnormal_exit", 17, "ERROR")}
+              "abnormalExit": ("app.abnormal_exit", 17, "ERROR"), "snapshot": ("crashwatch.snapshot", 9, "INFO")}
 ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
 ONLY = {"crash": {"app.crash.id", "exception.type", "exception.message", "crashwatch.hang_report.id"},
         "hang": {"apsio.hang.source", "apsio.hang.duration", "apsio.hang.unfinished"},
-        "abnormalExit": {"apsio.exit.reason", "apsio.exit.source", "apsio.exit.foreground"}}
+        "abnormalExit": {"apsio.exit.reason", "apsio.exit.source", "apsio.exit.foreground"},
+        "snapshot": {"crashwatch.snapshot.threads", "crashwatch.snapshot.hold_us"}}
 
 
 def readelf_build_id(path):
@@ -751,11 +753,12 @@ def check_mapping(report, found, max_body=1024 * 1024, crashwatch_version=None):
         check_attribute(attrs, "app.build_id", build_id.lower(), what, "stringValue")
     else:
         check_absent(attrs, "app.build_id", what, "the main executable has no build-id")
-    session = attrs.get("session.id")
     if process.get("systemdInvocationID"):
         check_attribute(attrs, "session.id", process["systemdInvocationID"], what, "stringValue")
-    else:
-        check(isinstance(session, str) and session, f"{what}: session.id {session!r}, expected the run id (a non-empty string)")
+    elif data.get("runID"):
+        check_attribute(attrs, "session.id", data["runID"], what, "stringValue")
+    else:  # a snapshot of a process no crashwatch run (nor unit) started: no session is known
+        check_absent(attrs, "session.id", what, "the report has neither a systemd invocation id nor a run id")
     uid = attrs.get("log.record.uid")
     check(isinstance(uid, str) and len(uid) == 26 and all(c in ULID_ALPHABET for c in uid) and uid[0] <= "7",
           f"{what}: log.record.uid {uid!r} is not a 26-character ULID (Crockford base32, first character 0-7)")
@@ -831,6 +834,9 @@ def check_mapping(report, found, max_body=1024 * 1024, crashwatch_version=None):
               and duration in (int(wanted_ms), round(wanted_ms)),
               f"{what}: apsio.hang.duration {duration!r}, expected the intValue {round(wanted_ms)} (hang.durationMs {wanted_ms})")
         check_attribute(attrs, "apsio.hang.unfinished", True, what, "boolValue")
+    elif kind == "snapshot":
+        check_attribute(attrs, "crashwatch.snapshot.threads", len(data["threads"]), what, "intValue")
+        check_attribute(attrs, "crashwatch.snapshot.hold_us", int(data["holdDurationMs"] * 1000), what, "intValue")
     elif kind == "abnormalExit":
         check_attribute(attrs, "apsio.exit.reason", data["exit"]["reason"], what, "stringValue")
         check_attribute(attrs, "apsio.exit.source", data["exit"]["source"], what, "stringValue")
