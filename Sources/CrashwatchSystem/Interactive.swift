@@ -49,7 +49,7 @@ public enum Interactive {
         let base = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
         var template = Array("\(base)/crashwatch-debug.XXXXXX".utf8CString)
         guard mkdtemp(&template) != nil else { throw SystemError("mkdtemp \(base)", errno: lastErrno()) }
-        return String(cString: template)
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Removes `file` and then the directory `directory`, ignoring errors.
