@@ -59,9 +59,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
 
     public init(configuration: ReporterConfiguration) {
         self.configuration = configuration
-        // The code and constants loading and start-up touched leave the resident set; the crash path, warmed
-        // up next (and on the helper thread once the command runs), and the event loop bring back what they
-        // use (idle RSS 10.4 -> 9.0 MB).
+        // The code and constants loading and start-up touched leave the resident set; the crash path is warmed
+        // up next (and on the helper thread once the command runs), for its first-use costs.
         SelfProcess.releaseStartupPages()
         // A crash's capture, reports and journal entry take megabytes for a moment (tens for a thousand
         // threads); a supervisor that lives on after it (a forking server's worker crashed) gives them back.
@@ -78,6 +77,12 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         LiveCapture.startHelper()
         writer.start()
         lines.start()
+        // Once the helper's warm-up is done (queued before this), the code pages the warm-up touched leave the
+        // resident set too: what the warm-up made — type metadata, conformances, the helper's stack — is
+        // anonymous memory and stays, and the code faults back in from the page cache (kept there by the
+        // warm-up) when a crash runs it. Idle RSS 10.7–11.3 MB → 4.4–5.7 MB; the first crash's hold pays the
+        // minor faults, about 0.1–0.25 ms (BENCHMARKS.md "Memory").
+        _ = HelperComputation(on: LiveCapture.helper) { SelfProcess.releaseStartupPages() }
     }
 
     public func supervisorStopping(_ crash: DetectedCrash) {
