@@ -12,7 +12,7 @@ import FoundationEssentials
 
 /// A raw capture written to an in-memory file, with the image files opened while the process was held.
 public struct CapturedCrash: Sendable {
-    public let capture: RawCapture
+    public private(set) var capture: RawCapture
     /// The capture file (a memfd), to hand to the worker: its memory regions, written while the process
     /// was held; `complete()` appends the metadata once it has been released.
     public let file: OwnedDescriptor
@@ -21,6 +21,17 @@ public struct CapturedCrash: Sendable {
     public let imageFiles: [OwnedDescriptor]
     /// The maps as parsed during the capture (the minimal report is built from them, not parsed again).
     public let table: ImageTable
+
+    /// Reads the names of the threads that have none yet: a crash's, which `begin` leaves for after the release
+    /// (`namesAfterRelease`). Its threads, killed from the stops they were held in without running another
+    /// instruction, stay in /proc — zombies, their names as they were — until their tracer reaps them: call
+    /// right after the release, before the supervisor waits for them.
+    public mutating func nameThreads() {
+        let names = ProcFS.ThreadNames(pid: capture.pid)
+        for index in capture.threads.indices where capture.threads[index].name == nil {
+            capture.threads[index].name = names.name(of: capture.threads[index].tid).map(capped)
+        }
+    }
 }
 
 /// Raw captures of live, stopped processes.
@@ -65,13 +76,16 @@ public enum LiveCapture {
     /// (`CaptureInProgress.capture`). The helper thread reads the threads' names (but the crashed thread's)
     /// meanwhile; `copyMemory` reads the rest — the stacks, the bytes of deleted images — and the caller may run it
     /// on the helper thread while this one writes the minimal report: 65 stacks are ~0.7 ms, the report ~0.6 ms.
+    /// `namesAfterRelease`: the threads' names are not read while they are held (64 names are ~0.5 ms of the
+    /// helper's, which is the longer part of the hold): the caller has `CapturedCrash.nameThreads` read them
+    /// after the release — only for a process that dies then, whose threads stay as they were until reaped.
     /// Never fails as a whole: what could not be read becomes a soft error; only a failure to create the
     /// capture file itself is thrown. `hangReportID` links a crash to the hang report taken of the same
     /// process before (a watchdog's kill); `exit` makes the capture an abnormal exit's (a SIGKILL death seen
     /// at the threads' exit stops).
     public static func begin(_ crash: DetectedCrash, stopped: StoppedProcess, options: CaptureOptions,
                              deadlineNanoseconds: Int64, hangReportID: String? = nil, exit: ExitRecord? = nil,
-                             readAhead: CaptureReadAhead? = nil) throws(SystemError) -> CaptureInProgress {
+                             readAhead: CaptureReadAhead? = nil, namesAfterRelease: Bool = false) throws(SystemError) -> CaptureInProgress {
         let started = Clock.monotonicNanoseconds()
         let helperDeadline = { min(Clock.monotonicNanoseconds() + helperWait, stopped.deadlineNanoseconds) }
         let ahead = readAhead.flatMap { $0.pid == crash.pid ? $0 : nil }
@@ -79,7 +93,7 @@ public enum LiveCapture {
         // The maps on the helper thread, the registers here meanwhile; then the stacks are planned. The helper
         // reads the threads' names next, while this thread plans the stacks and reads the images' identities.
         let maps = HelperComputation(on: helper) { [through = crash.tid] in MapsReading(through: through) }
-        let names = HelperComputation(on: helper) { [pid = crash.pid, tids = stopped.threads, crashed = crash.crashedThreadID] in
+        let names = namesAfterRelease ? nil : HelperComputation(on: helper) { [pid = crash.pid, tids = stopped.threads, crashed = crash.crashedThreadID] in
             let reader = ProcFS.ThreadNames(pid: pid)
             var names: [Int32: String] = [:]
             for tid in tids where tid != crashed { names[tid] = reader.name(of: tid) }
@@ -240,12 +254,13 @@ public struct CaptureInProgress: ~Copyable {
     fileprivate let laterErrors: [SoftError]
     /// The helper thread, when it answered in time during `begin` (nil: do its work on this thread).
     public let helper: HelperThread?
-    /// The held threads' names (but the crashed thread's), read on the helper during `begin`.
-    fileprivate let names: HelperComputation<[Int32: String]>
+    /// The held threads' names (but the crashed thread's), read on the helper during `begin`; nil when they are
+    /// read after the release (`namesAfterRelease`).
+    fileprivate let names: HelperComputation<[Int32: String]>?
 
     fileprivate init(capture: RawCapture, reader: consuming CaptureReader, writer: consuming RawCaptureWriter, file: OwnedDescriptor,
                      plans: [StackPlan], faults: [(tid: Int32, registers: [UInt8])], laterErrors: [SoftError], helper: HelperThread?,
-                     names: HelperComputation<[Int32: String]>) {
+                     names: HelperComputation<[Int32: String]>?) {
         self.names = names
         self.capture = capture
         self.reader = reader
@@ -273,11 +288,14 @@ public struct CaptureInProgress: ~Copyable {
     public consuming func copyMemory() -> CapturedCrash {
         var capture = self.capture
         let names = ProcFS.ThreadNames(pid: capture.pid)
-        // Read during `begin` on this same helper thread (queued before this work), else now.
-        let read = self.names.wait(until: reader.deadline) ?? [:]
-        for index in capture.threads.indices where capture.threads[index].name == nil {
-            let tid = capture.threads[index].tid
-            capture.threads[index].name = (read[tid] ?? names.name(of: tid)).map(capped)
+        // Read during `begin` on this same helper thread (queued before this work), else now — unless they are
+        // read after the release.
+        if let pending = self.names {
+            let read = pending.wait(until: reader.deadline) ?? [:]
+            for index in capture.threads.indices where capture.threads[index].name == nil {
+                let tid = capture.threads[index].tid
+                capture.threads[index].name = (read[tid] ?? names.name(of: tid)).map(capped)
+            }
         }
         if capture.kind.isLiveProcess { Self.readStates(&capture.threads, names: names) }
         for (index, range, cut) in reader.copyStacks(plans, writer: &writer) where index >= 0 {

@@ -136,7 +136,7 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
             readAhead = nil
             inProgress = try LiveCapture.begin(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
                                                hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit,
-                                               readAhead: ahead)
+                                               readAhead: ahead, namesAfterRelease: !crash.isLiveLook)
         } catch {
             lines.write("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
             return nil
@@ -169,7 +169,9 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 lines.write((final.ok ? "crashwatch: \(crash.executable)[\(crash.pid)]: \(why); its report stays minimal" : final.line) + "\n")
                 return nil
             }
-            guard let captured = copied else { return endMinimal("the process's memory was not copied before the capture deadline") }
+            guard var captured = copied else { return endMinimal("the process's memory was not copied before the capture deadline") }
+            // A dying process's threads are named now, before the supervisor reaps them (`namesAfterRelease`).
+            if !crash.isLiveLook { captured.nameThreads() }
             do {
                 return try startProcessing(captured, table: table, name: name, minimal: written, deadline: deadline)
             } catch {
