@@ -27,10 +27,7 @@ public struct CapturedCrash: Sendable {
     /// instruction, stay in /proc — zombies, their names as they were — until their tracer reaps them: call
     /// right after the release, before the supervisor waits for them.
     public mutating func nameThreads() {
-        let names = ProcFS.ThreadNames(pid: capture.pid)
-        for index in capture.threads.indices where capture.threads[index].name == nil {
-            capture.threads[index].name = names.name(of: capture.threads[index].tid).map(capped)
-        }
+        LiveCapture.name(&capture.threads, reader: ProcFS.ThreadNames(pid: capture.pid))
     }
 }
 
@@ -51,6 +48,14 @@ public enum LiveCapture {
     /// record), on the helper thread: call before stopping them, and pass the result to `begin`.
     public static func readAhead(_ crash: DetectedCrash, options: CaptureOptions) -> CaptureReadAhead {
         CaptureReadAhead(pid: crash.pid, through: crash.tid, options: options, helper: helper, known: crash.unreadableFiles)
+    }
+
+    /// Names the threads that have no name yet: from `read` (names read before), else through `reader` now.
+    static func name(_ threads: inout [RawThread], read: [Int32: String] = [:], reader: ProcFS.ThreadNames) {
+        for index in threads.indices where threads[index].name == nil {
+            let tid = threads[index].tid
+            threads[index].name = (read[tid] ?? reader.name(of: tid)).map(capped)
+        }
     }
 
     /// A stopped thread's registers (its name and stack are read apart); a soft error when they cannot be read.
@@ -291,11 +296,7 @@ public struct CaptureInProgress: ~Copyable {
         // Read during `begin` on this same helper thread (queued before this work), else now — unless they are
         // read after the release.
         if let pending = self.names {
-            let read = pending.wait(until: reader.deadline) ?? [:]
-            for index in capture.threads.indices where capture.threads[index].name == nil {
-                let tid = capture.threads[index].tid
-                capture.threads[index].name = (read[tid] ?? names.name(of: tid)).map(capped)
-            }
+            LiveCapture.name(&capture.threads, read: pending.wait(until: reader.deadline) ?? [:], reader: names)
         }
         if capture.kind.isLiveProcess { Self.readStates(&capture.threads, names: names) }
         for (index, range, cut) in reader.copyStacks(plans, writer: &writer) where index >= 0 {

@@ -131,12 +131,15 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
         }
         let deadline = stopped.deadlineNanoseconds
         let inProgress: CaptureInProgress
+        // A process that dies at the release keeps its threads, and their names, until they are reaped: they are
+        // named after it. A snapshot's or a hang's threads run on: they are named while held.
+        let namesAfterRelease = !crash.isLiveLook
         do {
             let ahead = readAhead
             readAhead = nil
             inProgress = try LiveCapture.begin(crash, stopped: stopped, options: configuration.capture, deadlineNanoseconds: deadline,
                                                hangReportID: crash.hang == nil ? hangReports[crash.pid] : nil, exit: exit,
-                                               readAhead: ahead, namesAfterRelease: !crash.isLiveLook)
+                                               readAhead: ahead, namesAfterRelease: namesAfterRelease)
         } catch {
             lines.write("crashwatch: cannot capture \(crash.executable)[\(crash.pid)]: \(error)\n")
             return nil
@@ -170,8 +173,8 @@ public final class CrashReporter: SupervisorObserver, @unchecked Sendable {
                 return nil
             }
             guard var captured = copied else { return endMinimal("the process's memory was not copied before the capture deadline") }
-            // A dying process's threads are named now, before the supervisor reaps them (`namesAfterRelease`).
-            if !crash.isLiveLook { captured.nameThreads() }
+            // Before the supervisor reaps them.
+            if namesAfterRelease { captured.nameThreads() }
             do {
                 return try startProcessing(captured, table: table, name: name, minimal: written, deadline: deadline)
             } catch {
