@@ -19,6 +19,18 @@ struct StackPlan {
     let wanted: UInt64
 }
 
+/// Stacks copied into a capture file by a copy of the reader that planned them (`CaptureReader.copyStacks(_:into:)`).
+struct CopiedStacks: Sendable {
+    /// Per plan copied: its thread's index, the range captured and whether a cap cut it.
+    let copied: [(index: Int, range: Range<UInt64>, cut: Bool)]
+    /// The bytes captured, and the planned bytes that are planned no more.
+    let bytes: Int
+    let planned: Int
+    let softErrors: [SoftError]
+    /// Where the file's regions end.
+    let regionBytes: UInt64
+}
+
 /// One capture's reading state.
 struct CaptureReader {
     let pid: Int32
@@ -68,10 +80,10 @@ struct CaptureReader {
     func mayRead(_ image: LoadedImage) -> Bool { image.mappings.allSatisfy(mayRead) }
 
     /// Whether `mapping` may be read; a soft error (in `stage`) naming it when not.
-    mutating func mayRead(_ mapping: MemoryMapping, what: String, stage: String = "images", tid: Int32? = nil) -> Bool {
+    mutating func mayRead(_ mapping: MemoryMapping, what: @autoclosure () -> String, stage: String = "images", tid: Int32? = nil) -> Bool {
         guard !mayRead(mapping) else { return true }
         softErrors.append(SoftError(stage: stage, tid: tid, image: mapping.path.isEmpty ? nil : mapping.path, message:
-            "\(what) not read: a file on a FUSE file system, whose server could stall the read for ever"))
+            "\(what()) not read: a file on a FUSE file system, whose server could stall the read for ever"))
         return false
     }
 
@@ -79,12 +91,25 @@ struct CaptureReader {
 
     // MARK: Stacks
 
+    /// What to copy of the stacks of `threads` whose stack pointers are `stackPointers` (by index in `threads`):
+    /// each thread's window, and beside a window cut short the stack's top, where the outer frames are (its
+    /// index is -1).
+    mutating func planStacks(of threads: [RawThread], stackPointers: [(index: Int, sp: UInt64)]) -> [StackPlan] {
+        var plans: [StackPlan] = []
+        for (index, sp) in stackPointers {
+            guard let plan = planStack(near: sp, tid: threads[index].tid) else { continue }
+            let window = StackPlan(index: index, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)
+            plans.append(window)
+            if let top = planStackTop(above: window) { plans.append(top) }
+        }
+        return plans
+    }
+
     /// What to copy of the stack `sp` is in (`StackWindow`: from below the red zone up to the end of its
     /// mapping, or the next readable mapping above a guard page), at most the per-thread cap (reserved against
     /// the total cap now).
     mutating func planStack(near sp: UInt64, tid: Int32) -> StackPlan? {
-        guard let mapping = table.mappings.first(where: { $0.permissions.isReadable && StackWindow.holdsStack($0.start..<$0.end, sp: sp) })
-        else {
+        guard let mapping = stackMapping(near: sp) else {
             softErrors.append(SoftError(stage: "stack", tid: tid, message: "stack pointer \(hex(sp)) is not in readable memory"))
             return nil
         }
@@ -103,6 +128,20 @@ struct CaptureReader {
         return StackPlan(index: -1, tid: tid, low: low, length: length, wanted: wanted)
     }
 
+    /// The first readable mapping that `StackWindow.holdsStack` of `sp`, found by bisection (a process with
+    /// thousands of threads has thousands of stacks, each looked up): mappings are sorted and do not overlap,
+    /// so none before the one starting at or below `sp` ends above it.
+    private func stackMapping(near sp: UInt64) -> MemoryMapping? {
+        let mappings = table.mappings
+        var index = mappings.lastIndex(startingAtOrBelow: sp, start: { $0.start }) ?? mappings.startIndex
+        while index < mappings.endIndex, mappings[index].start <= sp &+ StackWindow.guardReach {
+            let mapping = mappings[index]
+            if mapping.permissions.isReadable && StackWindow.holdsStack(mapping.start..<mapping.end, sp: sp) { return mapping }
+            index += 1
+        }
+        return nil
+    }
+
     /// The stack's top (`StackWindow.top`) beside the window `window`, when the window was cut short of the
     /// stack's end (reserved against the total cap now, like the window); nil when it was not, or nothing is left.
     mutating func planStackTop(above window: StackPlan) -> StackPlan? {
@@ -116,11 +155,12 @@ struct CaptureReader {
         return StackPlan(index: -1, tid: window.tid, low: top, length: length, wanted: length)
     }
 
-    /// Copies planned stacks in batches — a read per stack and one write each — falling back to a
-    /// range at a time where a stack cannot be read whole. Returns, per plan copied, its thread's index,
+    /// Copies planned stacks in batches — a read per stack, straight into the capture file (`appendRegions(upTo:)`:
+    /// no buffer to fault in, no copy to write out) — falling back to a range at a time where a stack cannot be
+    /// read whole. Returns, per plan copied, its thread's index,
     /// the range captured and whether a cap cut it.
-    mutating func copyStacks(_ plans: [StackPlan], writer: inout RawCaptureWriter) -> [(Int, Range<UInt64>, Bool)] {
-        var results: [(Int, Range<UInt64>, Bool)] = []
+    mutating func copyStacks(_ plans: [StackPlan], writer: inout RawCaptureWriter) -> [(index: Int, range: Range<UInt64>, cut: Bool)] {
+        var results: [(index: Int, range: Range<UInt64>, cut: Bool)] = []
         var start = 0
         while start < plans.count {
             // A batch: up to 512 stacks and 8 MiB, each behind a 16-byte region header and padded to 8.
@@ -137,40 +177,38 @@ struct CaptureReader {
                 if got > 0 { results.append((batch[0].index, batch[0].low..<(batch[0].low + got), batch[0].length < batch[0].wanted)) }
                 continue
             }
-            var bytes = [UInt8](repeating: 0, count: size)
-            var offsets: [Int] = []
+            // Read straight into the capture file: the regions the batch's leading stacks fill whole are kept.
             var complete = 0
-            bytes.withUnsafeMutableBytes { raw in
-                var ranges: [(address: UInt64, buffer: UnsafeMutableRawBufferPointer)] = []
-                var at = 0
-                for plan in batch {
-                    offsets.append(at)
-                    ranges.append((plan.low, UnsafeMutableRawBufferPointer(rebasing: raw[at + 16..<at + 16 + Int(plan.length)])))
-                    at += 16 + Int(plan.length) + (8 - Int(plan.length) % 8) % 8
-                }
-                var left = memory?.read(ranges: ranges) ?? 0
-                for plan in batch where left >= Int(plan.length) {
-                    left -= Int(plan.length)
-                    complete += 1
-                }
-                for (number, plan) in batch.prefix(complete).enumerated() {
-                    raw.storeBytes(of: plan.low.littleEndian, toByteOffset: offsets[number], as: UInt64.self)
-                    raw.storeBytes(of: plan.length.littleEndian, toByteOffset: offsets[number] + 8, as: UInt64.self)
-                }
-            }
-            if complete > 0 {
-                let last = batch[complete - 1]
-                let used = offsets[complete - 1] + 16 + Int(last.length) + (8 - Int(last.length) % 8) % 8
-                do {
-                    try writer.appendRegions(bytes[..<used], regionCount: complete)
-                    for plan in batch.prefix(complete) {
-                        plannedBytes -= Int(plan.length)
-                        capturedBytes += Int(plan.length)
-                        results.append((plan.index, plan.low..<(plan.low + plan.length), plan.length < plan.wanted))
+            do {
+                try writer.appendRegions(upTo: size) { raw in
+                    var ranges: [(address: UInt64, buffer: UnsafeMutableRawBufferPointer)] = []
+                    var offsets: [Int] = []
+                    var at = 0
+                    for plan in batch {
+                        offsets.append(at)
+                        ranges.append((plan.low, UnsafeMutableRawBufferPointer(rebasing: raw[at + 16..<at + 16 + Int(plan.length)])))
+                        at += 16 + Int(plan.length) + (8 - Int(plan.length) % 8) % 8
                     }
-                } catch {
-                    softErrors.append(SoftError(stage: "capture", message: "cannot write the capture file"))
+                    var left = memory?.read(ranges: ranges) ?? 0
+                    for plan in batch where left >= Int(plan.length) {
+                        left -= Int(plan.length)
+                        complete += 1
+                    }
+                    for (number, plan) in batch.prefix(complete).enumerated() {
+                        raw.storeBytes(of: plan.low.littleEndian, toByteOffset: offsets[number], as: UInt64.self)
+                        raw.storeBytes(of: plan.length.littleEndian, toByteOffset: offsets[number] + 8, as: UInt64.self)
+                    }
+                    return complete < batch.count ? offsets[complete] : at
                 }
+                for plan in batch.prefix(complete) {
+                    plannedBytes -= Int(plan.length)
+                    capturedBytes += Int(plan.length)
+                    results.append((plan.index, plan.low..<(plan.low + plan.length), plan.length < plan.wanted))
+                }
+            } catch {
+                // Not mapped (or not grown): each stack is tried again below, written the plain way.
+                complete = 0
+                softErrors.append(SoftError(stage: "capture", message: "cannot write the capture file: \(error)"))
             }
             // The rest of the batch one range at a time: a stack that runs into unreadable memory keeps
             // what could be read.
@@ -185,6 +223,29 @@ struct CaptureReader {
             }
         }
         return results
+    }
+
+    /// Starts copying `plans` (planned by this reader) into `file`, from its start, on `helper` (at once without
+    /// one), on a copy of this reader: the caller goes on with this one meanwhile; `take` brings the copy's
+    /// counts and soft errors back.
+    func startCopyingStacks(_ plans: [StackPlan], into file: OwnedDescriptor, on helper: HelperThread?) -> HelperComputation<CopiedStacks> {
+        HelperComputation(on: helper) { [self] in copyStacks(plans, into: file) }
+    }
+
+    private func copyStacks(_ plans: [StackPlan], into file: OwnedDescriptor) -> CopiedStacks {
+        var copy = self
+        copy.softErrors = []
+        var writer = RawCaptureWriter(file: file)
+        let copied = copy.copyStacks(plans, writer: &writer)
+        return CopiedStacks(copied: copied, bytes: copy.capturedBytes - capturedBytes, planned: plannedBytes - copy.plannedBytes,
+                            softErrors: copy.softErrors, regionBytes: writer.regionBytes)
+    }
+
+    /// Takes back what a copy of this reader counted and ran into copying stacks (`copyStacks(_:into:)`).
+    mutating func take(_ stacks: CopiedStacks) {
+        capturedBytes += stacks.bytes
+        plannedBytes -= stacks.planned
+        softErrors += stacks.softErrors
     }
 
     static let batchBytes = 8 << 20

@@ -78,9 +78,10 @@ public enum LiveCapture {
 
     /// The first part of a capture of `crash` (whose threads `stopped` holds): every thread's registers, the
     /// maps, the images' identities and the process record — what the minimal report is made of
-    /// (`CaptureInProgress.capture`). The helper thread reads the threads' names (but the crashed thread's)
-    /// meanwhile; `copyMemory` reads the rest — the stacks, the bytes of deleted images — and the caller may run it
-    /// on the helper thread while this one writes the minimal report: 65 stacks are ~0.7 ms, the report ~0.6 ms.
+    /// (`CaptureInProgress.capture`). The helper thread reads the maps meanwhile, then copies the stacks from
+    /// the moment they are planned, while this thread identifies the images and the caller writes the minimal
+    /// report (65 stacks are ~0.4 ms, the report ~0.7 ms); `copyMemory` reads the rest — the bytes of deleted
+    /// images, the annotation tables — and the caller may run it on the helper thread too.
     /// `namesAfterRelease`: the threads' names are not read while they are held (64 names are ~0.5 ms of the
     /// helper's, which is the longer part of the hold): the caller has `CapturedCrash.nameThreads` read them
     /// after the release — only for a process that dies then, whose threads stay as they were until reaped.
@@ -97,7 +98,7 @@ public enum LiveCapture {
             ?? CaptureReadAhead(pid: crash.pid, through: crash.tid, options: options, helper: helper, known: crash.unreadableFiles)
         // The maps on the helper thread, the registers here meanwhile; then the stacks are planned. The helper
         // reads the threads' names next, while this thread plans the stacks and reads the images' identities.
-        let maps = HelperComputation(on: helper) { [through = crash.tid] in MapsReading(through: through) }
+        let maps = MapsReading.start(through: crash.tid, on: helper)
         let names = namesAfterRelease ? nil : HelperComputation(on: helper) { [pid = crash.pid, tids = stopped.threads, crashed = crash.crashedThreadID] in
             let reader = ProcFS.ThreadNames(pid: pid)
             var names: [Int32: String] = [:]
@@ -111,15 +112,10 @@ public enum LiveCapture {
         var reader = CaptureReader(pid: crash.pid, through: crash.tid, options: options, deadline: stopped.deadlineNanoseconds, maps: mapsRead,
                             unreadable: ahead.unreadable)
         reader.softErrors += registerErrors
-        var plans: [StackPlan] = []
-        for (index, sp) in stackPointers {
-            if let plan = reader.planStack(near: sp, tid: threads[index].tid) {
-                let window = StackPlan(index: index, tid: plan.tid, low: plan.low, length: plan.length, wanted: plan.wanted)
-                plans.append(window)
-                // A window cut short: the stack's top too, where the outer frames are (their index is -1).
-                if let top = reader.planStackTop(above: window) { plans.append(top) }
-            }
-        }
+        let plans = reader.planStacks(of: threads, stackPointers: stackPointers)
+        // The stacks are copied on the helper from here, while this thread identifies the images and the caller
+        // writes the minimal report.
+        let stacks = reader.startCopyingStacks(plans, into: file, on: helper)
         let images = reader.identifyImages()
         let (read, factsFromHelper) = ahead.facts.value(until: helperDeadline())
         for index in threads.indices where threads[index].tid == crash.crashedThreadID {
@@ -146,8 +142,7 @@ public enum LiveCapture {
         capture.softErrors += laterErrors
         capture.annotate(options)
         capture.holdDurationMs = Double((Clock.monotonicNanoseconds() - started) / 1_000) / 1_000
-        return CaptureInProgress(capture: capture, reader: reader, writer: RawCaptureWriter(file: file), file: file,
-                                 plans: plans, faults: crash.handledFaults.suffix(maximumFaultStacks).map { ($0.tid, $0.registers) },
+        return CaptureInProgress(capture: capture, reader: reader, file: file, stacks: stacks, faults: crash.handledFaults.suffix(maximumFaultStacks).map { ($0.tid, $0.registers) },
                                  laterErrors: laterErrors, helper: fromHelper ? helper : nil, names: names)
     }
 
@@ -179,16 +174,16 @@ public enum LiveCapture {
     private static func notStoppedThreads(_ stopped: StoppedProcess, pid: Int32, states: Bool, snapshot: Bool) -> (threads: [RawThread], errors: [SoftError]) {
         // A crash's threads get a quarter of the capture's time to stop, a snapshot's a fixed wait after their interrupts.
         let allowed = snapshot ? "the second a snapshot waits" : "a quarter of the capture's time"
-        let notStopped = [(stopped.unstopped, "the thread did not stop within \(allowed) (a sleep no signal ends): not stopped"),
-                          (stopped.inVfork, "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped")]
         var threads: [RawThread] = []
         var errors: [SoftError] = []
-        for (tids, why) in notStopped {
+        func notStopped(_ tids: [Int32], _ why: @autoclosure () -> String) {
             for tid in tids {
-                threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: pid, tid: tid), crashed: false, registers: [], missingReason: why))
-                errors.append(SoftError(stage: "stop", tid: tid, message: why))
+                threads.append(RawThread(tid: tid, name: ProcFS.threadName(pid: pid, tid: tid), crashed: false, registers: [], missingReason: why()))
+                errors.append(SoftError(stage: "stop", tid: tid, message: why()))
             }
         }
+        notStopped(stopped.unstopped, "the thread did not stop within \(allowed) (a sleep no signal ends): not stopped")
+        notStopped(stopped.inVfork, "the thread was in vfork(), which it leaves only when its child execs or exits: not stopped")
         for tid in stopped.leftOut {
             var thread = RawThread(tid: tid, name: nil, crashed: false, registers: [], missingReason: leftOutReason)
             if states, stopped.stops[tid] == .groupStop { thread.state = .stopped }
@@ -246,13 +241,13 @@ private final class Handover: @unchecked Sendable {
 /// report needs) and whose thread names and memory are not yet: `copyMemory()` completes it, on the helper
 /// thread while the tracer thread writes the minimal report.
 public struct CaptureInProgress: ~Copyable {
-    /// The capture so far: no thread names but the crashed thread's, no stack ranges, image copies or image
-    /// files yet, nor their soft errors.
+    /// The capture so far: no thread names but the crashed thread's, no stack ranges (the stacks may still be
+    /// being copied), image copies or image files yet, nor their soft errors.
     public let capture: RawCapture
     var reader: CaptureReader
-    fileprivate var writer: RawCaptureWriter
     fileprivate let file: OwnedDescriptor
-    fileprivate let plans: [StackPlan]
+    /// The stacks, copied on the helper thread from the moment they were planned (`begin`); the file's first regions.
+    fileprivate let stacks: HelperComputation<CopiedStacks>
     /// Each handled fault's thread and registers: its stack is copied too (a handler on an alternate stack).
     fileprivate let faults: [(tid: Int32, registers: [UInt8])]
     /// Soft errors that come after the reader's in the capture.
@@ -263,15 +258,14 @@ public struct CaptureInProgress: ~Copyable {
     /// read after the release (`namesAfterRelease`).
     fileprivate let names: HelperComputation<[Int32: String]>?
 
-    fileprivate init(capture: RawCapture, reader: consuming CaptureReader, writer: consuming RawCaptureWriter, file: OwnedDescriptor,
-                     plans: [StackPlan], faults: [(tid: Int32, registers: [UInt8])], laterErrors: [SoftError], helper: HelperThread?,
+    fileprivate init(capture: RawCapture, reader: consuming CaptureReader, file: OwnedDescriptor, stacks: HelperComputation<CopiedStacks>,
+                     faults: [(tid: Int32, registers: [UInt8])], laterErrors: [SoftError], helper: HelperThread?,
                      names: HelperComputation<[Int32: String]>?) {
         self.names = names
         self.capture = capture
         self.reader = reader
-        self.writer = writer
         self.file = file
-        self.plans = plans
+        self.stacks = stacks
         self.faults = faults
         self.laterErrors = laterErrors
         self.helper = helper
@@ -287,9 +281,9 @@ public struct CaptureInProgress: ~Copyable {
         return HelperComputation(on: helper) { handover.take()?.copyMemory() }
     }
 
-    /// Takes the threads' names (read during `begin`) and copies the memory — every stack in few system calls (a read each
-    /// and one write per batch), the stacks of handled faults, the non-writable bytes of
-    /// images whose file is gone — and opens the files of deleted and memfd images: the complete capture.
+    /// Takes the threads' names (read during `begin`) and the stacks (copied since), copies the rest of the
+    /// memory — the stacks of handled faults, the annotation tables, the non-writable bytes of images whose
+    /// file is gone — and opens the files of deleted and memfd images: the complete capture.
     public consuming func copyMemory() -> CapturedCrash {
         var capture = self.capture
         let names = ProcFS.ThreadNames(pid: capture.pid)
@@ -299,7 +293,12 @@ public struct CaptureInProgress: ~Copyable {
             LiveCapture.name(&capture.threads, read: pending.wait(until: reader.deadline) ?? [:], reader: names)
         }
         if capture.kind.isLiveProcess { Self.readStates(&capture.threads, names: names) }
-        for (index, range, cut) in reader.copyStacks(plans, writer: &writer) where index >= 0 {
+        // Copied on this same helper thread (queued before this work), or on this thread now: work that cannot
+        // stall (no FUSE page is planned, and /proc/TID/mem refuses a page a userfaultfd handler would fill).
+        let stacks = self.stacks.value()
+        reader.take(stacks)
+        var writer = RawCaptureWriter(file: file, regionBytes: stacks.regionBytes)
+        for (index, range, cut) in stacks.copied where index >= 0 {
             capture.threads[index].stackStart = range.lowerBound
             capture.threads[index].stackEnd = range.upperBound
             capture.threads[index].stackCapped = cut
@@ -344,38 +343,53 @@ extension CapturedCrash {
 
 extension LiveCapture {
     /// Gets the capture path ready before the first crash, so a held process does not wait for one-time
-    /// costs: what cannot change until the next boot is read, and a minimal report of a made-up crash of
-    /// this process is built and encoded once, as the tracer thread builds one while a process is held
-    /// (Swift instantiates type metadata and looks up conformances on first use: about 0.2 ms of the first
-    /// report otherwise). Call once, on the tracer thread before the command starts: it starts no thread.
+    /// costs: what cannot change until the next boot is read, and a capture of this process is rehearsed
+    /// (`rehearse`). Call once, on the tracer thread before the command starts: it starts no thread.
     public static func prepare() {
         CaptureHost.prepare()
-        let registers = [UInt8](repeating: 0, count: Architecture.host.prstatusSize)
-        let process = ProcessRecord(pid: 1, ppid: 0, executable: "", commandLine: [], uid: 0, gid: 0, comm: "")
-        let maps = (try? ProcFS.readBytes("/proc/self/maps", limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        let capture = RawCapture(
-            reportID: CrashReport.newID(), pid: 1, signal: SignalInfo(signo: 11, code: 1, address: 0),
-            originalFault: nil, timeNanoseconds: Clock.realtimeNanoseconds(), startedNanoseconds: Clock.monotonicNanoseconds(),
-            holdDurationMs: 0, architecture: .host, maps: maps, auxv: "", pointerAuthenticationMask: nil,
-            threads: [RawThread(tid: 1, name: "prepare", crashed: true, registers: registers)],
-            images: [], process: process, host: CaptureHost.record(), ptraceScope: nil, seccompMode: nil,
-            capturedBytes: 0, stackByteLimitPerThread: 0, captureByteLimit: 0, softErrors: [],
-            options: ProcessingOptions(maxFrames: 1, symbolication: "functions", debugDirectories: [], appRoots: [],
-                                       debuginfodURLs: [], deadlineNanoseconds: 0, reportByteLimit: 1 << 20))
-        _ = try? ReportBuilder.minimal(capture, crashwatchVersion: "", table: ImageTable(mapsText: maps)).encodedJSON()
+        rehearse()
     }
 
-    /// Starts `helper` and warms it up with the reads it makes while a process is held, of this process
-    /// (the process record, the maps, the threads' names), so that no crash pays for creating the thread,
-    /// its stack's first pages or first-use costs. Call once the command runs: see
+    /// Starts `helper` and warms it up with a capture of this process (`rehearse`), so that no crash pays for
+    /// creating the thread or its stack's first pages. Call once the command runs: see
     /// `SupervisorObserver.supervisorStarted`.
     public static func startHelper() {
-        _ = HelperComputation(on: helper) {
-            let pid = SelfProcess.pid
-            let facts = ProcessFacts.read(pid: pid, through: pid, options: CaptureOptions(crashwatchVersion: ""), unreadable: UnreadableFiles(pid: pid))
-            let maps = MapsReading(through: pid)
-            let names = ProcFS.ThreadNames(pid: pid)
-            return (facts.process.pid, maps.table.count, names.name(of: pid))
+        _ = HelperComputation(on: helper) { rehearse() }
+    }
+
+    /// Captures this process — all a crash's capture does but stop threads and read their registers, which
+    /// takes a tracer: the process record, the maps, a thread's name, the calling thread's stack planned and
+    /// copied into an in-memory file, the images identified from memory, and a minimal report built from that
+    /// and encoded. The first use of a generic type instantiates its metadata and looks up its conformances,
+    /// scanning every conformance record in the binary (the Swift runtime is linked in): about 0.3–0.6 ms of a
+    /// first crash's hold otherwise, which is every crash of a `run` that crashes once (BENCHMARKS.md).
+    /// The work is of the caller's thread: the metadata and conformances it leaves serve every thread.
+    static func rehearse() {
+        let pid = SelfProcess.pid
+        let options = CaptureOptions(crashwatchVersion: "")
+        let unreadable = UnreadableFiles(pid: pid)
+        let ahead = CaptureReadAhead(pid: pid, through: pid, options: options, helper: nil, known: unreadable)
+        let maps = MapsReading.start(through: pid, on: nil)
+        let name = ProcFS.ThreadNames(pid: pid).name(of: pid)
+        var reader = CaptureReader(pid: pid, through: pid, options: options, deadline: Clock.monotonicNanoseconds() + 1_000_000_000,
+                                   maps: maps.value(), unreadable: unreadable)
+        var anchor = 0
+        let sp = withUnsafeMutablePointer(to: &anchor) { UInt64(UInt(bitPattern: $0)) }
+        let threads = [RawThread(tid: pid, name: name, crashed: true, registers: [UInt8](repeating: 0, count: Architecture.host.prstatusSize))]
+        let plans = reader.planStacks(of: threads, stackPointers: [(index: 0, sp: sp)])
+        if let file = try? MemoryFile.create(name: "crashwatch-rehearsal") {
+            reader.take(reader.startCopyingStacks(plans, into: file, on: nil).value())
         }
+        let images = reader.identifyImages()
+        let facts = ahead.facts.value()
+        let capture = RawCapture(
+            reportID: CrashReport.newID(), pid: pid, signal: SignalInfo(signo: 11, code: 1, address: 0),
+            originalFault: nil, timeNanoseconds: Clock.realtimeNanoseconds(), startedNanoseconds: Clock.monotonicNanoseconds(),
+            holdDurationMs: 0, architecture: .host, maps: reader.mapsText, auxv: Hex.string(reader.auxv), pointerAuthenticationMask: nil,
+            threads: threads, images: images, process: facts.process, host: CaptureHost.record(), ptraceScope: facts.ptraceScope,
+            seccompMode: facts.seccompMode, capturedBytes: reader.capturedBytes, stackByteLimitPerThread: options.stackBytesPerThread,
+            captureByteLimit: options.captureBytes, softErrors: reader.softErrors,
+            options: ProcessingOptions(options, deadlineNanoseconds: 0))
+        _ = try? ReportBuilder.minimal(capture, crashwatchVersion: "", table: reader.table, crashedThreadRegistersOnly: true).encodedJSON()
     }
 }

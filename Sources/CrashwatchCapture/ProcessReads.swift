@@ -63,6 +63,11 @@ struct MapsReading: Sendable {
 
     init() {}
 
+    /// Starts reading through thread `through` on `helper` (at once without one).
+    static func start(through: Int32, on helper: HelperThread?) -> HelperComputation<MapsReading> {
+        HelperComputation(on: helper) { MapsReading(through: through) }
+    }
+
     /// Reads through thread `through` (a zombie leader's maps read as empty).
     init(through: Int32) {
         do {

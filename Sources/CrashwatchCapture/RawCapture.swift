@@ -252,15 +252,10 @@ public struct RawCaptureWriter: ~Copyable {
         if let failure { throw failure }
     }
 
-    /// Appends `regionCount` regions already laid out in `bytes` (headers, data, padding) in one write.
-    public mutating func appendRegions(_ bytes: ArraySlice<UInt8>, regionCount: Int) throws(SystemError) {
-        guard !bytes.isEmpty else { return }
-        var failure: SystemError?
-        bytes.withUnsafeBytes { buffer in
-            do throws(SystemError) { try file.write(buffer) } catch { failure = error }
-        }
-        if let failure { throw failure }
-        offset += UInt64(bytes.count)
+    /// Appends regions laid out (headers, data, padding: zero) by `fill` straight into the file, in at most
+    /// `count` bytes (`MemoryFile.append`): `fill` returns how many bytes it laid out, whole regions.
+    public mutating func appendRegions(upTo count: Int, fill: (UnsafeMutableRawBufferPointer) -> Int) throws(SystemError) {
+        offset += UInt64(try MemoryFile.append(to: file, at: offset, count: count, fill: fill))
     }
 
     /// Appends one region whose bytes sit in `buffer` after a 16-byte gap, with room for padding

@@ -164,6 +164,20 @@ public final class HelperComputation<Value: Sendable>: @unchecked Sendable {
         return task.wait(until: deadline) ? result : nil
     }
 
+    /// The value, however long it takes — for work that is bounded and cannot stall. Computed on the calling
+    /// thread when the helper has not started it yet.
+    public func value() -> Value {
+        if let task {
+            if let work = helper?.takeBack(task) {
+                work()
+                task.done.signal()
+            }
+            task.wait()
+        }
+        guard let result else { preconditionFailure("a helper's computation ended without its value") }
+        return result
+    }
+
     /// The value, waited for until `deadline`, else computed again on the calling thread (for reads that
     /// may be repeated: the late helper's result is then never looked at); and whether the helper gave it.
     public func value(until deadline: Int64) -> (Value, fromHelper: Bool) {

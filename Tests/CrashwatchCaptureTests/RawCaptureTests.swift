@@ -70,6 +70,38 @@ func sampleCapture(pc: UInt64 = 0x40_1000, sp: UInt64 = 0x7ffc_0000_1000, maps: 
         #expect(file.capture.options == capture.options)
     }
 
+    @Test("regions laid out in the file in place: after unaligned ones, only what the layout keeps, and plain appends after them")
+    func regionsInPlace() throws {
+        let capture = sampleCapture()
+        let file = try MemoryFile.create(name: "test")
+        var writer = RawCaptureWriter(file: file)
+        // 13 bytes and padding: the in-place regions start at offset 32, inside the file's first page.
+        try [UInt8](0..<13).withUnsafeBytes { try writer.appendRegion(address: 0x1000, bytes: $0) }
+        let kept: [(UInt64, [UInt8])] = [(0x7ffc_0000_0f80, [UInt8](repeating: 0xab, count: 5000)), (0x20, [7, 8, 9])]
+        try writer.appendRegions(upTo: 3 * 4096) { raw in
+            var at = 0
+            for (address, bytes) in kept + [(0x9000, [UInt8](repeating: 0xcd, count: 100))] {
+                raw.storeBytes(of: address.littleEndian, toByteOffset: at, as: UInt64.self)
+                raw.storeBytes(of: UInt64(bytes.count).littleEndian, toByteOffset: at + 8, as: UInt64.self)
+                for (index, byte) in bytes.enumerated() { raw[at + 16 + index] = byte }
+                at += 16 + bytes.count + (8 - bytes.count % 8) % 8
+            }
+            // The last region is laid out but not kept: its bytes go with the rest of the room.
+            return at - (16 + 104)
+        }
+        #expect(writer.regionBytes == UInt64(32 + 16 + 5000 + 16 + 8))
+        try [UInt8]([1, 2]).withUnsafeBytes { try writer.appendRegion(address: 0x5000, bytes: $0) }
+        try writer.finish(capture)
+        let reopened = try RawCaptureFile(file, limit: 1 << 30)
+        let expected: [(UInt64, [UInt8])] = [(0x1000, Array(0..<13))] + kept + [(0x5000, [1, 2])]
+        #expect(reopened.regions.count == expected.count)
+        for (found, region) in zip(reopened.regions, expected) {
+            #expect(found.address == region.0)
+            #expect(Array(found.bytes) == region.1)
+        }
+        #expect(reopened.capture.reportID == capture.reportID)
+    }
+
     @Test("a damaged capture is refused with a reason, never read out of bounds")
     func damage() throws {
         let good = try written(sampleCapture(), regions: [(0x1000, Array(0..<100))])

@@ -37,6 +37,25 @@ import Testing
         #expect(record.allSatisfy { $0.2 })
     }
 
+    @Test("a computation's value, however long it takes: the helper's once it ends, the caller's own when it had not started")
+    func valueWaitsWhole() throws {
+        let helper = try #require(HelperThread.start())
+        let started = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let slow = HelperComputation(on: helper) { () -> UInt in
+            started.signal()
+            gate.wait()
+            return Self.threadID()
+        }
+        started.wait()
+        // Queued behind the slow one: not started when the caller asks for it, so the caller computes it.
+        let queued = HelperComputation(on: helper) { Self.threadID() }
+        #expect(queued.value() == Self.threadID())
+        gate.signal()
+        #expect(slow.value() != Self.threadID())
+        #expect(HelperComputation(on: nil) { 7 }.value() == 7)
+    }
+
     @Test("a computation the helper has not started is computed by the caller that waits for it, at once")
     func takenBack() throws {
         let helper = try #require(HelperThread.start())
