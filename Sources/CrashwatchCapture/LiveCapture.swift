@@ -39,10 +39,8 @@ public enum LiveCapture {
     /// block on /proc, but the hold never waits on a hunch).
     static let helperWait: Int64 = 100_000_000
 
-    /// The thread a capture hands work to that needs no tracer (/proc reads; the caller's minimal report),
-    /// so that it runs while the tracer thread — the only one ptrace answers — stops threads and reads
-    /// registers and stacks. Nil when none could be started.
-    public static let helper: HelperThread? = HelperThread.start()
+    /// The thread a capture hands work to that needs no tracer (`HelperThread.capture`).
+    public static var helper: HelperThread? { HelperThread.capture }
 
     /// Starts reading what a capture of `crash` needs and its threads need not be stopped for (the process
     /// record), on the helper thread: call before stopping them, and pass the result to `begin`.

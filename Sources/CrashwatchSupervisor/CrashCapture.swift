@@ -47,7 +47,8 @@ extension Supervisor {
         // now, survives that and kills as the first would; normally the process is dead before it
         // is dequeued.
         queueSignal(signal, to: tid, of: pid)
-        // The other threads are interrupted first, and stop while the crash is described here.
+        // The process is described from /proc on the helper thread while the other threads are interrupted here.
+        let described = HelperComputation(on: HelperThread.capture) { Description(pid: pid, tid: tid, status: status) }
         let initial: [Int32: ThreadStop] = [tid: .signalDelivery(signal.number)]
         let stopping = try startStopping(pid, initial: initial)
         // Every thread's handled faults that may still be active (`attributeCrash` picks the root).
@@ -55,18 +56,20 @@ extension Supervisor {
         let faults = handledFaults.filter { threads.contains($0.key) }.values.flatMap(\.faults)
             .sorted { $0.timeNanoseconds < $1.timeNanoseconds }
         let attribution = attributeCrash(tid: tid, faults: faults, selfSent: info.senderPID == pid)
-        let identity = identify(tid, status: status)
+        // Read again here should the helper not answer in time: the hold never waits on a hunch.
+        let description = described.value(until: min(Clock.monotonicNanoseconds() + Self.helperWait,
+                                                      heldSince + options.captureTimeoutNanoseconds / 4)).0
         var crash = DetectedCrash(
             pid: pid, tid: tid,
-            threadName: ProcFS.threadName(pid: pid, tid: tid),
-            executable: identity.executable,
+            threadName: description.threadName,
+            executable: description.executable,
             signal: info,
             originalFault: attribution.original,
             handledFaults: faults,
             timeNanoseconds: Clock.realtimeNanoseconds(),
             crashedThreadID: attribution.crashedTID,
-            crashedThreadName: ProcFS.threadName(pid: pid, tid: attribution.crashedTID))
-        crash.unreadableFiles = identity.unreadable
+            crashedThreadName: attribution.crashedTID == tid ? description.threadName : ProcFS.threadName(pid: pid, tid: attribution.crashedTID))
+        crash.unreadableFiles = description.unreadable
         try capture(crash, initial: initial, stopping: stopping, fatalSignal: signal, heldSince: heldSince)
     }
 
@@ -167,6 +170,31 @@ extension Supervisor {
     /// argv[0], unless the argument area is a page of a FUSE file (reading that could stall for ever).
     func identify(_ pid: Int32, status: ProcStatus?) -> (executable: String, unreadable: UnreadableFiles) {
         Self.identify(pid, status: status)
+    }
+
+    /// How long the tracer thread waits for the helper's description of a crash before reading it itself.
+    static let helperWait: Int64 = 100_000_000
+
+    /// What a crash's capture needs of /proc before its threads are stopped: the name of the thread the signal
+    /// stopped, the name the crash line gives the process, and what of its memory is never read.
+    struct Description: Sendable {
+        let threadName: String?
+        let executable: String
+        let unreadable: UnreadableFiles
+
+        init(pid: Int32, tid: Int32, status: ProcStatus) {
+            threadName = ProcFS.threadName(pid: pid, tid: tid)
+            (executable, unreadable) = Supervisor.identify(tid, status: status)
+        }
+    }
+
+    /// Describes this process's crash of thread `tid` as `captureFatal` does — on the helper thread, in the type it
+    /// gets back — once, so that the first crash's hold does not pay for the types' first use.
+    static func rehearseDescription() {
+        let pid = SelfProcess.pid
+        if let status = try? ProcFS.threadStatus(pid) {
+            _ = HelperComputation(on: nil) { Description(pid: pid, tid: pid, status: status) }.value(until: 0)
+        }
     }
 
     /// What of `pid`'s memory is never read, and the name the crash line gives it (see the instance method).

@@ -140,6 +140,7 @@ public final class Supervisor {
         } catch {
             throw .system(error)
         }
+        Self.rehearseDescription()
     }
 
     /// Spawns the command, supervises it until it ends, and returns how it ended.

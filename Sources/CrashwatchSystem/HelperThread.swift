@@ -43,6 +43,12 @@ public final class HelperThread: Sendable {
         return helper
     }
 
+    /// The thread a crash's capture hands what needs no tracer to (/proc reads, stacks copied, the caller's
+    /// minimal report), so that it runs while the tracer thread — the only one ptrace answers — stops threads and
+    /// reads registers. Started on first use, which must come once the supervised command runs (a thread started
+    /// before then changes what the command inherits); nil when none could be started.
+    public static let capture: HelperThread? = HelperThread.start()
+
     private init(background: Bool) {
         self.background = background
     }
