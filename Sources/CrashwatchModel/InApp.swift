@@ -72,10 +72,34 @@ public struct InAppRule: Sendable, Equatable {
 
     /// A path with repeated slashes, trailing slashes and `.` components removed (`//opt/./app/` → `/opt/app`).
     public static func normalized(_ path: String) -> String {
+        // The kernel writes maps paths normalised already: those come back as they are, not split and joined.
+        if isNormalized(path.utf8) { return path }
         let parts = components(path)
         let absolute = path.hasPrefix("/")
         if parts.isEmpty { return absolute ? "/" : "" }
         return (absolute ? "/" : "") + parts.joined(separator: "/")
+    }
+
+    /// Whether `normalized` would give the path back unchanged: no empty or `.` component, no trailing slash
+    /// (but `/` itself).
+    private static func isNormalized(_ path: String.UTF8View) -> Bool {
+        var count = 0
+        var componentLength = 0
+        var componentIsDot = false
+        for byte in path {
+            if byte == UInt8(ascii: "/") {
+                // The component this slash ends is empty (`//`, `x//`) or `.`; a leading slash ends none.
+                if count > 0 && (componentLength == 0 || componentIsDot) { return false }
+                componentLength = 0
+                componentIsDot = false
+            } else {
+                componentIsDot = componentLength == 0 && byte == UInt8(ascii: ".")
+                componentLength += 1
+            }
+            count += 1
+        }
+        if componentIsDot { return false }
+        return componentLength > 0 || count <= 1
     }
 
     /// The non-empty components of a path other than `.`.

@@ -102,5 +102,13 @@ struct InAppVector: CustomTestStringConvertible, Sendable {
         #expect(InAppRule.normalized("///") == "/")
         #expect(InAppRule.normalized("") == "")
         #expect(InAppRule.normalized("/opt/../app") == "/opt/../app")
+        // Paths already normal come back as they are; every other shape is split and joined.
+        let cases: [(String, String)] = [
+            (".", ""), ("./", ""), ("./a", "a"), ("a/.", "a"), ("a/./b", "a/b"), ("a//b", "a/b"), ("a/", "a"),
+            ("/.", "/"), ("/./", "/"), ("//", "/"), ("/a/", "/a"), ("/a/.", "/a"), ("/.a", "/.a"), ("/a.", "/a."),
+            ("/..", "/.."), ("/../a", "/../a"), ("/a/..", "/a/.."), ("/a/b", "/a/b"), ("a", "a"), ("..", ".."),
+            ("/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+        ]
+        for (path, normal) in cases { #expect(InAppRule.normalized(path) == normal, "\(path)") }
     }
 }
