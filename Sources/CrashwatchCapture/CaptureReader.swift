@@ -19,7 +19,7 @@ struct StackPlan {
     let wanted: UInt64
 }
 
-/// Stacks copied into a capture file by a copy of the reader that planned them (`CaptureReader.copyStacks(_:into:)`).
+/// Stacks copied into a capture file by a copy of the reader that planned them (`CaptureReader.startCopyingStacks`).
 struct CopiedStacks: Sendable {
     /// Per plan copied: its thread's index, the range captured and whether a cap cut it.
     let copied: [(index: Int, range: Range<UInt64>, cut: Bool)]
@@ -241,7 +241,7 @@ struct CaptureReader {
                             softErrors: copy.softErrors, regionBytes: writer.regionBytes)
     }
 
-    /// Takes back what a copy of this reader counted and ran into copying stacks (`copyStacks(_:into:)`).
+    /// Takes back what a copy of this reader counted and ran into copying stacks (`startCopyingStacks`).
     mutating func take(_ stacks: CopiedStacks) {
         capturedBytes += stacks.bytes
         plannedBytes -= stacks.planned

@@ -95,7 +95,7 @@ public enum LiveCapture {
         let ahead = readAhead.flatMap { $0.pid == crash.pid ? $0 : nil }
             ?? CaptureReadAhead(pid: crash.pid, through: crash.tid, options: options, helper: helper, known: crash.unreadableFiles)
         // The maps on the helper thread, the registers here meanwhile; then the stacks are planned. The helper
-        // reads the threads' names next, while this thread plans the stacks and reads the images' identities.
+        // reads the threads' names next (a snapshot's, a hang's), then copies the stacks.
         let maps = MapsReading.start(through: crash.tid, on: helper)
         let names = namesAfterRelease ? nil : HelperComputation(on: helper) { [pid = crash.pid, tids = stopped.threads, crashed = crash.crashedThreadID] in
             let reader = ProcFS.ThreadNames(pid: pid)
