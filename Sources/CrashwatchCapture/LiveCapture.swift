@@ -35,9 +35,6 @@ public struct CapturedCrash: Sendable {
 public enum LiveCapture {
     /// Handled faults whose stacks are captured besides the threads' own (the newest).
     static let maximumFaultStacks = 16
-    /// How long the tracer thread waits for one of the helper's /proc reads before doing it itself (it cannot
-    /// block on /proc, but the hold never waits on a hunch).
-    static let helperWait: Int64 = 100_000_000
 
     /// The thread a capture hands work to that needs no tracer (`HelperThread.capture`).
     public static var helper: HelperThread? { HelperThread.capture }
@@ -91,7 +88,7 @@ public enum LiveCapture {
                              deadlineNanoseconds: Int64, hangReportID: String? = nil, exit: ExitRecord? = nil,
                              readAhead: CaptureReadAhead? = nil, namesAfterRelease: Bool = false) throws(SystemError) -> CaptureInProgress {
         let started = Clock.monotonicNanoseconds()
-        let helperDeadline = { min(Clock.monotonicNanoseconds() + helperWait, stopped.deadlineNanoseconds) }
+        let helperDeadline = { min(Clock.monotonicNanoseconds() + HelperThread.captureWait, stopped.deadlineNanoseconds) }
         let ahead = readAhead.flatMap { $0.pid == crash.pid ? $0 : nil }
             ?? CaptureReadAhead(pid: crash.pid, through: crash.tid, options: options, helper: helper, known: crash.unreadableFiles)
         // The maps on the helper thread, the registers here meanwhile; then the stacks are planned. The helper
@@ -388,6 +385,8 @@ extension LiveCapture {
             seccompMode: facts.seccompMode, capturedBytes: reader.capturedBytes, stackByteLimitPerThread: options.stackBytesPerThread,
             captureByteLimit: options.captureBytes, softErrors: reader.softErrors,
             options: ProcessingOptions(options, deadlineNanoseconds: 0))
-        _ = try? ReportBuilder.minimal(capture, crashwatchVersion: "", table: reader.table, crashedThreadRegistersOnly: true).encodedJSON()
+        // Encoded as the spool's writer encodes it: fingerprinted, within the size limit.
+        _ = try? ReportSizeLimit.encode(ReportBuilder.minimal(capture, crashwatchVersion: "", table: reader.table, crashedThreadRegistersOnly: true),
+                                        limit: options.reportByteLimit)
     }
 }

@@ -57,7 +57,7 @@ extension Supervisor {
             .sorted { $0.timeNanoseconds < $1.timeNanoseconds }
         let attribution = attributeCrash(tid: tid, faults: faults, selfSent: info.senderPID == pid)
         // Read again here should the helper not answer in time: the hold never waits on a hunch.
-        let description = described.value(until: min(Clock.monotonicNanoseconds() + Self.helperWait,
+        let description = described.value(until: min(Clock.monotonicNanoseconds() + HelperThread.captureWait,
                                                       heldSince + options.captureTimeoutNanoseconds / 4)).0
         var crash = DetectedCrash(
             pid: pid, tid: tid,
@@ -171,9 +171,6 @@ extension Supervisor {
     func identify(_ pid: Int32, status: ProcStatus?) -> (executable: String, unreadable: UnreadableFiles) {
         Self.identify(pid, status: status)
     }
-
-    /// How long the tracer thread waits for the helper's description of a crash before reading it itself.
-    static let helperWait: Int64 = 100_000_000
 
     /// What a crash's capture needs of /proc before its threads are stopped: the name of the thread the signal
     /// stopped, the name the crash line gives the process, and what of its memory is never read.

@@ -49,6 +49,10 @@ public final class HelperThread: Sendable {
     /// before then changes what the command inherits); nil when none could be started.
     public static let capture: HelperThread? = HelperThread.start()
 
+    /// How long the tracer thread waits for one of `capture`'s /proc reads before doing it itself (it cannot block
+    /// on /proc, but the hold never waits on a hunch).
+    public static let captureWait: Int64 = 100_000_000
+
     private init(background: Bool) {
         self.background = background
     }
